@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { feedIdSchema, idSchema, type FeedId } from './feeds.js';
+
+const shortText = (max: number) => z.string().min(1).max(max);
+
+/** UTC milliseconds in ISO form (`2026-11-21T10:00:00.000Z`): fixed width, so it sorts as text. */
+export const isoTimeSchema = z.iso
+  .datetime({ offset: true })
+  .transform((value, ctx) => {
+    const date = new Date(value);
+    const year = date.getUTCFullYear();
+    if (Number.isNaN(date.getTime()) || year < 1970 || year > 9999) {
+      ctx.addIssue({ code: 'custom', message: 'must be a date between 1970 and 9999' });
+      return z.NEVER;
+    }
+    return date.toISOString();
+  });
+
+/** What a client sends to post an activity. Unknown fields are refused, not dropped. */
+export const newActivitySchema = z.strictObject({
+  actor: shortText(256),
+  verb: shortText(64),
+  object: shortText(256),
+  time: isoTimeSchema.optional(),
+  foreignId: shortText(256).optional(),
+  extra: z.record(z.string(), z.json()).optional(),
+});
+export type NewActivity = z.input<typeof newActivitySchema>;
+
+export interface Activity {
+  id: string;
+  feed: FeedId;
+  actor: string;
+  verb: string;
+  object: string;
+  /** ISO time, UTC milliseconds. */
+  time: string;
+  foreignId?: string;
+  extra?: Record<string, unknown>;
+}
+
+export const activitySchema: z.ZodType<Activity> = z.strictObject({
+  id: idSchema,
+  feed: feedIdSchema,
+  actor: z.string(),
+  verb: z.string(),
+  object: z.string(),
+  time: z.string(),
+  foreignId: z.string().optional(),
+  extra: z.record(z.string(), z.unknown()).optional(),
+});

@@ -1,0 +1,46 @@
+export { errorStatus, FeedmillError } from './errors.js';
+export type { ErrorBody, ErrorCode } from './errors.js';
+export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup } from './feeds.js';
+export type { FeedId } from './feeds.js';
+export { feedConfigSchema, groupConfigSchema, defaultFeedConfig } from './feed-config.js';
+export type { FeedConfig, GroupConfig, TimelineGroupConfig } from './feed-config.js';
+export { newActivitySchema, activitySchema, isoTimeSchema } from './activity.js';
+export type { Activity, NewActivity } from './activity.js';
+export { sortKeyOf, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
+export type { SortKey } from './sort-key.js';
+export {
+  currentEventVersion,
+  activityStream,
+  followStream,
+  upcastEvent,
+  UnknownEventVersionError,
+} from './events.js';
+export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, FeedFollowed, FeedUnfollowed } from './events.js';
+export {
+  subjects,
+  pageLimitSchema,
+  addActivityRequestSchema,
+  removeActivityRequestSchema,
+  getActivitiesRequestSchema,
+  recentActivitiesRequestSchema,
+  followRequestSchema,
+  edgePageRequestSchema,
+  countsRequestSchema,
+  readTimelineRequestSchema,
+} from './messages.js';
+export type {
+  AddActivityRequest,
+  RemoveActivityRequest,
+  GetActivitiesRequest,
+  RecentActivitiesRequest,
+  ActivityPage,
+  FollowRequest,
+  EdgePageRequest,
+  EdgePage,
+  FollowCounts,
+  ReadTimelineRequest,
+  TimelineDelivery,
+  DeliverRequest,
+  DeliverReply,
+  ServiceStatus,
+} from './messages.js';

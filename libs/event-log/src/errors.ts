@@ -1,0 +1,36 @@
+import type { ExpectedVersion } from './event-log.port.js';
+
+/** The stream moved on since the caller read it: reload and decide again. */
+export class WrongExpectedVersionError extends Error {
+  override readonly name = 'WrongExpectedVersionError';
+  readonly code = 'wrong_expected_version';
+
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedVersion,
+    /** Revision of the stream's last event, or -1 when it does not exist. */
+    readonly actual: number,
+  ) {
+    super(`stream ${stream}: expected version ${String(expected)}, actual ${actual === -1 ? 'no stream' : actual}`);
+  }
+}
+
+export class EventLogClosedError extends Error {
+  override readonly name = 'EventLogClosedError';
+  constructor(message = 'the event log is closed') {
+    super(message);
+  }
+}
+
+/** Checks an expectation against a stream's current last revision (-1 when absent). */
+export function assertExpectedVersion(stream: string, expected: ExpectedVersion | undefined, actual: number): void {
+  if (expected === undefined || expected === 'any') return;
+  const ok = expected === 'no_stream' ? actual === -1 : expected === actual;
+  if (!ok) throw new WrongExpectedVersionError(stream, expected, actual);
+}
+
+const CONSUMER_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function assertConsumerName(consumer: string): void {
+  if (!CONSUMER_PATTERN.test(consumer)) throw new Error(`consumer name ${JSON.stringify(consumer)} must match ${CONSUMER_PATTERN}`);
+}

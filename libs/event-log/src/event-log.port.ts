@@ -1,0 +1,76 @@
+/**
+ * The append-only event log every command writes to and every projection reads from.
+ *
+ * Positions are global and 1-based: the first event ever appended is at position 1, and
+ * "from position 0" means from the start. Revisions count events within one stream, from 0.
+ */
+export interface NewEvent {
+  type: string;
+  data: unknown;
+  metadata?: Record<string, unknown>;
+}
+
+export interface RecordedEvent {
+  stream: string;
+  revision: number;
+  position: number;
+  type: string;
+  data: unknown;
+  metadata: Record<string, unknown>;
+  /** ISO time at which the log stored the event. */
+  recordedAt: string;
+}
+
+/**
+ * `'no_stream'`: the stream must not exist yet. A number: the revision of the stream's last
+ * event. `'any'`: no check.
+ */
+export type ExpectedVersion = number | 'no_stream' | 'any';
+
+export interface AppendOptions {
+  /** @defaultValue `'any'` */
+  expectedVersion?: ExpectedVersion;
+}
+
+export interface AppendResult {
+  /** The revision of the last appended event: pass it as the next `expectedVersion`. */
+  nextExpectedVersion: number;
+  /** The global position of the last appended event. */
+  position: number;
+}
+
+export interface SubscribeOptions {
+  /** Deliver events strictly after this position. @defaultValue 0 */
+  from?: number;
+  /** Called with each batch in log order; the next batch waits for the returned promise. */
+  onEvents: (events: readonly RecordedEvent[]) => Promise<void> | void;
+  /** Told about a failed batch before it is retried. @defaultValue logs nothing */
+  onError?: (error: unknown, attempt: number) => void;
+  /** @defaultValue 512 */
+  maxBatch?: number;
+}
+
+export interface Subscription {
+  /** Resolves once every event that existed when the subscription began has been handled. */
+  readonly caughtUp: Promise<void>;
+  /** Position of the last event handled. */
+  readonly position: number;
+  stop(): Promise<void>;
+}
+
+export interface EventLog {
+  appendToStream(stream: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  /** Every event of one stream in order; empty when the stream does not exist. */
+  readStream(stream: string): Promise<RecordedEvent[]>;
+  /** Delivers every event after `from` in global order, then follows new ones as they arrive. */
+  subscribeToAll(options: SubscribeOptions): Subscription;
+  /** Position of the last durable event (0 when the log is empty). */
+  headPosition(): Promise<number>;
+  saveCheckpoint(consumer: string, position: number): Promise<void>;
+  /** The last saved position of a consumer, or undefined if it never saved one. */
+  loadCheckpoint(consumer: string): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+/** Injection token for the configured {@link EventLog}. */
+export const EVENT_LOG = Symbol('EventLog');

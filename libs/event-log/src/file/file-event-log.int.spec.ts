@@ -1,0 +1,70 @@
+import { mkdtemp, rm, stat, appendFile, truncate } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeEventLogContract } from '../contract/event-log.contract.js';
+import { FileEventLog } from './file-event-log.js';
+import { DirectoryLockedError } from './directory-lock.js';
+
+describeEventLogContract('file', {
+  async open() {
+    const dir = await mkdtemp(join(tmpdir(), 'feedmill-filelog-'));
+    return {
+      log: await FileEventLog.open({ dir }),
+      reopen: () => FileEventLog.open({ dir }),
+      dispose: () => rm(dir, { recursive: true, force: true }),
+    };
+  },
+});
+
+describe('FileEventLog on disk', () => {
+  let dir: string;
+  beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'feedmill-filelog-'))));
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('cuts a torn record at the tail and keeps everything before it', async () => {
+    const log = await FileEventLog.open({ dir });
+    await log.appendToStream('s', [{ type: 'T', data: { n: 1 } }]);
+    await log.appendToStream('s', [{ type: 'T', data: { n: 2 } }]);
+    await log.close();
+    const file = join(dir, 'events.log');
+    const whole = (await stat(file)).size;
+    await truncate(file, whole - 3); // the last record lost its final bytes
+    const repairs: Array<{ keptBytes: number; cutBytes: number }> = [];
+    const reopened = await FileEventLog.open({ dir, onTailRepaired: (r) => repairs.push(r) });
+    expect((await reopened.readStream('s')).map((e) => e.data)).toEqual([{ n: 1 }]);
+    expect(repairs).toHaveLength(1);
+    expect(repairs[0]!.keptBytes + repairs[0]!.cutBytes).toBe(whole - 3);
+    // The cut record's revision is free again and appends go on from the repaired tail.
+    expect(await reopened.appendToStream('s', [{ type: 'T', data: { n: 3 } }], { expectedVersion: 0 })).toEqual({
+      nextExpectedVersion: 1,
+      position: 2,
+    });
+    await reopened.close();
+  });
+
+  it('cuts a record whose checksum does not match, and garbage after the last record', async () => {
+    const log = await FileEventLog.open({ dir });
+    await log.appendToStream('s', [{ type: 'T', data: { n: 1 } }]);
+    await log.close();
+    await appendFile(join(dir, 'events.log'), Buffer.from([20, 0, 0, 0, 1, 2, 3, 4, ...Buffer.from('{"not":"a record"}..')]));
+    const reopened = await FileEventLog.open({ dir });
+    expect(await reopened.headPosition()).toBe(1);
+    await reopened.close();
+  });
+
+  it('shares one fsync among appends that arrive together, and acknowledges each', async () => {
+    const log = await FileEventLog.open({ dir });
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => log.appendToStream(`s${i % 10}`, [{ type: 'T', data: { i } }])),
+    );
+    expect(new Set(results.map((r) => r.position)).size).toBe(200);
+    expect(await log.headPosition()).toBe(200);
+    await log.close();
+  });
+
+  it('refuses a second owner of the same directory while the first runs', async () => {
+    const log = await FileEventLog.open({ dir });
+    await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(DirectoryLockedError);
+    await log.close();
+  });
+});

@@ -1,0 +1,225 @@
+import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { assertConsumerName, assertExpectedVersion, EventLogClosedError } from '../errors.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  EventLog,
+  NewEvent,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from '../event-log.port.js';
+import { runSubscription } from '../subscription-loop.js';
+import { decodeRecords, encodeRecord } from './record-codec.js';
+import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
+
+export interface FileEventLogOptions {
+  /** Directory holding `events.log`, `checkpoints/` and the lock file. Created if missing. */
+  dir: string;
+  /** Told when a torn or corrupt tail was cut off at open. @defaultValue ignores it */
+  onTailRepaired?: (info: { keptBytes: number; cutBytes: number }) => void;
+}
+
+interface PendingWrite {
+  bytes: Buffer;
+  events: RecordedEvent[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The embedded default log: one append-only file, fsync'd before any append is
+ * acknowledged. Appends that arrive while a write is in flight are written together and
+ * share the next fsync (group commit). Events are also kept in memory for fast replay;
+ * one process owns the directory at a time.
+ */
+export class FileEventLog implements EventLog {
+  private readonly committed: RecordedEvent[] = [];
+  /** Last revision per stream, counting appends not yet durable: decisions see them. */
+  private readonly revisions = new Map<string, number>();
+  private queue: PendingWrite[] = [];
+  private flushing: Promise<void> | null = null;
+  private failure: unknown = null;
+  private closed = false;
+  private readonly waiters = new Set<() => void>();
+  private readonly subscriptions = new Set<Subscription>();
+  private nextPosition: number;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly file: FileHandle,
+    private readonly lock: DirectoryLock,
+    records: ReturnType<typeof decodeRecords>['records'],
+  ) {
+    for (const [index, record] of records.entries()) {
+      this.committed.push({
+        stream: record.s,
+        revision: record.r,
+        position: index + 1,
+        type: record.t,
+        data: record.d,
+        metadata: record.m,
+        recordedAt: record.at,
+      });
+      this.revisions.set(record.s, record.r);
+    }
+    this.nextPosition = records.length + 1;
+  }
+
+  static async open(options: FileEventLogOptions): Promise<FileEventLog> {
+    await mkdir(join(options.dir, 'checkpoints'), { recursive: true });
+    const lock = await acquireDirectoryLock(options.dir);
+    const path = join(options.dir, 'events.log');
+    try {
+      const existing = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return Buffer.alloc(0);
+        throw error;
+      });
+      const decoded = decodeRecords(existing);
+      const file = await open(path, 'a+');
+      if (decoded.validBytes < existing.length) {
+        // A crash tore the last write: it was never acknowledged, so cutting it loses nothing.
+        await file.truncate(decoded.validBytes);
+        await file.sync();
+        options.onTailRepaired?.({ keptBytes: decoded.validBytes, cutBytes: existing.length - decoded.validBytes });
+      }
+      return new FileEventLog(options.dir, file, lock, decoded.records);
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
+
+  appendToStream(stream: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new EventLogClosedError());
+    if (this.failure) return Promise.reject(new EventLogClosedError('the event log failed a write and refuses more'));
+    if (events.length === 0) return Promise.reject(new Error('appendToStream needs at least one event'));
+    const current = this.revisions.get(stream) ?? -1;
+    try {
+      assertExpectedVersion(stream, options.expectedVersion, current);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const recordedAt = new Date().toISOString();
+    const recorded: RecordedEvent[] = [];
+    const chunks: Buffer[] = [];
+    let revision = current;
+    for (const event of events) {
+      revision += 1;
+      const metadata = event.metadata ?? {};
+      recorded.push({
+        stream,
+        revision,
+        position: this.nextPosition++,
+        type: event.type,
+        data: event.data,
+        metadata,
+        recordedAt,
+      });
+      chunks.push(encodeRecord({ s: stream, r: revision, t: event.type, d: event.data, m: metadata, at: recordedAt }));
+    }
+    this.revisions.set(stream, revision);
+    const result = { nextExpectedVersion: revision, position: recorded[recorded.length - 1]!.position };
+    return new Promise<AppendResult>((resolve, reject) => {
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      this.queue.push({ bytes, events: recorded, resolve: () => resolve(result), reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  /** Writes everything queued in one write and one fsync, then repeats while more arrived. */
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      try {
+        const bytes = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((w) => w.bytes));
+        await this.file.write(bytes, 0, bytes.length);
+        await this.file.datasync();
+      } catch (error) {
+        // The file may now end in a partial record that later appends would follow; stop
+        // accepting writes so that nothing acknowledged can sit behind a torn record.
+        this.failure = error;
+        for (const write of [...batch, ...this.queue]) write.reject(error);
+        this.queue = [];
+        break;
+      }
+      for (const write of batch) {
+        for (const event of write.events) this.committed.push(event);
+        write.resolve();
+      }
+      this.wakeSubscribers();
+    }
+    this.flushing = null;
+  }
+
+  private wakeSubscribers(): void {
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiting) wake();
+  }
+
+  async readStream(stream: string): Promise<RecordedEvent[]> {
+    return this.committed.filter((event) => event.stream === stream);
+  }
+
+  subscribeToAll(options: SubscribeOptions): Subscription {
+    const subscription = runSubscription(options, {
+      readAfter: (position, max) => this.committed.slice(position, position + max),
+      headPosition: () => this.committed.length,
+      waitForMore: (position, signal) =>
+        new Promise<void>((resolve) => {
+          if (this.committed.length > position || signal.aborted) return resolve();
+          const wake = () => {
+            this.waiters.delete(wake);
+            signal.removeEventListener('abort', wake);
+            resolve();
+          };
+          this.waiters.add(wake);
+          signal.addEventListener('abort', wake, { once: true });
+        }),
+    });
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async headPosition(): Promise<number> {
+    return this.committed.length;
+  }
+
+  async saveCheckpoint(consumer: string, position: number): Promise<void> {
+    assertConsumerName(consumer);
+    const path = join(this.dir, 'checkpoints', `${consumer}.json`);
+    const temporary = `${path}.tmp`;
+    const handle = await open(temporary, 'w');
+    try {
+      await handle.writeFile(JSON.stringify({ position }));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, path);
+  }
+
+  async loadCheckpoint(consumer: string): Promise<number | undefined> {
+    assertConsumerName(consumer);
+    try {
+      const text = await readFile(join(this.dir, 'checkpoints', `${consumer}.json`), 'utf8');
+      return (JSON.parse(text) as { position: number }).position;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    await this.flushing;
+    await this.file.close();
+    await this.lock.release();
+  }
+}
+

@@ -1,0 +1,17 @@
+export { EVENT_LOG } from './event-log.port.js';
+export type {
+  EventLog,
+  NewEvent,
+  RecordedEvent,
+  ExpectedVersion,
+  AppendOptions,
+  AppendResult,
+  SubscribeOptions,
+  Subscription,
+} from './event-log.port.js';
+export { WrongExpectedVersionError, EventLogClosedError } from './errors.js';
+export { FileEventLog } from './file/file-event-log.js';
+export type { FileEventLogOptions } from './file/file-event-log.js';
+export { DirectoryLockedError } from './file/directory-lock.js';
+export { JetStreamEventLog } from './jetstream/jetstream-event-log.js';
+export type { JetStreamEventLogOptions } from './jetstream/jetstream-event-log.js';

@@ -1,0 +1,249 @@
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import {
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { assertConsumerName, assertExpectedVersion, EventLogClosedError, WrongExpectedVersionError } from '../errors.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  EventLog,
+  NewEvent,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from '../event-log.port.js';
+import { runSubscription } from '../subscription-loop.js';
+
+export interface JetStreamEventLogOptions {
+  /** @defaultValue `nats://127.0.0.1:4222` */
+  servers?: string | string[];
+  /** JetStream stream that holds the log; its subjects are `<name>.<stream>`. @defaultValue `FEEDMILL` */
+  streamName?: string;
+  /** Replicas of the stream and the checkpoint bucket on a clustered server. @defaultValue 1 */
+  replicas?: number;
+  /** An existing connection to use instead of opening one (it is then not closed by {@link JetStreamEventLog.close}). */
+  connection?: NatsConnection;
+}
+
+interface WireRecord {
+  s: string;
+  r: number;
+  t: string;
+  d: unknown;
+  m: Record<string, unknown>;
+  at: string;
+}
+
+const STREAM_NAME_PATTERN = /^[A-Za-z0-9_:-]{1,255}$/;
+const MAX_APPEND_ATTEMPTS = 5;
+
+/**
+ * The log on a NATS JetStream stream: one subject per event stream, the stream sequence as
+ * the global position, and JetStream's expected-last-subject-sequence header for
+ * optimistic concurrency. A multi-event append is a chain of conditional publishes: each
+ * event is durable on its own, and a crash can leave a prefix of the chain.
+ */
+export class JetStreamEventLog implements EventLog {
+  /** Stream revision and subject sequence of each stream's last event seen by this client. */
+  private readonly tails = new Map<string, { revision: number; seq: number }>();
+  private readonly subscriptions = new Set<Subscription>();
+  private closed = false;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly ownsConnection: boolean,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly streamName: string,
+    private readonly checkpoints: KV,
+  ) {}
+
+  static async connect(options: JetStreamEventLogOptions = {}): Promise<JetStreamEventLog> {
+    const nc = options.connection ?? (await connect({ servers: options.servers ?? 'nats://127.0.0.1:4222' }));
+    const streamName = options.streamName ?? 'FEEDMILL';
+    const replicas = options.replicas ?? 1;
+    const jsm = await jetstreamManager(nc);
+    try {
+      await jsm.streams.info(streamName);
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+      await jsm.streams.add({ name: streamName, subjects: [`${streamName}.>`], num_replicas: replicas });
+    }
+    const checkpoints = await new Kvm(nc).create(`${streamName}_checkpoints`, { replicas, history: 1 });
+    return new JetStreamEventLog(nc, options.connection === undefined, jetstream(nc), jsm, streamName, checkpoints);
+  }
+
+  private subjectOf(stream: string): string {
+    if (!STREAM_NAME_PATTERN.test(stream)) throw new Error(`stream name ${JSON.stringify(stream)} must match ${STREAM_NAME_PATTERN}`);
+    return `${this.streamName}.${stream}`;
+  }
+
+  /** Reads the stream's last event from the server: the truth when the cached tail is stale. */
+  private async fetchTail(stream: string): Promise<{ revision: number; seq: number }> {
+    const message = await this.jsm.streams.getMessage(this.streamName, { last_by_subj: this.subjectOf(stream) });
+    const tail = message ? { revision: (message.json<WireRecord>()).r, seq: message.seq } : { revision: -1, seq: 0 };
+    this.tails.set(stream, tail);
+    return tail;
+  }
+
+  async appendToStream(stream: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    if (this.closed) throw new EventLogClosedError();
+    if (events.length === 0) throw new Error('appendToStream needs at least one event');
+    const subject = this.subjectOf(stream);
+    const expected = options.expectedVersion ?? 'any';
+    let tail = this.tails.get(stream) ?? (await this.fetchTail(stream));
+    for (let attempt = 1; ; attempt++) {
+      // A cached tail may be stale when another client wrote: check against the server then.
+      if (expected !== 'any' && expected !== (tail.revision === -1 ? 'no_stream' : tail.revision)) {
+        tail = await this.fetchTail(stream);
+        assertExpectedVersion(stream, expected, tail.revision);
+      }
+      try {
+        let { revision, seq } = tail;
+        const recordedAt = new Date().toISOString();
+        for (const event of events) {
+          revision += 1;
+          const record: WireRecord = { s: stream, r: revision, t: event.type, d: event.data, m: event.metadata ?? {}, at: recordedAt };
+          const headers = natsHeaders();
+          headers.set('Feedmill-Type', event.type);
+          const ack = await this.js.publish(subject, JSON.stringify(record), { headers, expect: { lastSubjectSequence: seq } });
+          seq = ack.seq;
+        }
+        this.tails.set(stream, { revision, seq });
+        return { nextExpectedVersion: revision, position: seq };
+      } catch (error) {
+        if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence)) throw error;
+        tail = await this.fetchTail(stream);
+        if (expected !== 'any') throw new WrongExpectedVersionError(stream, expected, tail.revision);
+        if (attempt >= MAX_APPEND_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async readStream(stream: string): Promise<RecordedEvent[]> {
+    const tail = await this.fetchTail(stream);
+    if (tail.revision === -1) return [];
+    const consumer = await this.js.consumers.get(this.streamName, {
+      filter_subjects: this.subjectOf(stream),
+      deliver_policy: DeliverPolicy.All,
+    });
+    const events: RecordedEvent[] = [];
+    const messages = await consumer.consume({ max_messages: 256 });
+    try {
+      for await (const message of messages) {
+        events.push(toRecorded(message));
+        if (message.seq >= tail.seq) break;
+      }
+    } finally {
+      await messages.close();
+      await consumer.delete().catch(() => undefined);
+    }
+    return events;
+  }
+
+  subscribeToAll(options: SubscribeOptions): Subscription {
+    const from = options.from ?? 0;
+    const buffer: RecordedEvent[] = [];
+    const waiters = new Set<() => void>();
+    let messages: ConsumerMessages | undefined;
+    const wake = () => {
+      for (const w of [...waiters]) w();
+      waiters.clear();
+    };
+    const pump = (async () => {
+      const consumer = await this.js.consumers.get(this.streamName, {
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: from + 1,
+      });
+      messages = await consumer.consume({ max_messages: 1024 });
+      for await (const message of messages) {
+        buffer.push(toRecorded(message));
+        wake();
+        // Backpressure: stop pulling while the handler is far behind.
+        while (buffer.length > 8192 && !this.closed) await new Promise<void>((resolve) => waiters.add(resolve));
+      }
+    })().catch(() => undefined);
+
+    const subscription = runSubscription(
+      { ...options, from },
+      {
+        readAfter: (position, max) => {
+          // Drop what the handler has finished with; keep what a retry needs.
+          let done = 0;
+          while (done < buffer.length && buffer[done]!.position <= position) done++;
+          if (done > 0) {
+            buffer.splice(0, done);
+            wake();
+          }
+          return buffer.slice(0, max);
+        },
+        headPosition: () => this.headPosition(),
+        waitForMore: (_position, signal) =>
+          new Promise<void>((resolve) => {
+            if (buffer.length > 0 || signal.aborted) return resolve();
+            const done = () => {
+              waiters.delete(done);
+              resolve();
+            };
+            waiters.add(done);
+            signal.addEventListener('abort', done, { once: true });
+          }),
+      },
+    );
+    const stop = async () => {
+      await messages?.close();
+      wake();
+      await subscription.stop();
+      await pump;
+      this.subscriptions.delete(handle);
+    };
+    const handle: Subscription = {
+      caughtUp: subscription.caughtUp,
+      get position() {
+        return subscription.position;
+      },
+      stop,
+    };
+    this.subscriptions.add(handle);
+    return handle;
+  }
+
+  async headPosition(): Promise<number> {
+    const info = await this.jsm.streams.info(this.streamName);
+    return info.state.last_seq;
+  }
+
+  async saveCheckpoint(consumer: string, position: number): Promise<void> {
+    assertConsumerName(consumer);
+    await this.checkpoints.put(consumer, JSON.stringify({ position }));
+  }
+
+  async loadCheckpoint(consumer: string): Promise<number | undefined> {
+    assertConsumerName(consumer);
+    const entry = await this.checkpoints.get(consumer);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    return (entry.json<{ position: number }>()).position;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    if (this.ownsConnection) await this.nc.drain();
+  }
+}
+
+function toRecorded(message: JsMsg): RecordedEvent {
+  const record = message.json<WireRecord>();
+  return { stream: record.s, revision: record.r, position: message.seq, type: record.t, data: record.d, metadata: record.m, recordedAt: record.at };
+}
+

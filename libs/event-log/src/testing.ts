@@ -1,0 +1,2 @@
+export { describeEventLogContract } from './contract/event-log.contract.js';
+export type { EventLogContractFactory } from './contract/event-log.contract.js';

@@ -42,13 +42,13 @@ export const addActivityRequestSchema = z.strictObject({
   id: idSchema,
   receivedAt: z.string(),
 });
-export type AddActivityRequest = z.input<typeof addActivityRequestSchema>;
+export type AddActivityRequest = z.output<typeof addActivityRequestSchema>;
 
 export const removeActivityRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
-export type RemoveActivityRequest = z.input<typeof removeActivityRequestSchema>;
+export type RemoveActivityRequest = z.output<typeof removeActivityRequestSchema>;
 
 export const getActivitiesRequestSchema = z.strictObject({ ids: z.array(idSchema).max(1000) });
-export type GetActivitiesRequest = z.input<typeof getActivitiesRequestSchema>;
+export type GetActivitiesRequest = z.output<typeof getActivitiesRequestSchema>;
 
 export const recentActivitiesRequestSchema = z.strictObject({
   feeds: z.array(feedIdSchema).max(100_000),
@@ -57,7 +57,7 @@ export const recentActivitiesRequestSchema = z.strictObject({
   limit: z.number().int().min(1).max(10_000),
   atLeast: atLeastSchema,
 });
-export type RecentActivitiesRequest = z.input<typeof recentActivitiesRequestSchema>;
+export type RecentActivitiesRequest = z.output<typeof recentActivitiesRequestSchema>;
 
 export interface ActivityPage {
   items: Activity[];
@@ -66,7 +66,7 @@ export interface ActivityPage {
 }
 
 export const followRequestSchema = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
-export type FollowRequest = z.input<typeof followRequestSchema>;
+export type FollowRequest = z.output<typeof followRequestSchema>;
 
 export const edgePageRequestSchema = z.strictObject({
   feed: feedIdSchema,
@@ -74,7 +74,7 @@ export const edgePageRequestSchema = z.strictObject({
   after: feedIdSchema.optional(),
   atLeast: atLeastSchema,
 });
-export type EdgePageRequest = z.input<typeof edgePageRequestSchema>;
+export type EdgePageRequest = z.output<typeof edgePageRequestSchema>;
 
 export interface EdgePage {
   items: FeedId[];
@@ -93,7 +93,7 @@ export const readTimelineRequestSchema = z.strictObject({
   limit: pageLimitSchema,
   before: sortKeySchema.optional(),
 });
-export type ReadTimelineRequest = z.input<typeof readTimelineRequestSchema>;
+export type ReadTimelineRequest = z.output<typeof readTimelineRequestSchema>;
 
 /** One change fan-out asks timeline to make. Readers are always timeline feeds. */
 export type TimelineDelivery =

@@ -1,0 +1,2 @@
+export { ContentModule } from './content.module.js';
+export { ContentService } from './content.service.js';

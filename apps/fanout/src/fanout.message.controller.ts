@@ -1,0 +1,16 @@
+import { Controller, UseFilters } from '@nestjs/common';
+import { MessagePattern } from '@nestjs/microservices';
+import { subjects } from '@feedmill/contracts';
+import { RpcErrorFilter } from '@feedmill/platform';
+import { FanoutService } from './fanout.service.js';
+
+@Controller()
+@UseFilters(RpcErrorFilter)
+export class FanoutMessageController {
+  constructor(private readonly fanout: FanoutService) {}
+
+  @MessagePattern(subjects.fanout.status)
+  status() {
+    return this.fanout.status();
+  }
+}

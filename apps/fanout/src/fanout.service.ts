@@ -1,0 +1,178 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  subjects,
+  upcastEvent,
+  type ActivityPage,
+  type DeliverReply,
+  type DeliverRequest,
+  type EdgePage,
+  type FeedId,
+  type ServiceStatus,
+  type TimelineDelivery,
+} from '@feedmill/contracts';
+import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
+import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { chunkDeliveries } from './delivery-chunks.js';
+
+const FOLLOWERS_PAGE = 10_000;
+
+/** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
+class TimelineMovedError extends Error {
+  override readonly name = 'TimelineMovedError';
+  constructor(readonly position: number) {
+    super(`timeline stands at position ${position}; replaying from there`);
+  }
+}
+
+/**
+ * Turns the log into timeline deliveries, in log order: posts and removals go to the
+ * author's followers, a follow merges the target's newest activities into the reader's
+ * cache, an unfollow takes them out. It starts where timeline says it stands, and timeline
+ * moves its position only with the last delivery of each batch (at-least-once, idempotent).
+ */
+@Injectable()
+export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('fanout');
+  private subscription?: Subscription;
+  private delivered = 0;
+  private caughtUp = false;
+  private stopping = false;
+  private rewinding = false;
+
+  constructor(
+    @Inject(EVENT_LOG) private readonly log: EventLog,
+    @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
+    @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    // Not awaited: fan-out follows the log for as long as the process runs.
+    void this.startFromTimeline();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    await this.subscription?.stop();
+  }
+
+  status(): ServiceStatus {
+    return { service: 'fanout', ready: this.caughtUp, position: this.delivered };
+  }
+
+  private async startFromTimeline(): Promise<void> {
+    for (let attempt = 1; !this.stopping; attempt++) {
+      try {
+        const timeline = await this.client.request<ServiceStatus>(subjects.timeline.status, {});
+        this.followLogFrom(timeline.position);
+        return;
+      } catch (error) {
+        if (attempt % 10 === 1) this.logger.warn(`waiting for timeline: ${String(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+
+  private followLogFrom(position: number): void {
+    this.delivered = position;
+    this.caughtUp = false;
+    const subscription = this.log.subscribeToAll({
+      from: position,
+      onEvents: (events) => this.fanOut(events),
+      onError: (error, attempt) => {
+        if (error instanceof TimelineMovedError) return this.rewind(error.position);
+        this.logger.error(`fan-out batch failed (attempt ${attempt}): ${String(error)}`);
+      },
+    });
+    this.subscription = subscription;
+    void subscription.caughtUp.then(() => {
+      if (this.subscription === subscription) {
+        this.caughtUp = true;
+        this.logger.log(`caught up at position ${this.delivered}`);
+      }
+    });
+  }
+
+  private rewind(position: number): void {
+    if (this.rewinding) return;
+    this.rewinding = true;
+    this.logger.warn(`timeline stands at ${position}, fan-out at ${this.delivered}: replaying from ${position}`);
+    const previous = this.subscription;
+    this.subscription = undefined;
+    setImmediate(() => {
+      void previous?.stop().then(() => {
+        this.rewinding = false;
+        if (!this.stopping) this.followLogFrom(position);
+      });
+    });
+  }
+
+  private async fanOut(events: readonly RecordedEvent[]): Promise<void> {
+    const last = events[events.length - 1]!.position;
+    const chunks = chunkDeliveries(await this.plan(events, last));
+    if (chunks.length === 0) chunks.push([]);
+    for (const [index, deliveries] of chunks.entries()) {
+      const request: DeliverRequest = { after: this.delivered, position: index === chunks.length - 1 ? last : this.delivered, deliveries };
+      const reply = await this.client.request<DeliverReply>(subjects.timeline.deliver, request);
+      if (!reply.applied) throw new TimelineMovedError(reply.position);
+    }
+    this.delivered = last;
+  }
+
+  /**
+   * Looks up followers and recent activities as of at least the batch's last position:
+   * any state that recent gives the right final timelines, because deliveries are applied
+   * in log order and each is idempotent.
+   */
+  private async plan(events: readonly RecordedEvent[], atLeast: number): Promise<TimelineDelivery[]> {
+    const parsed = events.map((e) => upcastEvent(e.type, e.data, e.metadata['v'] as number | undefined));
+    const authors = new Set<FeedId>();
+    for (const event of parsed) {
+      if (event?.type === 'ActivityAdded') authors.add(event.data.activity.feed);
+      if (event?.type === 'ActivityRemoved') authors.add(event.data.feed);
+    }
+    const followersOf = new Map<FeedId, FeedId[]>();
+    await Promise.all([...authors].map(async (feed) => followersOf.set(feed, await this.followers(feed, atLeast))));
+
+    const deliveries: TimelineDelivery[] = [];
+    for (const event of parsed) {
+      switch (event?.type) {
+        case 'ActivityAdded': {
+          const readers = followersOf.get(event.data.activity.feed)!;
+          if (readers.length > 0) deliveries.push({ kind: 'insert', readers, activity: event.data.activity });
+          break;
+        }
+        case 'ActivityRemoved': {
+          const readers = followersOf.get(event.data.feed)!;
+          if (readers.length > 0) deliveries.push({ kind: 'remove', readers, id: event.data.id });
+          break;
+        }
+        case 'FeedFollowed': {
+          const { follower, target } = event.data;
+          if (!this.groups.isTimeline(follower)) break;
+          const cap = this.groups.capOf(follower);
+          // One more than the cap tells whether the target has older activities than these.
+          const page = await this.client.request<ActivityPage>(subjects.content.recent, { feeds: [target], limit: cap + 1, atLeast });
+          deliveries.push({ kind: 'follow', reader: follower, target, recent: page.items, exhausted: page.items.length <= cap });
+          break;
+        }
+        case 'FeedUnfollowed':
+          deliveries.push({ kind: 'unfollow', reader: event.data.follower, target: event.data.target });
+          break;
+        default:
+          break;
+      }
+    }
+    return deliveries;
+  }
+
+  private async followers(feed: FeedId, atLeast: number): Promise<FeedId[]> {
+    const readers: FeedId[] = [];
+    let after: FeedId | undefined;
+    do {
+      const page = await this.client.request<EdgePage>(subjects.graph.followers, { feed, limit: FOLLOWERS_PAGE, after, atLeast });
+      for (const reader of page.items) if (this.groups.isTimeline(reader)) readers.push(reader);
+      after = page.next ?? undefined;
+    } while (after !== undefined);
+    return readers;
+  }
+}

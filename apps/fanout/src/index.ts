@@ -1,0 +1,3 @@
+export { FanoutModule } from './fanout.module.js';
+export { FanoutService } from './fanout.service.js';
+export { chunkDeliveries } from './delivery-chunks.js';

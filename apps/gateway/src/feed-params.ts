@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import {
+  decodeCursor,
+  encodeCursor,
+  FeedmillError,
+  feedId,
+  GROUP_PATTERN,
+  ID_PATTERN,
+  isFeedId,
+  type FeedId,
+} from '@feedmill/contracts';
+import { type FeedGroups, parseInput } from '@feedmill/platform';
+
+/**
+ * Resolves `:group/:id` from a URL to a feed of the expected kind. An unknown group is a
+ * 404; a malformed id or a group of the wrong kind is a 400 that names the parameter.
+ */
+export function resolveFeed(
+  groups: FeedGroups,
+  group: string,
+  id: string,
+  need?: 'producer' | 'timeline',
+  names = { group: 'group', id: 'id' },
+): FeedId {
+  if (!GROUP_PATTERN.test(group)) throw new FeedmillError('unknown_group', `feed group "${group}" is not configured`, names.group);
+  const kind = groups.kindOf(group);
+  resolveId(id, names.id);
+  if (need === 'producer' && kind !== 'producer') {
+    throw new FeedmillError('group_not_writable', `${group} feeds are timelines: post to a producer feed instead`, names.group);
+  }
+  if (need === 'timeline' && kind !== 'timeline') {
+    throw new FeedmillError('group_cannot_follow', `${group} feeds cannot follow: only timeline feeds do`, names.group);
+  }
+  return feedId(group, id);
+}
+
+/** Checks an id taken from the URL, naming the parameter when it is malformed. */
+export function resolveId(id: string, field: string): string {
+  if (!ID_PATTERN.test(id)) throw new FeedmillError('invalid_request', `${field}: must be 1 to 128 characters of A-Z, a-z, 0-9, "_" or "-"`, field);
+  return id;
+}
+
+const pageQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+  cursor: z.string().min(1).max(1024).optional(),
+});
+
+export interface PageQuery {
+  limit: number;
+  cursor?: string;
+}
+
+export function parsePageQuery(query: unknown): PageQuery {
+  return parseInput(pageQuerySchema, query ?? {}, 'query');
+}
+
+/** Sort-key cursors for activity pages. */
+export const activityCursor = {
+  decode: (cursor: string | undefined) => (cursor === undefined ? undefined : decodeCursor(cursor, 'query.cursor')),
+  encode: (key: string | null) => (key === null ? null : encodeCursor(key)),
+};
+
+/** Feed-id cursors for follower and following pages. */
+export const edgeCursor = {
+  decode(cursor: string | undefined): FeedId | undefined {
+    if (cursor === undefined) return undefined;
+    const value = Buffer.from(cursor, 'base64url').toString('utf8');
+    if (!isFeedId(value)) throw new FeedmillError('invalid_cursor', 'query.cursor is not a cursor this API issued', 'query.cursor');
+    return value;
+  },
+  encode: (feed: FeedId | null) => (feed === null ? null : Buffer.from(feed, 'utf8').toString('base64url')),
+};

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseFilters } from '@nestjs/common';
+import {
+  newActivitySchema,
+  subjects,
+  type Activity,
+  type ActivityPage,
+  type AddActivityRequest,
+  type EdgePage,
+  type FollowCounts,
+  type FollowRequest,
+  type ReadTimelineRequest,
+  type RecentActivitiesRequest,
+  type RemoveActivityRequest,
+} from '@feedmill/contracts';
+import type { TimelinePage } from '@feedmill/feed-models';
+import { FEED_GROUPS, FeedGroups, parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { activityCursor, edgeCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
+import { HttpErrorFilter } from './http-errors.js';
+
+/** The public feed API. It validates, stamps ids and times, and asks the services. */
+@Controller('v1/feeds')
+@UseFilters(HttpErrorFilter)
+export class FeedsHttpController {
+  constructor(
+    @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
+    @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
+  ) {}
+
+  /** 201 with the stored activity; a repeated `foreignId` returns the first one. */
+  @Post(':group/:id/activities')
+  @HttpCode(201)
+  add(@Param('group') group: string, @Param('id') id: string, @Body() body: unknown): Promise<Activity> {
+    const feed = resolveFeed(this.groups, group, id, 'producer');
+    const activity = parseInput(newActivitySchema, body, 'body');
+    const request: AddActivityRequest = { feed, activity, id: randomUUID(), receivedAt: new Date().toISOString() };
+    return this.client.request<Activity>(subjects.content.add, request);
+  }
+
+  @Delete(':group/:id/activities/:activityId')
+  @HttpCode(204)
+  async remove(@Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string): Promise<void> {
+    const feed = resolveFeed(this.groups, group, id, 'producer');
+    const request: RemoveActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: new Date().toISOString() };
+    await this.client.request(subjects.content.remove, request);
+  }
+
+  @Put(':group/:id/follows/:targetGroup/:targetId')
+  @HttpCode(204)
+  async follow(@Param() params: Record<string, string>): Promise<void> {
+    await this.client.request(subjects.graph.follow, this.followRequest(params));
+  }
+
+  @Delete(':group/:id/follows/:targetGroup/:targetId')
+  @HttpCode(204)
+  async unfollow(@Param() params: Record<string, string>): Promise<void> {
+    await this.client.request(subjects.graph.unfollow, this.followRequest(params));
+  }
+
+  /** A timeline feed reads its merged timeline; a producer feed reads its own activities. */
+  @Get(':group/:id')
+  async read(@Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
+    const feed = resolveFeed(this.groups, group, id);
+    const { limit, cursor } = parsePageQuery(query);
+    const before = activityCursor.decode(cursor);
+    const page = this.groups.isTimeline(feed)
+      ? await this.client.request<TimelinePage>(subjects.timeline.read, { feed, limit, before } satisfies ReadTimelineRequest)
+      : await this.client.request<ActivityPage>(subjects.content.recent, { feeds: [feed], limit, before } satisfies RecentActivitiesRequest);
+    return { items: page.items, next: activityCursor.encode(page.next) };
+  }
+
+  @Get(':group/:id/followers')
+  followers(@Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
+    return this.edges(subjects.graph.followers, group, id, query);
+  }
+
+  @Get(':group/:id/following')
+  following(@Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
+    return this.edges(subjects.graph.following, group, id, query);
+  }
+
+  @Get(':group/:id/counts')
+  counts(@Param('group') group: string, @Param('id') id: string): Promise<FollowCounts> {
+    return this.client.request<FollowCounts>(subjects.graph.counts, { feed: resolveFeed(this.groups, group, id) });
+  }
+
+  private async edges(subject: string, group: string, id: string, query: unknown) {
+    const feed = resolveFeed(this.groups, group, id);
+    const { limit, cursor } = parsePageQuery(query);
+    const page = await this.client.request<EdgePage>(subject, { feed, limit, after: edgeCursor.decode(cursor) });
+    return { items: page.items.map((item) => ({ feed: item })), next: edgeCursor.encode(page.next) };
+  }
+
+  private followRequest(params: Record<string, string>): FollowRequest {
+    const follower = resolveFeed(this.groups, params['group']!, params['id']!, 'timeline');
+    const target = resolveFeed(this.groups, params['targetGroup']!, params['targetId']!, 'producer', { group: 'targetGroup', id: 'targetId' });
+    return { follower, target, time: new Date().toISOString() };
+  }
+}

@@ -1,0 +1,23 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { LogLevel } from '@nestjs/common';
+import { HttpErrorFilter } from './http-errors.js';
+
+const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
+
+export function logLevelsFrom(level: LogLevel): LogLevel[] {
+  return LEVELS.slice(0, LEVELS.indexOf(level) + 1);
+}
+
+/** A Nest application on Fastify whose every error answers `{ code, message, field }`. */
+export async function createHttpApp(module: unknown, options: { bodyLimit: number; logLevel: LogLevel }): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit });
+  const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
+    logger: logLevelsFrom(options.logLevel),
+    bufferLogs: false,
+  });
+  // Global, so that Fastify's errors (raised before any route runs) and unknown routes reach it.
+  app.useGlobalFilters(new HttpErrorFilter());
+  app.enableShutdownHooks();
+  return app;
+}

@@ -1,0 +1,78 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { FeedmillError, type EdgePage, type EdgePageRequest, type FeedId, type FollowCounts, type FollowRequest } from '@feedmill/contracts';
+import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
+import { decideFollow, decideUnfollow } from '@feedmill/feed-models';
+import { FEED_GROUPS, FeedGroups, SerialQueues } from '@feedmill/platform';
+import { ProjectionHost, ProjectionWriter } from '@feedmill/projections';
+import { GRAPH_STORE, type GraphStore } from '@feedmill/stores';
+
+/** Follow edges: decides and appends follows and unfollows, answers edge queries. */
+@Injectable()
+export class GraphService implements OnApplicationBootstrap, OnModuleDestroy {
+  /** Commands of one follower run one after another, on the state the last one left. */
+  private readonly perFollower = new SerialQueues();
+  private readonly host: ProjectionHost;
+  private readonly writer: ProjectionWriter;
+
+  constructor(
+    @Inject(EVENT_LOG) log: EventLog,
+    @Inject(GRAPH_STORE) private readonly store: GraphStore,
+    @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
+  ) {
+    this.host = new ProjectionHost(log, store);
+    this.writer = new ProjectionWriter(log, store);
+  }
+
+  onApplicationBootstrap(): Promise<void> {
+    return this.host.start();
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.host.stop();
+  }
+
+  status() {
+    return this.host.status();
+  }
+
+  async follow(request: FollowRequest): Promise<void> {
+    if (!this.groups.isTimeline(request.follower)) {
+      throw new FeedmillError('group_cannot_follow', `${request.follower} is not a timeline feed; only timeline feeds follow`, 'group');
+    }
+    return this.perFollower.run(request.follower, () =>
+      this.writer.decideWithRetry(async () => {
+        const decision = decideFollow(request, await this.store.isFollowing(request.follower, request.target));
+        if (decision) await this.writer.append(decision.stream, decision.event);
+      }),
+    );
+  }
+
+  unfollow(request: FollowRequest): Promise<void> {
+    return this.perFollower.run(request.follower, () =>
+      this.writer.decideWithRetry(async () => {
+        const decision = decideUnfollow(request, await this.store.isFollowing(request.follower, request.target));
+        if (decision) await this.writer.append(decision.stream, decision.event);
+      }),
+    );
+  }
+
+  async followers(request: EdgePageRequest): Promise<EdgePage> {
+    await this.store.reach(request.atLeast);
+    return toPage(await this.store.followers(request.feed, request.after, request.limit + 1), request.limit);
+  }
+
+  async following(request: EdgePageRequest): Promise<EdgePage> {
+    await this.store.reach(request.atLeast);
+    return toPage(await this.store.following(request.feed, request.after, request.limit + 1), request.limit);
+  }
+
+  counts(feed: FeedId): Promise<FollowCounts> {
+    return this.store.counts(feed);
+  }
+}
+
+function toPage(items: FeedId[], limit: number): EdgePage {
+  if (items.length <= limit) return { items, next: null };
+  items.length = limit;
+  return { items, next: items[items.length - 1]! };
+}

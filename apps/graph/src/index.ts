@@ -1,0 +1,2 @@
+export { GraphModule } from './graph.module.js';
+export { GraphService } from './graph.service.js';

@@ -1,0 +1,1 @@
+export { createStandaloneApp } from './standalone.js';

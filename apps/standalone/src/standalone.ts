@@ -1,0 +1,26 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ContentModule } from '@feedmill/content';
+import { FanoutModule } from '@feedmill/fanout';
+import { createHttpApp, GatewayModule } from '@feedmill/gateway';
+import { GraphModule } from '@feedmill/graph';
+import { InProcessServer, InProcessServiceClient, loadFeedConfig, openEventLog, rootModule, type RuntimeConfig } from '@feedmill/platform';
+import { TimelineModule } from '@feedmill/timeline';
+
+/**
+ * The embedded default: gateway and the four services in one process, calling each other
+ * in-process through the same message controllers the cluster serves over NATS, with the
+ * file log and memory stores rebuilt from it at start.
+ */
+export async function createStandaloneApp(config: RuntimeConfig): Promise<NestFastifyApplication> {
+  const feedConfig = loadFeedConfig(config.FEED_CONFIG);
+  const eventLog = await openEventLog(config, 'file');
+  const server = new InProcessServer();
+  const client = new InProcessServiceClient(server);
+  const app = await createHttpApp(
+    rootModule([ContentModule, GraphModule, TimelineModule, FanoutModule, GatewayModule], { feedConfig, eventLog, client }),
+    { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL },
+  );
+  app.connectMicroservice({ strategy: server });
+  await app.startAllMicroservices();
+  return app;
+}

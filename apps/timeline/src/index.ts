@@ -1,0 +1,2 @@
+export { TimelineModule } from './timeline.module.js';
+export { TimelineService } from './timeline.service.js';

@@ -1,0 +1,60 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  subjects,
+  type Activity,
+  type ActivityPage,
+  type DeliverReply,
+  type DeliverRequest,
+  type EdgePage,
+  type FeedId,
+  type ReadTimelineRequest,
+  type RecentActivitiesRequest,
+  type SortKey,
+} from '@feedmill/contracts';
+import type { TimelinePage } from '@feedmill/feed-models';
+import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
+
+/** Followed feeds are read in pages of this size for the pull path. */
+const FOLLOWING_PAGE = 10_000;
+
+/** Materialized timelines: receives deliveries from fan-out, serves merged reads. */
+@Injectable()
+export class TimelineService {
+  constructor(
+    @Inject(TIMELINE_STORE) private readonly store: TimelineStore,
+    @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
+  ) {}
+
+  deliver(request: DeliverRequest): Promise<DeliverReply> {
+    return this.store.deliver(request);
+  }
+
+  read(request: ReadTimelineRequest): Promise<TimelinePage> {
+    return this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit));
+  }
+
+  async status() {
+    return { service: 'timeline', ready: true, position: await this.store.position() };
+  }
+
+  /** Fan-out on read: the newest activities of every feed the reader follows. */
+  private async pull(reader: FeedId, before: SortKey | undefined, limit: number): Promise<Activity[]> {
+    const feeds = await this.following(reader);
+    if (feeds.length === 0) return [];
+    const request: RecentActivitiesRequest = { feeds, before, limit };
+    const page = await this.client.request<ActivityPage>(subjects.content.recent, request);
+    return page.items;
+  }
+
+  private async following(reader: FeedId): Promise<FeedId[]> {
+    const feeds: FeedId[] = [];
+    let after: FeedId | undefined;
+    do {
+      const page: EdgePage = await this.client.request<EdgePage>(subjects.graph.following, { feed: reader, limit: FOLLOWING_PAGE, after });
+      feeds.push(...page.items);
+      after = page.next ?? undefined;
+    } while (after !== undefined);
+    return feeds;
+  }
+}

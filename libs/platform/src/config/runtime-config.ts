@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable feedmill reads, with its default. Validated once at start;
+ * a bad value stops the process with a message that names the variable.
+ */
+export const runtimeConfigSchema = z.object({
+  /** HTTP port of the gateway (or the standalone process). */
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  /** Directory of the file log. */
+  FEEDMILL_DATA_DIR: z.string().min(1).default('./data'),
+  /** Path of a JSON feed-group config; the built-in default has `user` and `timeline`. */
+  FEED_CONFIG: z.string().min(1).optional(),
+  /** Which event log to use: `file` (standalone default) or `jetstream` (cluster default). */
+  LOG: z.enum(['file', 'jetstream']).optional(),
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /** JetStream stream holding the log. */
+  JETSTREAM_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default('FEEDMILL'),
+  /** Largest request body the gateway accepts, in bytes. */
+  BODY_LIMIT: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(64 * 1024),
+  LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+});
+
+export type RuntimeConfig = z.output<typeof runtimeConfigSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
+  const parsed = runtimeConfigSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  throw new ConfigError(`invalid environment: ${problems.join('; ')}`);
+}

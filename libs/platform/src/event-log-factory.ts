@@ -1,0 +1,19 @@
+import { Logger } from '@nestjs/common';
+import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
+import type { RuntimeConfig } from './config/runtime-config.js';
+
+/** Opens the configured log: the file log unless `LOG=jetstream`. */
+export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'jetstream'): Promise<EventLog> {
+  const kind = config.LOG ?? fallback;
+  const logger = new Logger('event-log');
+  if (kind === 'jetstream') {
+    logger.log(`JetStream log on ${config.NATS_URL}, stream ${config.JETSTREAM_STREAM}`);
+    return JetStreamEventLog.connect({ servers: config.NATS_URL, streamName: config.JETSTREAM_STREAM });
+  }
+  logger.log(`file log in ${config.FEEDMILL_DATA_DIR}`);
+  return FileEventLog.open({
+    dir: config.FEEDMILL_DATA_DIR,
+    onTailRepaired: ({ keptBytes, cutBytes }) =>
+      logger.warn(`cut a torn record at the end of the log: kept ${keptBytes} bytes, cut ${cutBytes}`),
+  });
+}

@@ -1,0 +1,17 @@
+export { loadRuntimeConfig, runtimeConfigSchema, ConfigError } from './config/runtime-config.js';
+export type { RuntimeConfig } from './config/runtime-config.js';
+export { loadFeedConfig } from './config/feed-config-file.js';
+export { FeedGroups, FEED_GROUPS } from './config/feed-groups.js';
+export { parseInput } from './validation.js';
+export { SerialQueues } from './serial-queues.js';
+export { toErrorBody, toFeedmillError } from './rpc/error-body.js';
+export { RpcErrorFilter } from './rpc/rpc-error.filter.js';
+export { SERVICE_CLIENT, ProxyServiceClient, InProcessServiceClient } from './rpc/service-client.js';
+export type { ServiceClient } from './rpc/service-client.js';
+export { InProcessServer } from './rpc/in-process.server.js';
+export { openEventLog } from './event-log-factory.js';
+export { CoreModule } from './core.module.js';
+export type { CoreOptions } from './core.module.js';
+export { rootModule } from './root-module.js';
+export { runNatsService, natsClient } from './nats-service.js';
+export type { NatsServiceOptions } from './nats-service.js';

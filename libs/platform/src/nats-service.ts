@@ -1,0 +1,40 @@
+import { Logger, type LogLevel, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ClientProxyFactory, Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { loadFeedConfig } from './config/feed-config-file.js';
+import { loadRuntimeConfig } from './config/runtime-config.js';
+import { openEventLog } from './event-log-factory.js';
+import { rootModule } from './root-module.js';
+import { ProxyServiceClient } from './rpc/service-client.js';
+
+const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
+
+export interface NatsServiceOptions {
+  /** Also the NATS queue group, so replicas share requests. */
+  name: string;
+  feature: Type;
+  /** Opens the event log (JetStream unless `LOG=file`). */
+  usesLog: boolean;
+  /** Gives the service a client to call the others. */
+  callsServices: boolean;
+}
+
+/** Runs one service as its own process, answering requests over NATS. */
+export async function runNatsService(options: NatsServiceOptions): Promise<void> {
+  const config = loadRuntimeConfig();
+  const feedConfig = loadFeedConfig(config.FEED_CONFIG);
+  const eventLog = options.usesLog ? await openEventLog(config, 'jetstream') : undefined;
+  const client = options.callsServices ? natsClient(config.NATS_URL) : undefined;
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(rootModule([options.feature], { feedConfig, eventLog, client }), {
+    transport: Transport.NATS,
+    options: { servers: [config.NATS_URL], queue: `feedmill-${options.name}` },
+    logger: LEVELS.slice(0, LEVELS.indexOf(config.LOG_LEVEL) + 1),
+  });
+  app.enableShutdownHooks();
+  await app.listen();
+  new Logger(options.name).log(`listening on ${config.NATS_URL}`);
+}
+
+export function natsClient(url: string): ProxyServiceClient {
+  return new ProxyServiceClient(ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [url] } }));
+}

@@ -1,0 +1,27 @@
+import { BaseRpcContext, Server, type CustomTransportStrategy } from '@nestjs/microservices';
+import type { Observable } from 'rxjs';
+import { FeedmillError } from '@feedmill/contracts';
+
+/**
+ * A Nest transport for the standalone process: the same `@MessagePattern` controllers
+ * that serve NATS in the cluster, called in-process by {@link InProcessServiceClient}.
+ */
+export class InProcessServer extends Server implements CustomTransportStrategy {
+  listen(callback: () => void): void {
+    callback();
+  }
+
+  close(): void {}
+
+  on(): void {}
+
+  unwrap<T>(): T {
+    return this as unknown as T;
+  }
+
+  async dispatch<T>(subject: string, payload: unknown): Promise<Observable<T>> {
+    const handler = this.getHandlerByPattern(subject);
+    if (!handler) throw new FeedmillError('unavailable', `no handler for ${subject} in this process`);
+    return this.transformToObservable(await handler(payload, new BaseRpcContext([subject]))) as Observable<T>;
+  }
+}

@@ -1,0 +1,5 @@
+export { runProjection } from './projection-runner.js';
+export type { RunningProjection } from './projection-runner.js';
+export { ProjectionWriter } from './projection-writer.js';
+export type { RevisionedProjection } from './projection-writer.js';
+export { ProjectionHost } from './projection-host.js';

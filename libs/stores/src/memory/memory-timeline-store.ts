@@ -1,0 +1,55 @@
+import type { DeliverReply, DeliverRequest, FeedId, SortKey, TimelineDelivery } from '@feedmill/contracts';
+import { CappedCache, readTimelinePage, type PullPath, type TimelinePage } from '@feedmill/feed-models';
+import type { TimelineStore } from '../ports.js';
+
+/**
+ * One capped cache per reader. Deliveries come from fan-out in log order; the store keeps
+ * the position they cover, refuses a batch that does not start where it stands (after a
+ * restart it stands at 0, and fan-out replays), and so applies each batch exactly once.
+ */
+export class MemoryTimelineStore implements TimelineStore {
+  private readonly caches = new Map<FeedId, CappedCache>();
+  private applied = 0;
+
+  /** @param capOf the cap of a reader's group, from the feed config. */
+  constructor(private readonly capOf: (reader: FeedId) => number) {}
+
+  async position(): Promise<number> {
+    return this.applied;
+  }
+
+  async deliver(request: DeliverRequest): Promise<DeliverReply> {
+    if (request.after !== this.applied) return { applied: false, position: this.applied };
+    for (const delivery of request.deliveries) this.applyDelivery(delivery);
+    this.applied = request.position;
+    return { applied: true, position: this.applied };
+  }
+
+  private applyDelivery(delivery: TimelineDelivery): void {
+    switch (delivery.kind) {
+      case 'insert':
+        for (const reader of delivery.readers) this.caches.get(reader)?.insert(delivery.activity);
+        return;
+      case 'remove':
+        for (const reader of delivery.readers) this.caches.get(reader)?.remove(delivery.id);
+        return;
+      case 'follow': {
+        let cache = this.caches.get(delivery.reader);
+        if (!cache) this.caches.set(delivery.reader, (cache = new CappedCache(this.capOf(delivery.reader))));
+        cache.mergeFeed(delivery.recent, delivery.exhausted);
+        return;
+      }
+      case 'unfollow':
+        this.caches.get(delivery.reader)?.removeFeed(delivery.target);
+        return;
+    }
+  }
+
+  async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
+    return readTimelinePage(this.caches.get(reader), before, limit, pull);
+  }
+
+  async size(reader: FeedId): Promise<number> {
+    return this.caches.get(reader)?.size ?? 0;
+  }
+}

@@ -1,0 +1,47 @@
+import type { Activity, DeliverReply, DeliverRequest, FeedId, SortKey } from '@feedmill/contracts';
+import type { RecordedEvent } from '@feedmill/event-log';
+import type { PullPath, TimelinePage } from '@feedmill/feed-models';
+
+/**
+ * A projection fed from the log. `apply` takes events in log order and records the last
+ * position; `applyOwn` takes an event its service just appended, so the writer reads its
+ * own write at once. Both skip events already applied.
+ */
+export interface Projection {
+  readonly name: string;
+  position(): Promise<number>;
+  apply(events: readonly RecordedEvent[]): Promise<void>;
+  applyOwn(event: RecordedEvent): Promise<void>;
+  /** Resolves once the projection has applied `position` (rejects after a timeout). */
+  reach(position: number | undefined): Promise<void>;
+}
+
+export interface ContentStore extends Projection {
+  /** Revision of an event stream as applied here (-1 when none). */
+  streamRevision(stream: string): Promise<number>;
+  get(ids: readonly string[]): Promise<Activity[]>;
+  byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined>;
+  /** Newest first, keys strictly below `before`. */
+  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number): Promise<Activity[]>;
+}
+
+export interface GraphStore extends Projection {
+  streamRevision(stream: string): Promise<number>;
+  isFollowing(follower: FeedId, target: FeedId): Promise<boolean>;
+  /** Followers of `feed` in id order, after `after`. */
+  followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
+  following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
+  counts(feed: FeedId): Promise<{ followers: number; following: number }>;
+}
+
+export interface TimelineStore {
+  position(): Promise<number>;
+  deliver(request: DeliverRequest): Promise<DeliverReply>;
+  readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage>;
+  /** Number of entries the reader's materialized timeline holds (0 when none). */
+  size(reader: FeedId): Promise<number>;
+}
+
+export const CONTENT_STORE = Symbol('ContentStore');
+export const GRAPH_STORE = Symbol('GraphStore');
+export const TIMELINE_STORE = Symbol('TimelineStore');

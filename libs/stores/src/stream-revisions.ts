@@ -1,0 +1,25 @@
+import type { RecordedEvent } from '@feedmill/event-log';
+
+/**
+ * The last applied revision of each stream. An event is applied only when it is the next
+ * one of its stream: replays and double deliveries are skipped, and a service may apply its
+ * own event right after appending it without ever applying one out of order.
+ */
+export class StreamRevisions {
+  private readonly revisions = new Map<string, number>();
+
+  of(stream: string): number {
+    return this.revisions.get(stream) ?? -1;
+  }
+
+  /** True when `event` is the stream's next one; records it as applied. */
+  claim(event: Pick<RecordedEvent, 'stream' | 'revision'>): boolean {
+    if (event.revision !== this.of(event.stream) + 1) return false;
+    this.revisions.set(event.stream, event.revision);
+    return true;
+  }
+
+  clear(): void {
+    this.revisions.clear();
+  }
+}

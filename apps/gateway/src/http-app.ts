@@ -11,7 +11,8 @@ export function logLevelsFrom(level: LogLevel): LogLevel[] {
 
 /** A Nest application on Fastify whose every error answers `{ code, message, field }`. */
 export async function createHttpApp(module: unknown, options: { bodyLimit: number; logLevel: LogLevel }): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit });
+  // Long ids must reach validation and get our 400, not the router's 414.
+  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 } });
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: logLevelsFrom(options.logLevel),
     bufferLogs: false,

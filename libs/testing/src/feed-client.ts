@@ -1,0 +1,57 @@
+import type { Activity } from '@feedmill/contracts';
+
+export interface HttpResult<T = unknown> {
+  status: number;
+  body: T;
+}
+
+/** A thin client of the public HTTP API, for tests and benchmarks. */
+export class FeedClient {
+  constructor(readonly baseUrl: string) {}
+
+  async call<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult<T>> {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${this.baseUrl}${path}`, init);
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  }
+
+  post(feed: string, activity: Record<string, unknown>) {
+    return this.call<Activity>('POST', `/v1/feeds/${feed.replace(':', '/')}/activities`, activity);
+  }
+
+  remove(feed: string, id: string) {
+    return this.call('DELETE', `/v1/feeds/${feed.replace(':', '/')}/activities/${id}`);
+  }
+
+  follow(follower: string, target: string) {
+    return this.call('PUT', `/v1/feeds/${follower.replace(':', '/')}/follows/${target.replace(':', '/')}`);
+  }
+
+  unfollow(follower: string, target: string) {
+    return this.call('DELETE', `/v1/feeds/${follower.replace(':', '/')}/follows/${target.replace(':', '/')}`);
+  }
+
+  page(feed: string, limit = 25, cursor?: string) {
+    const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
+    return this.call<{ items: Activity[]; next: string | null }>('GET', `/v1/feeds/${feed.replace(':', '/')}?${query}`);
+  }
+
+  /** Scrolls a feed to its end with the API's cursors; fails on a non-200 page. */
+  async readAll(feed: string, limit = 25): Promise<Activity[]> {
+    const items: Activity[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < 100_000; pages++) {
+      const page = await this.page(feed, limit, cursor);
+      if (page.status !== 200) throw new Error(`GET ${feed} answered ${page.status}: ${JSON.stringify(page.body)}`);
+      items.push(...page.body.items);
+      if (page.body.next === null) return items;
+      cursor = page.body.next;
+    }
+    throw new Error(`${feed} did not end`);
+  }
+}

@@ -1,0 +1,187 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Activity } from '@feedmill/contracts';
+import { FeedClient } from './feed-client.js';
+import type { Deployment } from './processes.js';
+import { waitFor } from './wait-for.js';
+
+/** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
+export const SCENARIO_CAP = 5;
+
+const ids = (items: Activity[]) => items.map((a) => a.id);
+
+/**
+ * What a user of the HTTP API sees, whatever the deployment. `start` gets extra
+ * environment (a feed config with a small cap) and returns a running deployment.
+ */
+export function describeFeedScenarios(name: string, start: (env: Record<string, string>) => Promise<Deployment>): void {
+  describe(`feed scenarios: ${name}`, () => {
+    let deployment: Deployment;
+    let api: FeedClient;
+    let configDir: string;
+    let run = 0;
+    /** Fresh feed names per test, so tests share one deployment without sharing feeds. */
+    const feed = (group: 'user' | 'timeline', id: string) => `${group}:t${run}-${id}`;
+
+    beforeAll(async () => {
+      configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
+      const configPath = join(configDir, 'feeds.json');
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', cap: SCENARIO_CAP } } }));
+      deployment = await start({ FEED_CONFIG: configPath });
+      api = new FeedClient(deployment.baseUrl);
+    });
+    afterAll(async () => {
+      await deployment?.stop();
+      await rm(configDir, { recursive: true, force: true });
+    });
+    beforeEach(() => {
+      run++;
+    });
+
+    const timelineEquals = (reader: string, expected: () => Activity[]) =>
+      waitFor(
+        async () => {
+          const items = await api.readAll(reader, 4);
+          return JSON.stringify(ids(items)) === JSON.stringify(ids(expected())) ? items : undefined;
+        },
+        { what: `${reader} to show ${ids(expected()).length} activities` },
+      );
+
+    it('delivers a post to every follower', async () => {
+      const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('timeline', 'carol')];
+      expect((await api.follow(alice, bob)).status).toBe(204);
+      expect((await api.follow(carol, bob)).status).toBe(204);
+      const posted = await api.post(bob, { actor: 'bob', verb: 'post', object: 'photo:1' });
+      expect(posted.status).toBe(201);
+      expect(posted.body).toMatchObject({ feed: bob, actor: 'bob', verb: 'post', object: 'photo:1' });
+      await timelineEquals(alice, () => [posted.body]);
+      await timelineEquals(carol, () => [posted.body]);
+      expect((await api.page(bob)).body.items).toEqual([posted.body]);
+    });
+
+    it('stops delivering after an unfollow', async () => {
+      const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('timeline', 'carol')];
+      await api.follow(alice, bob);
+      await api.follow(carol, bob);
+      const first = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'one' })).body;
+      await timelineEquals(alice, () => [first]);
+      expect((await api.unfollow(alice, bob)).status).toBe(204);
+      expect((await api.unfollow(alice, bob)).status).toBe(204);
+      const second = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'two' })).body;
+      // carol still follows: once the second post reached her, alice's timeline is settled.
+      await timelineEquals(carol, () => [second, first]);
+      expect(ids(await api.readAll(alice))).not.toContain(second.id);
+    });
+
+    it('removes a deleted activity from the feed and from every timeline', async () => {
+      const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('timeline', 'carol')];
+      await api.follow(alice, bob);
+      await api.follow(carol, bob);
+      const keep = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'keep' })).body;
+      const drop = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'drop' })).body;
+      await timelineEquals(alice, () => [drop, keep]);
+      expect((await api.remove(bob, drop.id)).status).toBe(204);
+      expect((await api.remove(bob, drop.id)).status).toBe(404);
+      await timelineEquals(alice, () => [keep]);
+      await timelineEquals(carol, () => [keep]);
+      expect(ids(await api.readAll(bob))).toEqual([keep.id]);
+    });
+
+    it('lets a reader scroll past the cap and see every activity once, in order', async () => {
+      const [bob, dan, alice] = [feed('user', 'bob'), feed('user', 'dan'), feed('timeline', 'alice')];
+      await api.follow(alice, bob);
+      await api.follow(alice, dan);
+      const posted: Activity[] = [];
+      for (let i = 0; i < 4 * SCENARIO_CAP; i++) {
+        // Explicit times, some out of order, so that late arrivals land below the cap.
+        const time = new Date(Date.UTC(2026, 0, 1, 0, 0, (i * 7) % 23, i)).toISOString();
+        const author = i % 3 === 0 ? dan : bob;
+        posted.push((await api.post(author, { actor: author, verb: 'post', object: `n${i}`, time })).body);
+      }
+      const expected = [...posted].sort((a, b) => (a.time === b.time ? (a.id < b.id ? 1 : -1) : a.time < b.time ? 1 : -1));
+      const seen = await timelineEquals(alice, () => expected);
+      expect(new Set(ids(seen)).size).toBe(posted.length);
+    });
+
+    it('shows a newly followed feed’s history, and keeps cursors stable while new posts arrive', async () => {
+      const [bob, alice] = [feed('user', 'bob'), feed('timeline', 'alice')];
+      const older: Activity[] = [];
+      for (let i = 0; i < 3 * SCENARIO_CAP; i++) older.unshift((await api.post(bob, { actor: 'bob', verb: 'post', object: `o${i}` })).body);
+      await api.follow(alice, bob);
+      await timelineEquals(alice, () => older);
+      const first = await api.page(alice, 4);
+      await api.post(bob, { actor: 'bob', verb: 'post', object: 'new' });
+      const rest: Activity[] = [];
+      let cursor = first.body.next;
+      while (cursor) {
+        const page = await api.page(alice, 4, cursor);
+        rest.push(...page.body.items);
+        cursor = page.body.next;
+      }
+      expect(ids([...first.body.items, ...rest])).toEqual(ids(older));
+    });
+
+    it('returns the first activity again for a repeated foreignId and appends nothing', async () => {
+      const bob = feed('user', 'bob');
+      const first = await api.post(bob, { actor: 'bob', verb: 'like', object: 'post:9', foreignId: 'like-9' });
+      const again = await api.post(bob, { actor: 'bob', verb: 'like', object: 'post:9', foreignId: 'like-9' });
+      expect(again.status).toBe(201);
+      expect(again.body).toEqual(first.body);
+      expect(ids(await api.readAll(bob))).toEqual([first.body.id]);
+    });
+
+    it('pages followers and following and counts them', async () => {
+      const bob = feed('user', 'bob');
+      const readers = Array.from({ length: 7 }, (_, i) => feed('timeline', `r${i}`));
+      for (const reader of readers) await api.follow(reader, bob);
+      await api.follow(readers[0]!, feed('user', 'dan'));
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor ? `?limit=3&cursor=${cursor}` : '?limit=3';
+        const page = await api.call<{ items: Array<{ feed: string }>; next: string | null }>('GET', `/v1/feeds/${bob.replace(':', '/')}/followers${query}`);
+        expect(page.status).toBe(200);
+        expect(page.body.items.length).toBeLessThanOrEqual(3);
+        seen.push(...page.body.items.map((i) => i.feed));
+        cursor = page.body.next;
+      } while (cursor);
+      expect(seen).toEqual([...readers].sort());
+      const following = await api.call<{ items: Array<{ feed: string }> }>('GET', `/v1/feeds/${readers[0]!.replace(':', '/')}/following`);
+      expect(following.body.items.map((i) => i.feed)).toEqual([bob, feed('user', 'dan')].sort());
+      expect((await api.call('GET', `/v1/feeds/${bob.replace(':', '/')}/counts`)).body).toEqual({ followers: 7, following: 0 });
+    });
+
+    it('answers bad input with a 4xx naming the problem, and writes nothing', async () => {
+      const bob = feed('user', 'bob');
+      const path = `/v1/feeds/${bob.replace(':', '/')}/activities`;
+      const cases: Array<[string, () => Promise<{ status: number; body: unknown }>, number, string, string?]> = [
+        ['malformed JSON', () => api.call('POST', path, '{"actor":'), 400, 'invalid_json', 'body'],
+        ['missing field', () => api.call('POST', path, { actor: 'bob', verb: 'post' }), 400, 'invalid_request', 'body.object'],
+        ['unknown field', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', mood: 'happy' }), 400, 'invalid_request', 'body.mood'],
+        ['wrong type', () => api.call('POST', path, { actor: 'bob', verb: 7, object: 'x' }), 400, 'invalid_request', 'body.verb'],
+        ['bad time', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', time: 'soon' }), 400, 'invalid_request', 'body.time'],
+        ['body over the limit', () => api.call('POST', path, { actor: 'x'.repeat(70_000), verb: 'post', object: 'x' }), 413, 'payload_too_large', 'body'],
+        ['id with bad characters', () => api.call('POST', '/v1/feeds/user/b%20b/activities', { actor: 'b', verb: 'p', object: 'x' }), 400, 'invalid_request', 'id'],
+        ['id over 128 characters', () => api.call('POST', `/v1/feeds/user/${'b'.repeat(129)}/activities`, { actor: 'b', verb: 'p', object: 'x' }), 400, 'invalid_request', 'id'],
+        ['unknown group', () => api.call('POST', '/v1/feeds/shop/1/activities', { actor: 'b', verb: 'p', object: 'x' }), 404, 'unknown_group', 'group'],
+        ['post to a timeline', () => api.call('POST', '/v1/feeds/timeline/x/activities', { actor: 'b', verb: 'p', object: 'x' }), 400, 'group_not_writable', 'group'],
+        ['producer following', () => api.call('PUT', `/v1/feeds/user/x/follows/user/y`), 400, 'group_cannot_follow', 'group'],
+        ['limit out of range', () => api.call('GET', `/v1/feeds/${bob.replace(':', '/')}?limit=1000`), 400, 'invalid_request', 'query.limit'],
+        ['unknown query field', () => api.call('GET', `/v1/feeds/${bob.replace(':', '/')}?lmit=3`), 400, 'invalid_request', 'query.lmit'],
+        ['bad cursor', () => api.call('GET', `/v1/feeds/${bob.replace(':', '/')}?cursor=bm90LWEtY3Vyc29y`), 400, 'invalid_cursor', 'query.cursor'],
+        ['unknown activity', () => api.call('DELETE', `${path}/nope`), 404, 'activity_not_found', 'activityId'],
+      ];
+      for (const [what, send, status, code, field] of cases) {
+        const result = await send();
+        expect({ what, status: result.status, body: result.body }).toEqual({
+          what,
+          status,
+          body: expect.objectContaining({ code, message: expect.any(String), ...(field ? { field } : {}) }),
+        });
+      }
+      expect(await api.readAll(bob)).toEqual([]);
+      expect((await api.call('GET', `/v1/feeds/user/x/counts`)).body).toEqual({ followers: 0, following: 0 });
+    });
+  });
+}

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { freePort } from './free-port.js';
+import { waitFor } from './wait-for.js';
+
+/** The repository root: tests run from it. */
+export const repoRoot = resolve(process.cwd());
+
+export interface RunningProcess {
+  name: string;
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM, and wait for the exit. */
+  stop(): Promise<void>;
+  /** SIGKILL, and wait for the exit: a crash. */
+  kill(): Promise<void>;
+}
+
+/** Starts a built app (`apps/<name>/dist/main.js`) as its own Node process. */
+export function startApp(name: string, env: Record<string, string>): RunningProcess {
+  const child = spawn(process.execPath, [resolve(repoRoot, 'apps', name, 'dist', 'main.js')], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const signal = async (sig: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+    await exited;
+  };
+  return { name, child, output: () => output, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
+}
+
+/** Waits until `GET /readyz` answers 200, or fails with the processes' output. */
+export async function waitUntilReady(baseUrl: string, processes: RunningProcess[], timeoutMs = 30_000): Promise<void> {
+  try {
+    await waitFor(
+      async () => {
+        for (const p of processes) {
+          if (p.child.exitCode !== null || p.child.signalCode !== null) throw new Error(`${p.name} exited early`);
+        }
+        const response = await fetch(`${baseUrl}/readyz`).catch(() => undefined);
+        return response?.status === 200 ? true : undefined;
+      },
+      { timeoutMs, intervalMs: 100, what: `${baseUrl}/readyz` },
+    );
+  } catch (error) {
+    const logs = processes.map((p) => `--- ${p.name}\n${p.output()}`).join('\n');
+    throw new Error(`${(error as Error).message}\n${logs}`);
+  }
+}
+
+export interface Deployment {
+  baseUrl: string;
+  processes: RunningProcess[];
+  stop(): Promise<void>;
+}
+
+/** The embedded default: one process, file log in `dataDir`. */
+export async function startStandalone(options: { dataDir: string; env?: Record<string, string>; port?: number }): Promise<Deployment> {
+  const port = options.port ?? (await freePort());
+  const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: options.dataDir, ...options.env });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntilReady(baseUrl, [app]);
+  return { baseUrl, processes: [app], stop: () => app.stop() };
+}
+
+/** Five processes over NATS, the log on JetStream in its own stream. */
+export async function startCluster(options: { natsUrl: string; stream: string; env?: Record<string, string> }): Promise<Deployment> {
+  const port = await freePort();
+  const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', JETSTREAM_STREAM: options.stream, ...options.env };
+  const processes = ['content', 'graph', 'timeline', 'fanout'].map((name) => startApp(name, env));
+  processes.push(startApp('gateway', { ...env, PORT: String(port) }));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntilReady(baseUrl, processes);
+  return { baseUrl, processes, stop: async () => void (await Promise.all(processes.map((p) => p.stop()))) };
+}

@@ -8,3 +8,4 @@ export { FeedClient } from './feed-client.js';
 export type { HttpResult } from './feed-client.js';
 export { referenceTimelines } from './reference-timelines.js';
 export { describeFeedScenarios, SCENARIO_CAP } from './feed-scenarios.js';
+export { readAllEvents, waitUntilSettled } from './log-reader.js';

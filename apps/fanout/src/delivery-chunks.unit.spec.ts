@@ -1,0 +1,27 @@
+import type { Activity, FeedId, TimelineDelivery } from '@feedmill/contracts';
+import { chunkDeliveries, DELIVERY_BUDGET_BYTES, MAX_READERS_PER_DELIVERY } from './delivery-chunks.js';
+
+const activity: Activity = { id: 'a', feed: 'user:x', actor: 'x', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' };
+const readers = (n: number) => Array.from({ length: n }, (_, i) => `timeline:r${i}` as FeedId);
+
+describe('chunkDeliveries', () => {
+  it('splits a delivery to many readers and keeps every reader once, in order', () => {
+    const chunks = chunkDeliveries([{ kind: 'insert', readers: readers(MAX_READERS_PER_DELIVERY * 2 + 5), activity }]);
+    const all = chunks.flat() as Array<Extract<TimelineDelivery, { kind: 'insert' }>>;
+    expect(all.every((d) => d.readers.length <= MAX_READERS_PER_DELIVERY)).toBe(true);
+    expect(all.flatMap((d) => d.readers)).toEqual(readers(MAX_READERS_PER_DELIVERY * 2 + 5));
+  });
+
+  it('keeps requests under the byte budget and deliveries in their order', () => {
+    const big = { ...activity, extra: { text: 'x'.repeat(60_000) } };
+    const deliveries: TimelineDelivery[] = Array.from({ length: 12 }, (_, i) => ({ kind: 'insert', readers: readers(3), activity: { ...big, id: `a${i}` } }));
+    const chunks = chunkDeliveries(deliveries);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) expect(JSON.stringify(chunk).length).toBeLessThan(DELIVERY_BUDGET_BYTES * 1.2);
+    expect(chunks.flat().map((d) => (d.kind === 'insert' ? d.activity.id : ''))).toEqual(deliveries.map((d) => (d.kind === 'insert' ? d.activity.id : '')));
+  });
+
+  it('returns no chunk for no deliveries', () => {
+    expect(chunkDeliveries([])).toEqual([]);
+  });
+});

@@ -1,0 +1,65 @@
+import { decodeCursor, encodeCursor, justAbove, sortKeyOf } from './sort-key.js';
+import { newActivitySchema } from './activity.js';
+import { upcastEvent, UnknownEventVersionError } from './events.js';
+import { feedConfigSchema } from './feed-config.js';
+import { isFeedId } from './feeds.js';
+import { FeedmillError } from './errors.js';
+
+describe('sort keys and cursors', () => {
+  it('order by time, then by id', () => {
+    const a = sortKeyOf({ time: '2026-01-01T00:00:00.000Z', id: 'b' });
+    const b = sortKeyOf({ time: '2026-01-01T00:00:00.000Z', id: 'c' });
+    const c = sortKeyOf({ time: '2026-01-01T00:00:00.001Z', id: 'a' });
+    expect([c, a, b].sort()).toEqual([a, b, c]);
+    expect(a < justAbove(a) && justAbove(a) < b).toBe(true);
+  });
+
+  it('round-trips a cursor and refuses one it did not issue', () => {
+    const key = sortKeyOf({ time: '2026-01-01T00:00:00.000Z', id: 'x-1' });
+    expect(decodeCursor(encodeCursor(key))).toBe(key);
+    expect(() => decodeCursor(Buffer.from('hello').toString('base64url'))).toThrow(FeedmillError);
+    expect(() => decodeCursor('%%%')).toThrow(expect.objectContaining({ code: 'invalid_cursor', field: 'cursor' }));
+  });
+});
+
+describe('new activities', () => {
+  it('normalizes a time with an offset to UTC milliseconds', () => {
+    const parsed = newActivitySchema.parse({ actor: 'a', verb: 'v', object: 'o', time: '2026-03-01T12:00:00+02:00' });
+    expect(parsed.time).toBe('2026-03-01T10:00:00.000Z');
+  });
+
+  it('refuses unknown fields, empty strings and times outside 1970 to 9999', () => {
+    expect(newActivitySchema.safeParse({ actor: 'a', verb: 'v', object: 'o', mood: 1 }).success).toBe(false);
+    expect(newActivitySchema.safeParse({ actor: '', verb: 'v', object: 'o' }).success).toBe(false);
+    expect(newActivitySchema.safeParse({ actor: 'a', verb: 'v', object: 'o', time: '1960-01-01T00:00:00Z' }).success).toBe(false);
+  });
+});
+
+describe('feed ids', () => {
+  it('are group:id with plain characters', () => {
+    expect(isFeedId('user:bob')).toBe(true);
+    expect(isFeedId('user:b:ob')).toBe(false);
+    expect(isFeedId('User:bob')).toBe(false);
+    expect(isFeedId(`user:${'x'.repeat(129)}`)).toBe(false);
+  });
+});
+
+describe('events', () => {
+  it('ignores types this build does not consume and refuses versions newer than it knows', () => {
+    expect(upcastEvent('SomethingNew', {})).toBeUndefined();
+    expect(upcastEvent('FeedFollowed', { follower: 'timeline:a', target: 'user:b', time: 't' }, 1)).toEqual({
+      type: 'FeedFollowed',
+      data: { follower: 'timeline:a', target: 'user:b', time: 't' },
+    });
+    expect(() => upcastEvent('ActivityAdded', {}, 2)).toThrow(UnknownEventVersionError);
+  });
+});
+
+describe('feed config', () => {
+  it('defaults the cap and refuses an unknown kind or key', () => {
+    expect(feedConfigSchema.parse({ groups: { t: { kind: 'timeline' } } }).groups['t']).toEqual({ kind: 'timeline', cap: 800 });
+    expect(feedConfigSchema.safeParse({ groups: { t: { kind: 'river' } } }).success).toBe(false);
+    expect(feedConfigSchema.safeParse({ groups: { t: { kind: 'producer', cap: 3 } } }).success).toBe(false);
+    expect(feedConfigSchema.safeParse({ groups: {} }).success).toBe(false);
+  });
+});

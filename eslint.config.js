@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -32,6 +33,7 @@ export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  { languageOptions: { globals: globals.node } },
   {
     files: ['**/*.ts'],
     plugins: { '@nx': nx },

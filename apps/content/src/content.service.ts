@@ -69,7 +69,7 @@ export class ContentService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async recent(request: RecentActivitiesRequest): Promise<ActivityPage> {
     await this.store.reach(request.atLeast);
-    const items = await this.store.recent(request.feeds, request.before, request.limit + 1);
+    const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost);
     if (items.length <= request.limit) return { items, next: null };
     items.length = request.limit;
     return { items, next: sortKeyOf(items[items.length - 1]!) };

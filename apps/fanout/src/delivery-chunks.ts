@@ -1,4 +1,4 @@
-import type { TimelineDelivery } from '@feedmill/contracts';
+import type { Activity, TimelineDelivery } from '@feedmill/contracts';
 
 /** Readers per insert or remove delivery, and the rough byte budget of one request. */
 export const MAX_READERS_PER_DELIVERY = 2_000;
@@ -7,7 +7,7 @@ export const DELIVERY_BUDGET_BYTES = 256 * 1024;
 /**
  * Splits deliveries into requests that stay well under the transport's message limit
  * (1 MiB by default on NATS), keeping their order. A delivery to many readers is split by
- * readers; sizes are estimated from the JSON length of the activities they carry.
+ * readers; sizes are estimated from the activities' text, without serializing them.
  */
 export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): TimelineDelivery[][] {
   const chunks: TimelineDelivery[][] = [];
@@ -24,17 +24,24 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
   };
   for (const delivery of deliveries) {
     if (delivery.kind === 'insert' || delivery.kind === 'remove') {
-      const payload = delivery.kind === 'insert' ? JSON.stringify(delivery.activity).length : delivery.id.length;
+      const payload = delivery.kind === 'insert' ? approximateBytes(delivery.activity) : delivery.id.length;
       for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {
         const readers = delivery.readers.slice(start, start + MAX_READERS_PER_DELIVERY);
         push({ ...delivery, readers }, payload + readers.length * 40);
       }
     } else if (delivery.kind === 'follow') {
-      push(delivery, JSON.stringify(delivery.recent).length + 100);
+      push(delivery, delivery.recent.reduce((sum, activity) => sum + approximateBytes(activity), 100));
     } else {
       push(delivery, 100);
     }
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
+}
+
+/** About the JSON size of an activity: its text plus field names and punctuation. */
+function approximateBytes(activity: Activity): number {
+  const text = activity.id.length + activity.feed.length + activity.actor.length + activity.verb.length + activity.object.length;
+  const optional = (activity.foreignId?.length ?? 0) + (activity.extra ? JSON.stringify(activity.extra).length : 0);
+  return 110 + text + optional;
 }

@@ -7,6 +7,7 @@ import {
   type DeliverRequest,
   type EdgePage,
   type FeedId,
+  type RecentActivitiesRequest,
   type ServiceStatus,
   type TimelineDelivery,
 } from '@feedmill/contracts';
@@ -119,9 +120,9 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Looks up followers and recent activities as of at least the batch's last position:
-   * any state that recent gives the right final timelines, because deliveries are applied
-   * in log order and each is idempotent.
+   * Looks up followers as of at least the batch's last position: any state that recent
+   * gives the right final timelines, because deliveries are applied in log order and each
+   * is idempotent. A follow's backfill is what the target held at the follow itself.
    */
   private async plan(events: readonly RecordedEvent[], atLeast: number): Promise<TimelineDelivery[]> {
     const parsed = events.map((e) => upcastEvent(e.type, e.data, e.metadata['v'] as number | undefined));
@@ -134,7 +135,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     await Promise.all([...authors].map(async (feed) => followersOf.set(feed, await this.followers(feed, atLeast))));
 
     const deliveries: TimelineDelivery[] = [];
-    for (const event of parsed) {
+    for (const [index, event] of parsed.entries()) {
       switch (event?.type) {
         case 'ActivityAdded': {
           const readers = followersOf.get(event.data.activity.feed)!;
@@ -150,8 +151,10 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
           const { follower, target } = event.data;
           if (!this.groups.isTimeline(follower)) break;
           const cap = this.groups.capOf(follower);
-          // One more than the cap tells whether the target has older activities than these.
-          const page = await this.client.request<ActivityPage>(subjects.content.recent, { feeds: [target], limit: cap + 1, atLeast });
+          // What the target held when the follow happened (later posts arrive as inserts);
+          // one more than the cap tells whether it has older activities than these.
+          const request: RecentActivitiesRequest = { feeds: [target], limit: cap + 1, atLeast, atMost: events[index]!.position };
+          const page = await this.client.request<ActivityPage>(subjects.content.recent, request);
           deliveries.push({ kind: 'follow', reader: follower, target, recent: page.items, exhausted: page.items.length <= cap });
           break;
         }

@@ -56,6 +56,8 @@ export const recentActivitiesRequestSchema = z.strictObject({
   before: sortKeySchema.optional(),
   limit: z.number().int().min(1).max(10_000),
   atLeast: atLeastSchema,
+  /** Only activities added at or before this log position: what a feed held at that moment. */
+  atMost: z.number().int().min(0).optional(),
 });
 export type RecentActivitiesRequest = z.output<typeof recentActivitiesRequestSchema>;
 

@@ -1,12 +1,9 @@
 import { sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
-import { lowerBound } from './newest-first-merge.js';
 
 export interface TimelineEntry {
   key: SortKey;
   activity: Activity;
 }
-
-const keyOfEntry = (entry: TimelineEntry) => entry.key;
 
 /**
  * A reader's newest timeline entries, at most `cap` of them (seed 002's capped cache).
@@ -17,52 +14,59 @@ const keyOfEntry = (entry: TimelineEntry) => entry.key;
  * cache holds the whole timeline.
  */
 export class CappedCache {
-  /** Oldest first, so that the usual insert (the newest post) is a push. */
-  private readonly entries: TimelineEntry[] = [];
+  /**
+   * Oldest first, so that the usual insert (the newest post) is a push. Entries before
+   * `start` were trimmed: dropping the oldest is an index bump, and the array is compacted
+   * only once that dead prefix grows as long as the cap.
+   */
+  private entries: TimelineEntry[] = [];
+  private start = 0;
   private readonly keys = new Map<string, SortKey>();
   private floorKey: SortKey | null = null;
 
   constructor(readonly cap: number) {}
 
   get size(): number {
-    return this.entries.length;
+    return this.entries.length - this.start;
   }
 
   get floor(): SortKey | null {
     return this.floorKey;
   }
 
-  /** Adds an activity unless it is present or belongs below the floor. Returns whether it changed. */
-  insert(activity: Activity): boolean {
+  /**
+   * Adds an activity unless it is present or belongs below the floor. Returns whether it
+   * changed. Pass the key when inserting one activity into many caches.
+   */
+  insert(activity: Activity, key: SortKey = sortKeyOf(activity)): boolean {
     if (this.keys.has(activity.id)) return false;
-    const key = sortKeyOf(activity);
     if (this.floorKey !== null && key <= this.floorKey) return false;
     const last = this.entries[this.entries.length - 1];
-    if (!last || last.key < key) this.entries.push({ key, activity });
-    else this.entries.splice(lowerBound(this.entries, key, keyOfEntry), 0, { key, activity });
+    if (this.size === 0 || last!.key < key) this.entries.push({ key, activity });
+    else this.entries.splice(this.indexOf(key), 0, { key, activity });
     this.keys.set(activity.id, key);
-    this.trimToCap();
+    if (this.size > this.cap) this.dropOldest(this.size - this.cap);
     return true;
   }
 
   remove(id: string): boolean {
     const key = this.keys.get(id);
     if (key === undefined) return false;
-    this.entries.splice(lowerBound(this.entries, key, keyOfEntry), 1);
+    this.entries.splice(this.indexOf(key), 1);
     this.keys.delete(id);
     return true;
   }
 
   /** Drops every entry of one feed (an unfollow). The cache stays exact above its floor. */
   removeFeed(feed: FeedId): number {
-    let kept = 0;
-    for (const entry of this.entries) {
-      if (entry.activity.feed === feed) this.keys.delete(entry.activity.id);
-      else this.entries[kept++] = entry;
-    }
-    const removed = this.entries.length - kept;
-    this.entries.length = kept;
-    return removed;
+    const before = this.size;
+    this.entries = this.entries.slice(this.start).filter((entry) => {
+      if (entry.activity.feed !== feed) return true;
+      this.keys.delete(entry.activity.id);
+      return false;
+    });
+    this.start = 0;
+    return before - this.size;
   }
 
   /**
@@ -78,26 +82,40 @@ export class CappedCache {
 
   /** Up to `limit` entries with keys below `before` (all when undefined), newest first. */
   newestBelow(before: SortKey | undefined, limit: number): Activity[] {
-    let index = (before === undefined ? this.entries.length : lowerBound(this.entries, before, keyOfEntry)) - 1;
+    let index = (before === undefined ? this.entries.length : this.indexOf(before)) - 1;
     const out: Activity[] = [];
-    while (index >= 0 && out.length < limit) out.push(this.entries[index--]!.activity);
+    while (index >= this.start && out.length < limit) out.push(this.entries[index--]!.activity);
     return out;
+  }
+
+  /** Index of the first live entry whose key is >= `key`. */
+  private indexOf(key: SortKey): number {
+    let lo = this.start;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.entries[mid]!.key < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   private raiseFloor(key: SortKey): void {
     if (this.floorKey !== null && key <= this.floorKey) return;
-    this.floorKey = key;
-    const firstNotBelow = lowerBound(this.entries, key, keyOfEntry);
+    const firstNotBelow = this.indexOf(key);
     const cut = firstNotBelow + (this.entries[firstNotBelow]?.key === key ? 1 : 0);
-    for (const entry of this.entries.splice(0, cut)) this.keys.delete(entry.activity.id);
+    if (cut > this.start) this.dropOldest(cut - this.start);
+    this.floorKey = key;
   }
 
-  private trimToCap(): void {
-    const excess = this.entries.length - this.cap;
-    if (excess <= 0) return;
-    const dropped = this.entries.splice(0, excess);
-    for (const entry of dropped) this.keys.delete(entry.activity.id);
-    const newestDropped = dropped[dropped.length - 1]!.key;
+  private dropOldest(count: number): void {
+    for (let i = this.start; i < this.start + count; i++) this.keys.delete(this.entries[i]!.activity.id);
+    this.start += count;
+    const newestDropped = this.entries[this.start - 1]!.key;
     if (this.floorKey === null || newestDropped > this.floorKey) this.floorKey = newestDropped;
+    if (this.start >= this.cap) {
+      this.entries = this.entries.slice(this.start);
+      this.start = 0;
+    }
   }
 }

@@ -9,7 +9,13 @@ export interface DescendingSource<T> {
   next: number;
 }
 
-export function mergeNewestFirst<T>(sources: DescendingSource<T>[], keyOf: (item: T) => string, limit: number): T[] {
+export function mergeNewestFirst<T>(
+  sources: DescendingSource<T>[],
+  keyOf: (item: T) => string,
+  limit: number,
+  /** Items failing it are passed over. @defaultValue every item is taken */
+  accept?: (item: T) => boolean,
+): T[] {
   const heap = sources.filter((s) => s.next >= 0);
   const newer = (a: DescendingSource<T>, b: DescendingSource<T>) => keyOf(a.items[a.next]!) > keyOf(b.items[b.next]!);
   const siftDown = (start: number) => {
@@ -29,7 +35,8 @@ export function mergeNewestFirst<T>(sources: DescendingSource<T>[], keyOf: (item
   const out: T[] = [];
   while (out.length < limit && heap.length > 0) {
     const source = heap[0]!;
-    out.push(source.items[source.next]!);
+    const item = source.items[source.next]!;
+    if (!accept || accept(item)) out.push(item);
     source.next -= 1;
     if (source.next < 0) {
       heap[0] = heap[heap.length - 1]!;

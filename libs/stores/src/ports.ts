@@ -21,8 +21,8 @@ export interface ContentStore extends Projection {
   streamRevision(stream: string): Promise<number>;
   get(ids: readonly string[]): Promise<Activity[]>;
   byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined>;
-  /** Newest first, keys strictly below `before`. */
-  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number): Promise<Activity[]>;
+  /** Newest first, keys strictly below `before`, added at or before log position `atMost` when given. */
+  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number): Promise<Activity[]>;
 }
 
 export interface GraphStore extends Projection {

@@ -1,4 +1,4 @@
-import { BaseRpcContext, Server, type CustomTransportStrategy } from '@nestjs/microservices';
+import { BaseRpcContext, Server, type CustomTransportStrategy, type MessageHandler } from '@nestjs/microservices';
 import type { Observable } from 'rxjs';
 import { FeedmillError } from '@feedmill/contracts';
 
@@ -19,8 +19,15 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
     return this as unknown as T;
   }
 
+  private readonly handlerCache = new Map<string, MessageHandler>();
+
   async dispatch<T>(subject: string, payload: unknown): Promise<Observable<T>> {
-    const handler = this.getHandlerByPattern(subject);
+    // Nest normalizes the pattern on every lookup; subjects are plain strings, so once is enough.
+    let handler = this.handlerCache.get(subject) ?? null;
+    if (!handler) {
+      handler = this.getHandlerByPattern(subject);
+      if (handler) this.handlerCache.set(subject, handler);
+    }
     if (!handler) throw new FeedmillError('unavailable', `no handler for ${subject} in this process`);
     return this.transformToObservable(await handler(payload, new BaseRpcContext([subject]))) as Observable<T>;
   }

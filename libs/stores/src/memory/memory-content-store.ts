@@ -8,6 +8,8 @@ import { StreamRevisions } from '../stream-revisions.js';
 interface Stored {
   key: SortKey;
   activity: Activity;
+  /** Log position of the event that added it. */
+  position: number;
 }
 const keyOfStored = (s: Stored) => s.key;
 
@@ -44,7 +46,7 @@ export class MemoryContentStore implements ContentStore {
     if (!this.revisions.claim(recorded)) return;
     if (event.type === 'ActivityAdded') {
       const { activity } = event.data;
-      const stored = { key: sortKeyOf(activity), activity };
+      const stored = { key: sortKeyOf(activity), activity, position: recorded.position };
       this.byId.set(activity.id, stored);
       let list = this.byFeed.get(activity.feed);
       if (!list) this.byFeed.set(activity.feed, (list = []));
@@ -80,7 +82,7 @@ export class MemoryContentStore implements ContentStore {
     return id === undefined ? undefined : this.byId.get(id)?.activity;
   }
 
-  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number): Promise<Activity[]> {
+  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number): Promise<Activity[]> {
     const sources: DescendingSource<Stored>[] = [];
     for (const feed of feeds) {
       const items = this.byFeed.get(feed);
@@ -88,7 +90,8 @@ export class MemoryContentStore implements ContentStore {
       const end = before === undefined ? items.length : lowerBound(items, before, keyOfStored);
       if (end > 0) sources.push({ items, next: end - 1 });
     }
-    return mergeNewestFirst(sources, keyOfStored, limit).map((s) => s.activity);
+    const addedBy = atMost === undefined ? undefined : (s: Stored) => s.position <= atMost;
+    return mergeNewestFirst(sources, keyOfStored, limit, addedBy).map((s) => s.activity);
   }
 }
 

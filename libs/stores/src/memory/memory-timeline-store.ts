@@ -1,4 +1,4 @@
-import type { DeliverReply, DeliverRequest, FeedId, SortKey, TimelineDelivery } from '@feedmill/contracts';
+import { sortKeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
 import { CappedCache, readTimelinePage, type PullPath, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelineStore } from '../ports.js';
 
@@ -27,9 +27,11 @@ export class MemoryTimelineStore implements TimelineStore {
 
   private applyDelivery(delivery: TimelineDelivery): void {
     switch (delivery.kind) {
-      case 'insert':
-        for (const reader of delivery.readers) this.caches.get(reader)?.insert(delivery.activity);
+      case 'insert': {
+        const key = sortKeyOf(delivery.activity);
+        for (const reader of delivery.readers) this.caches.get(reader)?.insert(delivery.activity, key);
         return;
+      }
       case 'remove':
         for (const reader of delivery.readers) this.caches.get(reader)?.remove(delivery.id);
         return;

@@ -28,7 +28,7 @@ const shared = {
 
 export default {
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.unit.spec.ts'] },
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.unit.spec.ts', '<rootDir>/deploy/test/*.unit.spec.ts'] },
     { ...shared, displayName: 'int', testTimeout: 30_000, testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.int.spec.ts'] },
     { ...shared, displayName: 'e2e', testTimeout: 120_000, testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.e2e.spec.ts'] },
   ],

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runNatsService } from '@feedmill/platform';
+import { runMain, runNatsService } from '@feedmill/platform';
 import { ContentModule } from './content.module.js';
 
-await runNatsService({ name: 'content', feature: ContentModule, usesLog: true, callsServices: false });
+runMain(() => runNatsService({ name: 'content', feature: ContentModule, usesLog: true, callsServices: false }));

@@ -1,20 +1,15 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LogLevel } from '@nestjs/common';
+import { logLevels } from '@feedmill/platform';
 import { HttpErrorFilter } from './http-errors.js';
-
-const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
-
-export function logLevelsFrom(level: LogLevel): LogLevel[] {
-  return LEVELS.slice(0, LEVELS.indexOf(level) + 1);
-}
 
 /** A Nest application on Fastify whose every error answers `{ code, message, field }`. */
 export async function createHttpApp(module: unknown, options: { bodyLimit: number; logLevel: LogLevel }): Promise<NestFastifyApplication> {
   // Long ids must reach validation and get our 400, not the router's 414.
   const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 } });
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
-    logger: logLevelsFrom(options.logLevel),
+    logger: logLevels(options.logLevel),
     bufferLogs: false,
   });
   // Global, so that Fastify's errors (raised before any route runs) and unknown routes reach it.

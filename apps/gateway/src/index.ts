@@ -1,2 +1,2 @@
 export { GatewayModule } from './gateway.module.js';
-export { createHttpApp, logLevelsFrom } from './http-app.js';
+export { createHttpApp } from './http-app.js';

@@ -1,14 +1,17 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { loadFeedConfig, loadRuntimeConfig, natsClient, rootModule } from '@feedmill/platform';
+import { configureLogging, loadFeedConfig, loadRuntimeConfig, natsClient, rootModule, runMain } from '@feedmill/platform';
 import { GatewayModule } from './gateway.module.js';
 import { createHttpApp } from './http-app.js';
 
-const config = loadRuntimeConfig();
-const feedConfig = loadFeedConfig(config.FEED_CONFIG);
-const app = await createHttpApp(rootModule([GatewayModule], { feedConfig, client: natsClient(config.NATS_URL) }), {
-  bodyLimit: config.BODY_LIMIT,
-  logLevel: config.LOG_LEVEL,
+runMain(async () => {
+  const config = loadRuntimeConfig();
+  configureLogging(config.LOG_LEVEL);
+  const feedConfig = loadFeedConfig(config.FEED_CONFIG);
+  const app = await createHttpApp(rootModule([GatewayModule], { feedConfig, client: natsClient(config.NATS_URL) }), {
+    bodyLimit: config.BODY_LIMIT,
+    logLevel: config.LOG_LEVEL,
+  });
+  await app.listen({ port: config.PORT, host: '0.0.0.0' });
+  new Logger('gateway').log(`HTTP on port ${config.PORT}, services over ${config.NATS_URL}`);
 });
-await app.listen({ port: config.PORT, host: '0.0.0.0' });
-new Logger('gateway').log(`HTTP on port ${config.PORT}, services over ${config.NATS_URL}`);

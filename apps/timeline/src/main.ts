@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runNatsService } from '@feedmill/platform';
+import { runMain, runNatsService } from '@feedmill/platform';
 import { TimelineModule } from './timeline.module.js';
 
-await runNatsService({ name: 'timeline', feature: TimelineModule, usesLog: false, callsServices: true });
+runMain(() => runNatsService({ name: 'timeline', feature: TimelineModule, usesLog: false, callsServices: true }));

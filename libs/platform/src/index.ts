@@ -15,3 +15,4 @@ export type { CoreOptions } from './core.module.js';
 export { rootModule } from './root-module.js';
 export { runNatsService, natsClient } from './nats-service.js';
 export type { NatsServiceOptions } from './nats-service.js';
+export { logLevels, configureLogging, runMain } from './logging.js';

@@ -1,13 +1,12 @@
-import { Logger, type LogLevel, type Type } from '@nestjs/common';
+import { Logger, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientProxyFactory, Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { loadFeedConfig } from './config/feed-config-file.js';
 import { loadRuntimeConfig } from './config/runtime-config.js';
 import { openEventLog } from './event-log-factory.js';
+import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
 import { ProxyServiceClient } from './rpc/service-client.js';
-
-const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
 
 export interface NatsServiceOptions {
   /** Also the NATS queue group, so replicas share requests. */
@@ -22,13 +21,14 @@ export interface NatsServiceOptions {
 /** Runs one service as its own process, answering requests over NATS. */
 export async function runNatsService(options: NatsServiceOptions): Promise<void> {
   const config = loadRuntimeConfig();
+  const logger = configureLogging(config.LOG_LEVEL);
   const feedConfig = loadFeedConfig(config.FEED_CONFIG);
   const eventLog = options.usesLog ? await openEventLog(config, 'jetstream') : undefined;
   const client = options.callsServices ? natsClient(config.NATS_URL) : undefined;
   const app = await NestFactory.createMicroservice<MicroserviceOptions>(rootModule([options.feature], { feedConfig, eventLog, client }), {
     transport: Transport.NATS,
     options: { servers: [config.NATS_URL], queue: `feedmill-${options.name}` },
-    logger: LEVELS.slice(0, LEVELS.indexOf(config.LOG_LEVEL) + 1),
+    logger,
   });
   app.enableShutdownHooks();
   await app.listen();

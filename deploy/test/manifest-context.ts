@@ -1,0 +1,6 @@
+import { runtimeConfigSchema } from '@feedmill/platform';
+
+export { feedConfigSchema } from '@feedmill/contracts';
+
+/** Every environment variable feedmill reads. */
+export const runtimeConfigSchemaKeys = Object.keys(runtimeConfigSchema.shape);

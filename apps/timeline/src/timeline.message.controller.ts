@@ -1,6 +1,6 @@
 import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { readTimelineRequestSchema, subjects, type DeliverRequest } from '@feedmill/contracts';
+import { deliverRequestSchema, readTimelineRequestSchema, subjects } from '@feedmill/contracts';
 import { parseInput, RpcErrorFilter } from '@feedmill/platform';
 import { TimelineService } from './timeline.service.js';
 
@@ -14,10 +14,9 @@ export class TimelineMessageController {
     return this.timeline.read(parseInput(readTimelineRequestSchema, payload));
   }
 
-  /** Sent only by fan-out, which builds it from events already validated at the edge. */
   @MessagePattern(subjects.timeline.deliver)
-  deliver(@Payload() payload: DeliverRequest) {
-    return this.timeline.deliver(payload);
+  deliver(@Payload() payload: unknown) {
+    return this.timeline.deliver(parseInput(deliverRequestSchema, payload));
   }
 
   @MessagePattern(subjects.timeline.status)

@@ -1,6 +1,7 @@
 import { decodeCursor, encodeCursor, justAbove, sortKeyOf } from './sort-key.js';
 import { newActivitySchema } from './activity.js';
-import { upcastEvent, UnknownEventVersionError } from './events.js';
+import { MalformedEventError, upcastEvent, UnknownEventVersionError } from './events.js';
+import { deliverRequestSchema } from './messages.js';
 import { feedConfigSchema } from './feed-config.js';
 import { isFeedId } from './feeds.js';
 import { FeedmillError } from './errors.js';
@@ -52,6 +53,29 @@ describe('events', () => {
       data: { follower: 'timeline:a', target: 'user:b', time: 't' },
     });
     expect(() => upcastEvent('ActivityAdded', {}, 2)).toThrow(UnknownEventVersionError);
+  });
+
+  it('refuses a stored event that does not have its type’s shape', () => {
+    expect(() => upcastEvent('FeedFollowed', { follower: 'timeline:a' })).toThrow(MalformedEventError);
+    expect(() => upcastEvent('ActivityRemoved', { id: 'x', feed: 'not a feed', time: 't' })).toThrow(/feed/);
+  });
+});
+
+describe('deliveries', () => {
+  it('accept each kind and refuse an unknown one', () => {
+    const activity = { id: 'a', feed: 'user:x', actor: 'x', verb: 'v', object: 'o', time: '2026-01-01T00:00:00.000Z' };
+    const ok = deliverRequestSchema.safeParse({
+      after: 0,
+      position: 3,
+      deliveries: [
+        { kind: 'insert', readers: ['timeline:r'], activity },
+        { kind: 'remove', readers: ['timeline:r'], id: 'a' },
+        { kind: 'follow', reader: 'timeline:r', target: 'user:x', recent: [activity], exhausted: true },
+        { kind: 'unfollow', reader: 'timeline:r', target: 'user:x' },
+      ],
+    });
+    expect(ok.success).toBe(true);
+    expect(deliverRequestSchema.safeParse({ after: 0, position: 1, deliveries: [{ kind: 'explode' }] }).success).toBe(false);
   });
 });
 

@@ -13,7 +13,9 @@ export {
   activityStream,
   followStream,
   upcastEvent,
+  feedEventSchema,
   UnknownEventVersionError,
+  MalformedEventError,
 } from './events.js';
 export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, FeedFollowed, FeedUnfollowed } from './events.js';
 export {
@@ -27,6 +29,13 @@ export {
   edgePageRequestSchema,
   countsRequestSchema,
   readTimelineRequestSchema,
+  activityPageSchema,
+  edgePageSchema,
+  followCountsSchema,
+  timelineDeliverySchema,
+  deliverRequestSchema,
+  deliverReplySchema,
+  serviceStatusSchema,
 } from './messages.js';
 export type {
   AddActivityRequest,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { newActivitySchema, type Activity } from './activity.js';
-import { feedIdSchema, idSchema, type FeedId } from './feeds.js';
-import type { SortKey } from './sort-key.js';
+import { activitySchema, newActivitySchema } from './activity.js';
+import { feedIdSchema, idSchema } from './feeds.js';
 
 /** NATS subjects of every request/reply between the services. */
 export const subjects = {
@@ -61,11 +60,12 @@ export const recentActivitiesRequestSchema = z.strictObject({
 });
 export type RecentActivitiesRequest = z.output<typeof recentActivitiesRequestSchema>;
 
-export interface ActivityPage {
-  items: Activity[];
+export const activityPageSchema = z.strictObject({
+  items: z.array(activitySchema),
   /** Key of the last item when more may follow, else null. */
-  next: SortKey | null;
-}
+  next: sortKeySchema.nullable(),
+});
+export type ActivityPage = z.output<typeof activityPageSchema>;
 
 export const followRequestSchema = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
 export type FollowRequest = z.output<typeof followRequestSchema>;
@@ -78,17 +78,16 @@ export const edgePageRequestSchema = z.strictObject({
 });
 export type EdgePageRequest = z.output<typeof edgePageRequestSchema>;
 
-export interface EdgePage {
-  items: FeedId[];
+export const edgePageSchema = z.strictObject({
+  items: z.array(feedIdSchema),
   /** The last feed of the page when more may follow, else null. */
-  next: FeedId | null;
-}
+  next: feedIdSchema.nullable(),
+});
+export type EdgePage = z.output<typeof edgePageSchema>;
 
 export const countsRequestSchema = z.strictObject({ feed: feedIdSchema });
-export interface FollowCounts {
-  followers: number;
-  following: number;
-}
+export const followCountsSchema = z.strictObject({ followers: z.number().int(), following: z.number().int() });
+export type FollowCounts = z.output<typeof followCountsSchema>;
 
 export const readTimelineRequestSchema = z.strictObject({
   feed: feedIdSchema,
@@ -98,26 +97,37 @@ export const readTimelineRequestSchema = z.strictObject({
 export type ReadTimelineRequest = z.output<typeof readTimelineRequestSchema>;
 
 /** One change fan-out asks timeline to make. Readers are always timeline feeds. */
-export type TimelineDelivery =
-  | { kind: 'insert'; readers: FeedId[]; activity: Activity }
-  | { kind: 'remove'; readers: FeedId[]; id: string }
-  | { kind: 'follow'; reader: FeedId; target: FeedId; recent: Activity[]; exhausted: boolean }
-  | { kind: 'unfollow'; reader: FeedId; target: FeedId };
+export const timelineDeliverySchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('insert'), readers: z.array(feedIdSchema), activity: activitySchema }),
+  z.strictObject({ kind: z.literal('remove'), readers: z.array(feedIdSchema), id: idSchema }),
+  z.strictObject({
+    kind: z.literal('follow'),
+    reader: feedIdSchema,
+    target: feedIdSchema,
+    recent: z.array(activitySchema),
+    exhausted: z.boolean(),
+  }),
+  z.strictObject({ kind: z.literal('unfollow'), reader: feedIdSchema, target: feedIdSchema }),
+]);
+export type TimelineDelivery = z.output<typeof timelineDeliverySchema>;
 
 /**
  * A batch covering log positions (after, position]. Timeline refuses a batch whose `after`
  * is not where it stands, and answers with its position so fan-out can replay from there.
  */
-export interface DeliverRequest {
-  after: number;
-  position: number;
-  deliveries: TimelineDelivery[];
-}
+export const deliverRequestSchema = z.strictObject({
+  after: z.number().int().min(0),
+  position: z.number().int().min(0),
+  deliveries: z.array(timelineDeliverySchema),
+});
+export type DeliverRequest = z.output<typeof deliverRequestSchema>;
 
-export type DeliverReply = { applied: true; position: number } | { applied: false; position: number };
+export const deliverReplySchema = z.strictObject({ applied: z.boolean(), position: z.number().int().min(0) });
+export type DeliverReply = z.output<typeof deliverReplySchema>;
 
-export interface ServiceStatus {
-  service: string;
-  ready: boolean;
-  position: number;
-}
+export const serviceStatusSchema = z.strictObject({
+  service: z.string(),
+  ready: z.boolean(),
+  position: z.number().int(),
+});
+export type ServiceStatus = z.output<typeof serviceStatusSchema>;

@@ -41,6 +41,8 @@ export class MemoryContentStore implements ContentStore {
   }
 
   private applyOne(recorded: RecordedEvent): void {
+    // Skip other services' events before paying for their validation.
+    if (recorded.type !== 'ActivityAdded' && recorded.type !== 'ActivityRemoved') return;
     const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
     if (!event || (event.type !== 'ActivityAdded' && event.type !== 'ActivityRemoved')) return;
     if (!this.revisions.claim(recorded)) return;

@@ -32,6 +32,7 @@ export class MemoryGraphStore implements GraphStore {
   }
 
   private applyOne(recorded: RecordedEvent): void {
+    if (recorded.type !== 'FeedFollowed' && recorded.type !== 'FeedUnfollowed') return;
     const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
     if (!event || (event.type !== 'FeedFollowed' && event.type !== 'FeedUnfollowed')) return;
     if (!this.revisions.claim(recorded)) return;

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   sortKeyOf,
   type Activity,
@@ -10,35 +10,20 @@ import {
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { decideAddActivity, decideRemoveActivity } from '@feedmill/feed-models';
 import { SerialQueues } from '@feedmill/platform';
-import { ProjectionHost, ProjectionWriter } from '@feedmill/projections';
+import { ProjectedService } from '@feedmill/projections';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
 /** Activities: decides and appends adds and removes, and answers queries from its projection. */
 @Injectable()
-export class ContentService implements OnApplicationBootstrap, OnModuleDestroy {
+export class ContentService extends ProjectedService {
   /** Commands on one feed run one after another, so each decides on the state the last one left. */
   private readonly perFeed = new SerialQueues();
-  private readonly host: ProjectionHost;
-  private readonly writer: ProjectionWriter;
 
   constructor(
     @Inject(EVENT_LOG) log: EventLog,
     @Inject(CONTENT_STORE) private readonly store: ContentStore,
   ) {
-    this.host = new ProjectionHost(log, store);
-    this.writer = new ProjectionWriter(log, store);
-  }
-
-  onApplicationBootstrap(): Promise<void> {
-    return this.host.start();
-  }
-
-  onModuleDestroy(): Promise<void> {
-    return this.host.stop();
-  }
-
-  status() {
-    return this.host.status();
+    super(log, store);
   }
 
   add(request: AddActivityRequest): Promise<Activity> {

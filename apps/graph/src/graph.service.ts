@@ -1,38 +1,23 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { FeedmillError, type EdgePage, type EdgePageRequest, type FeedId, type FollowCounts, type FollowRequest } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { decideFollow, decideUnfollow } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups, SerialQueues } from '@feedmill/platform';
-import { ProjectionHost, ProjectionWriter } from '@feedmill/projections';
+import { ProjectedService } from '@feedmill/projections';
 import { GRAPH_STORE, type GraphStore } from '@feedmill/stores';
 
 /** Follow edges: decides and appends follows and unfollows, answers edge queries. */
 @Injectable()
-export class GraphService implements OnApplicationBootstrap, OnModuleDestroy {
+export class GraphService extends ProjectedService {
   /** Commands of one follower run one after another, on the state the last one left. */
   private readonly perFollower = new SerialQueues();
-  private readonly host: ProjectionHost;
-  private readonly writer: ProjectionWriter;
 
   constructor(
     @Inject(EVENT_LOG) log: EventLog,
     @Inject(GRAPH_STORE) private readonly store: GraphStore,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
   ) {
-    this.host = new ProjectionHost(log, store);
-    this.writer = new ProjectionWriter(log, store);
-  }
-
-  onApplicationBootstrap(): Promise<void> {
-    return this.host.start();
-  }
-
-  onModuleDestroy(): Promise<void> {
-    return this.host.stop();
-  }
-
-  status() {
-    return this.host.status();
+    super(log, store);
   }
 
   async follow(request: FollowRequest): Promise<void> {

@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import type { StoredRecord } from '../stored-record.js';
 
 /**
  * One record on disk: a 4-byte little-endian payload length, a 4-byte CRC-32 of the
@@ -7,20 +8,6 @@ import { crc32 } from 'node:zlib';
  */
 export const HEADER_BYTES = 8;
 
-export interface StoredRecord {
-  /** stream */
-  s: string;
-  /** revision in the stream */
-  r: number;
-  /** event type */
-  t: string;
-  /** data */
-  d: unknown;
-  /** metadata */
-  m: Record<string, unknown>;
-  /** recorded at */
-  at: string;
-}
 
 export function encodeRecord(record: StoredRecord): Buffer {
   const payload = Buffer.from(JSON.stringify(record), 'utf8');

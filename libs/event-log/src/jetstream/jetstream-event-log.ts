@@ -22,6 +22,7 @@ import type {
   Subscription,
 } from '../event-log.port.js';
 import { runSubscription } from '../subscription-loop.js';
+import type { StoredRecord } from '../stored-record.js';
 
 export interface JetStreamEventLogOptions {
   /** @defaultValue `nats://127.0.0.1:4222` */
@@ -34,14 +35,6 @@ export interface JetStreamEventLogOptions {
   connection?: NatsConnection;
 }
 
-interface WireRecord {
-  s: string;
-  r: number;
-  t: string;
-  d: unknown;
-  m: Record<string, unknown>;
-  at: string;
-}
 
 const STREAM_NAME_PATTERN = /^[A-Za-z0-9_:-]{1,255}$/;
 const MAX_APPEND_ATTEMPTS = 5;
@@ -90,7 +83,7 @@ export class JetStreamEventLog implements EventLog {
   /** Reads the stream's last event from the server: the truth when the cached tail is stale. */
   private async fetchTail(stream: string): Promise<{ revision: number; seq: number }> {
     const message = await this.jsm.streams.getMessage(this.streamName, { last_by_subj: this.subjectOf(stream) });
-    const tail = message ? { revision: (message.json<WireRecord>()).r, seq: message.seq } : { revision: -1, seq: 0 };
+    const tail = message ? { revision: (message.json<StoredRecord>()).r, seq: message.seq } : { revision: -1, seq: 0 };
     this.tails.set(stream, tail);
     return tail;
   }
@@ -112,7 +105,7 @@ export class JetStreamEventLog implements EventLog {
         const recordedAt = new Date().toISOString();
         for (const event of events) {
           revision += 1;
-          const record: WireRecord = { s: stream, r: revision, t: event.type, d: event.data, m: event.metadata ?? {}, at: recordedAt };
+          const record: StoredRecord = { s: stream, r: revision, t: event.type, d: event.data, m: event.metadata ?? {}, at: recordedAt };
           const headers = natsHeaders();
           headers.set('Feedmill-Type', event.type);
           const ack = await this.js.publish(subject, JSON.stringify(record), { headers, expect: { lastSubjectSequence: seq } });
@@ -243,7 +236,7 @@ export class JetStreamEventLog implements EventLog {
 }
 
 function toRecorded(message: JsMsg): RecordedEvent {
-  const record = message.json<WireRecord>();
+  const record = message.json<StoredRecord>();
   return { stream: record.s, revision: record.r, position: message.seq, type: record.t, data: record.d, metadata: record.m, recordedAt: record.at };
 }
 

@@ -2,8 +2,7 @@ import { sortKeyOf, upcastEvent, type Activity, type FeedId, type SortKey } from
 import type { RecordedEvent } from '@feedmill/event-log';
 import { lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
-import { ProjectionPosition } from '../projection-position.js';
-import { StreamRevisions } from '../stream-revisions.js';
+import { MemoryProjection } from './memory-projection.js';
 
 interface Stored {
   key: SortKey;
@@ -14,39 +13,16 @@ interface Stored {
 const keyOfStored = (s: Stored) => s.key;
 
 /** Activities by id, by feed (oldest first) and by foreign id, rebuilt from the log at start. */
-export class MemoryContentStore implements ContentStore {
+export class MemoryContentStore extends MemoryProjection implements ContentStore {
   readonly name = 'content';
+  protected readonly eventTypes = new Set(['ActivityAdded', 'ActivityRemoved']);
   private readonly byId = new Map<string, Stored>();
   private readonly byFeed = new Map<FeedId, Stored[]>();
   private readonly byForeign = new Map<string, string>();
-  private readonly revisions = new StreamRevisions();
-  private readonly applied = new ProjectionPosition();
 
-  async position(): Promise<number> {
-    return this.applied.value;
-  }
-
-  async reach(position: number | undefined): Promise<void> {
-    await this.applied.reach(position);
-  }
-
-  async apply(events: readonly RecordedEvent[]): Promise<void> {
-    for (const event of events) this.applyOne(event);
-    const last = events[events.length - 1];
-    if (last) this.applied.advanceTo(last.position);
-  }
-
-  async applyOwn(event: RecordedEvent): Promise<void> {
-    this.applyOne(event);
-  }
-
-  private applyOne(recorded: RecordedEvent): void {
-    // Skip other services' events before paying for their validation.
-    if (recorded.type !== 'ActivityAdded' && recorded.type !== 'ActivityRemoved') return;
+  protected evolve(recorded: RecordedEvent): void {
     const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
-    if (!event || (event.type !== 'ActivityAdded' && event.type !== 'ActivityRemoved')) return;
-    if (!this.revisions.claim(recorded)) return;
-    if (event.type === 'ActivityAdded') {
+    if (event?.type === 'ActivityAdded') {
       const { activity } = event.data;
       const stored = { key: sortKeyOf(activity), activity, position: recorded.position };
       this.byId.set(activity.id, stored);
@@ -56,7 +32,7 @@ export class MemoryContentStore implements ContentStore {
       if (!last || last.key < stored.key) list.push(stored);
       else list.splice(lowerBound(list, stored.key, keyOfStored), 0, stored);
       if (activity.foreignId !== undefined) this.byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
-    } else {
+    } else if (event?.type === 'ActivityRemoved') {
       const stored = this.byId.get(event.data.id);
       if (!stored) return;
       this.byId.delete(event.data.id);
@@ -64,10 +40,6 @@ export class MemoryContentStore implements ContentStore {
       list.splice(lowerBound(list, stored.key, keyOfStored), 1);
       if (stored.activity.foreignId !== undefined) this.byForeign.delete(foreignKey(stored.activity.feed, stored.activity.foreignId));
     }
-  }
-
-  async streamRevision(stream: string): Promise<number> {
-    return this.revisions.of(stream);
   }
 
   async get(ids: readonly string[]): Promise<Activity[]> {

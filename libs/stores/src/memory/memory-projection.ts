@@ -1,0 +1,46 @@
+import type { RecordedEvent } from '@feedmill/event-log';
+import type { Projection } from '../ports.js';
+import { ProjectionPosition } from '../projection-position.js';
+import { StreamRevisions } from '../stream-revisions.js';
+
+/**
+ * What every memory projection shares: the position it has applied, per-stream revisions
+ * that make applying idempotent, and waiting for a position. Subclasses say which event
+ * types they read and how each changes their state.
+ */
+export abstract class MemoryProjection implements Projection {
+  abstract readonly name: string;
+  protected abstract readonly eventTypes: ReadonlySet<string>;
+  private readonly revisions = new StreamRevisions();
+  private readonly applied = new ProjectionPosition();
+
+  /** Changes the state for one event; called once per event, in stream order. */
+  protected abstract evolve(event: RecordedEvent): void;
+
+  async position(): Promise<number> {
+    return this.applied.value;
+  }
+
+  async reach(position: number | undefined): Promise<void> {
+    await this.applied.reach(position);
+  }
+
+  async streamRevision(stream: string): Promise<number> {
+    return this.revisions.of(stream);
+  }
+
+  async apply(events: readonly RecordedEvent[]): Promise<void> {
+    for (const event of events) this.applyOne(event);
+    const last = events[events.length - 1];
+    if (last) this.applied.advanceTo(last.position);
+  }
+
+  async applyOwn(event: RecordedEvent): Promise<void> {
+    this.applyOne(event);
+  }
+
+  private applyOne(event: RecordedEvent): void {
+    // Checking the type first skips other services' events before any parsing.
+    if (this.eventTypes.has(event.type) && this.revisions.claim(event)) this.evolve(event);
+  }
+}

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import {
   subjects,
-  upcastEvent,
   type ActivityPage,
   type DeliverReply,
   type DeliverRequest,
@@ -9,11 +8,11 @@ import {
   type FeedId,
   type RecentActivitiesRequest,
   type ServiceStatus,
-  type TimelineDelivery,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
 import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
 import { chunkDeliveries } from './delivery-chunks.js';
+import { planDeliveries, type PlanLookups } from './delivery-plan.js';
 
 const FOLLOWERS_PAGE = 10_000;
 
@@ -26,10 +25,9 @@ class TimelineMovedError extends Error {
 }
 
 /**
- * Turns the log into timeline deliveries, in log order: posts and removals go to the
- * author's followers, a follow merges the target's newest activities into the reader's
- * cache, an unfollow takes them out. It starts where timeline says it stands, and timeline
- * moves its position only with the last delivery of each batch (at-least-once, idempotent).
+ * Follows the log and sends each batch's deliveries ({@link planDeliveries}) to timeline.
+ * It starts where timeline says it stands, and timeline moves its position only with the
+ * last delivery of each batch (at-least-once, idempotent).
  */
 @Injectable()
 export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -109,7 +107,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async fanOut(events: readonly RecordedEvent[]): Promise<void> {
     const last = events[events.length - 1]!.position;
-    const chunks = chunkDeliveries(await this.plan(events, last));
+    const chunks = chunkDeliveries(await planDeliveries(events, this.lookups));
     if (chunks.length === 0) chunks.push([]);
     for (const [index, deliveries] of chunks.entries()) {
       const request: DeliverRequest = { after: this.delivered, position: index === chunks.length - 1 ? last : this.delivered, deliveries };
@@ -119,54 +117,16 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     this.delivered = last;
   }
 
-  /**
-   * Looks up followers as of at least the batch's last position: any state that recent
-   * gives the right final timelines, because deliveries are applied in log order and each
-   * is idempotent. A follow's backfill is what the target held at the follow itself.
-   */
-  private async plan(events: readonly RecordedEvent[], atLeast: number): Promise<TimelineDelivery[]> {
-    const parsed = events.map((e) => upcastEvent(e.type, e.data, e.metadata['v'] as number | undefined));
-    const authors = new Set<FeedId>();
-    for (const event of parsed) {
-      if (event?.type === 'ActivityAdded') authors.add(event.data.activity.feed);
-      if (event?.type === 'ActivityRemoved') authors.add(event.data.feed);
-    }
-    const followersOf = new Map<FeedId, FeedId[]>();
-    await Promise.all([...authors].map(async (feed) => followersOf.set(feed, await this.followers(feed, atLeast))));
-
-    const deliveries: TimelineDelivery[] = [];
-    for (const [index, event] of parsed.entries()) {
-      switch (event?.type) {
-        case 'ActivityAdded': {
-          const readers = followersOf.get(event.data.activity.feed)!;
-          if (readers.length > 0) deliveries.push({ kind: 'insert', readers, activity: event.data.activity });
-          break;
-        }
-        case 'ActivityRemoved': {
-          const readers = followersOf.get(event.data.feed)!;
-          if (readers.length > 0) deliveries.push({ kind: 'remove', readers, id: event.data.id });
-          break;
-        }
-        case 'FeedFollowed': {
-          const { follower, target } = event.data;
-          if (!this.groups.isTimeline(follower)) break;
-          const cap = this.groups.capOf(follower);
-          // What the target held when the follow happened (later posts arrive as inserts);
-          // one more than the cap tells whether it has older activities than these.
-          const request: RecentActivitiesRequest = { feeds: [target], limit: cap + 1, atLeast, atMost: events[index]!.position };
-          const page = await this.client.request<ActivityPage>(subjects.content.recent, request);
-          deliveries.push({ kind: 'follow', reader: follower, target, recent: page.items, exhausted: page.items.length <= cap });
-          break;
-        }
-        case 'FeedUnfollowed':
-          deliveries.push({ kind: 'unfollow', reader: event.data.follower, target: event.data.target });
-          break;
-        default:
-          break;
-      }
-    }
-    return deliveries;
-  }
+  /** Planning asks graph and content through the service client. */
+  private readonly lookups: PlanLookups = {
+    followers: (feed, atLeast) => this.followers(feed, atLeast),
+    recent: async (feed, limit, atLeast, atMost) => {
+      const request: RecentActivitiesRequest = { feeds: [feed], limit, atLeast, atMost };
+      return (await this.client.request<ActivityPage>(subjects.content.recent, request)).items;
+    },
+    isTimeline: (feed) => this.groups.isTimeline(feed),
+    capOf: (reader) => this.groups.capOf(reader),
+  };
 
   private async followers(feed: FeedId, atLeast: number): Promise<FeedId[]> {
     const readers: FeedId[] = [];

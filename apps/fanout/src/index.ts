@@ -1,3 +1,5 @@
 export { FanoutModule } from './fanout.module.js';
 export { FanoutService } from './fanout.service.js';
 export { chunkDeliveries } from './delivery-chunks.js';
+export { planDeliveries } from './delivery-plan.js';
+export type { PlanLookups } from './delivery-plan.js';

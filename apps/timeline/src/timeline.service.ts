@@ -35,7 +35,7 @@ export class TimelineService {
   }
 
   async status() {
-    return { service: 'timeline', ready: true, position: await this.store.position() };
+    return { service: 'timeline', ready: true, position: await this.store.position(), counters: await this.store.counters() };
   }
 
   /** Fan-out on read: the newest activities of every feed the reader follows. */

@@ -129,5 +129,7 @@ export const serviceStatusSchema = z.strictObject({
   service: z.string(),
   ready: z.boolean(),
   position: z.number().int(),
+  /** Running totals a service keeps, such as timeline entries delivered. */
+  counters: z.record(z.string(), z.number()).optional(),
 });
 export type ServiceStatus = z.output<typeof serviceStatusSchema>;

@@ -40,6 +40,8 @@ export interface TimelineStore {
   readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage>;
   /** Number of entries the reader's materialized timeline holds (0 when none). */
   size(reader: FeedId): Promise<number>;
+  /** Totals since start: readers with a materialized timeline, entries held, entries delivered. */
+  counters(): Promise<{ timelines: number; entries: number; delivered: number }>;
 }
 
 export const CONTENT_STORE = Symbol('ContentStore');

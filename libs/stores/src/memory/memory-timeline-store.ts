@@ -10,6 +10,9 @@ import type { TimelineStore } from '../ports.js';
 export class MemoryTimelineStore implements TimelineStore {
   private readonly caches = new Map<FeedId, CappedCache>();
   private applied = 0;
+  /** Entries newly written by insert deliveries: fan-out's output, counted for throughput. */
+  private delivered = 0;
+  private entries = 0;
 
   /** @param capOf the cap of a reader's group, from the feed config. */
   constructor(private readonly capOf: (reader: FeedId) => number) {}
@@ -29,20 +32,29 @@ export class MemoryTimelineStore implements TimelineStore {
     switch (delivery.kind) {
       case 'insert': {
         const key = sortKeyOf(delivery.activity);
-        for (const reader of delivery.readers) this.caches.get(reader)?.insert(delivery.activity, key);
+        for (const reader of delivery.readers) {
+          const cache = this.caches.get(reader);
+          if (cache) {
+            const before = cache.size;
+            if (cache.insert(delivery.activity, key)) this.delivered++;
+            this.entries += cache.size - before;
+          }
+        }
         return;
       }
       case 'remove':
-        for (const reader of delivery.readers) this.caches.get(reader)?.remove(delivery.id);
+        for (const reader of delivery.readers) if (this.caches.get(reader)?.remove(delivery.id)) this.entries--;
         return;
       case 'follow': {
         let cache = this.caches.get(delivery.reader);
         if (!cache) this.caches.set(delivery.reader, (cache = new CappedCache(this.capOf(delivery.reader))));
+        const before = cache.size;
         cache.mergeFeed(delivery.recent, delivery.exhausted);
+        this.entries += cache.size - before;
         return;
       }
       case 'unfollow':
-        this.caches.get(delivery.reader)?.removeFeed(delivery.target);
+        this.entries -= this.caches.get(delivery.reader)?.removeFeed(delivery.target) ?? 0;
         return;
     }
   }
@@ -53,5 +65,9 @@ export class MemoryTimelineStore implements TimelineStore {
 
   async size(reader: FeedId): Promise<number> {
     return this.caches.get(reader)?.size ?? 0;
+  }
+
+  async counters(): Promise<{ timelines: number; entries: number; delivered: number }> {
+    return { timelines: this.caches.size, entries: this.entries, delivered: this.delivered };
   }
 }

@@ -1,0 +1,72 @@
+import type { Profile } from './profiles.js';
+import { seededRandom, shuffled, Zipf, type Random } from './random.js';
+
+export type FeedName = string;
+
+/**
+ * A social graph and the draws of who posts and who reads, all from one seed. Follower
+ * counts follow a power law (producer popularity is Zipf-distributed, so most producers
+ * have a handful of followers and the top few a large share of all readers); post rates
+ * and read rates are Zipf-skewed too, and a share of readers never reads.
+ */
+export class Workload {
+  readonly readers: FeedName[];
+  readonly producers: FeedName[];
+  /** [reader index, producer index] pairs. */
+  readonly edges: Array<[number, number]> = [];
+  readonly followersOf: number[][];
+  private readonly random: Random;
+  private readonly posting: Zipf;
+  private readonly postingOrder: Uint32Array;
+  private readonly reading: Zipf;
+  private readonly readingOrder: Uint32Array;
+
+  constructor(
+    readonly profile: Profile,
+    readonly seed: number,
+  ) {
+    this.random = seededRandom(seed);
+    this.readers = Array.from({ length: profile.readers }, (_, i) => `timeline:r${i}`);
+    this.producers = Array.from({ length: profile.producers }, (_, i) => `user:p${i}`);
+    this.followersOf = Array.from({ length: profile.producers }, () => []);
+
+    const popularity = new Zipf(profile.producers, profile.popularitySkew);
+    const popularityOrder = shuffled(profile.producers, this.random);
+    for (let reader = 0; reader < profile.readers; reader++) {
+      const wanted = Math.min(profile.producers, 1 + Math.floor(-Math.log(1 - this.random()) * (profile.meanFollows - 1)));
+      const chosen = new Set<number>();
+      for (let attempts = 0; chosen.size < wanted && attempts < wanted * 20; attempts++) chosen.add(popularityOrder[popularity.draw(this.random)]!);
+      for (const producer of chosen) {
+        this.edges.push([reader, producer]);
+        this.followersOf[producer]!.push(reader);
+      }
+    }
+
+    // Who posts much is independent of who is followed much.
+    this.posting = new Zipf(profile.producers, profile.activitySkew);
+    this.postingOrder = shuffled(profile.producers, this.random);
+    const readingCount = Math.max(1, Math.round(profile.readers * (1 - profile.neverReadShare)));
+    this.reading = new Zipf(readingCount, profile.activitySkew);
+    this.readingOrder = shuffled(profile.readers, this.random).subarray(0, readingCount);
+  }
+
+  nextPoster(): number {
+    return this.postingOrder[this.posting.draw(this.random)]!;
+  }
+
+  nextReader(): number {
+    return this.readingOrder[this.reading.draw(this.random)]!;
+  }
+
+  /** A draw of [0, 1), from the workload's own stream. */
+  chance(): number {
+    return this.random();
+  }
+
+  /** The largest follower counts, for the report. */
+  followerCountSummary(): { max: number; p50: number; p99: number; producersWithoutFollowers: number } {
+    const counts = this.followersOf.map((f) => f.length).sort((a, b) => a - b);
+    const at = (q: number) => counts[Math.min(counts.length - 1, Math.floor(q * counts.length))]!;
+    return { max: counts[counts.length - 1]!, p50: at(0.5), p99: at(0.99), producersWithoutFollowers: counts.filter((c) => c === 0).length };
+  }
+}

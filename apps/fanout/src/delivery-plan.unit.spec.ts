@@ -1,0 +1,54 @@
+import type { Activity, FeedEvent, FeedId } from '@feedmill/contracts';
+import type { RecordedEvent } from '@feedmill/event-log';
+import { planDeliveries, type PlanLookups } from './delivery-plan.js';
+
+const activity = (id: string, feed: FeedId): Activity => ({ id, feed, actor: 'a', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' });
+
+function recorded(events: FeedEvent[], from = 1): RecordedEvent[] {
+  return events.map((event, i) => ({ stream: 's', revision: i, position: from + i, type: event.type, data: event.data, metadata: { v: 1 }, recordedAt: 't' }));
+}
+
+describe('planDeliveries', () => {
+  const calls: string[] = [];
+  const lookups: PlanLookups = {
+    followers: async (feed, atLeast) => {
+      calls.push(`followers ${feed} >=${atLeast}`);
+      return feed === 'user:a' ? ['timeline:r', 'timeline:s'] : [];
+    },
+    recent: async (feed, limit, atLeast, atMost) => {
+      calls.push(`recent ${feed} ${limit} >=${atLeast} <=${atMost}`);
+      return [activity('old2', feed), activity('old1', feed)];
+    },
+    isTimeline: (feed) => feed.startsWith('timeline:'),
+    capOf: () => 1,
+  };
+
+  beforeEach(() => calls.splice(0));
+
+  it('plans deliveries in log order, looking followers up once per author as of the batch end', async () => {
+    const events = recorded([
+      { type: 'ActivityAdded', data: { activity: activity('a1', 'user:a') } },
+      { type: 'FeedFollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
+      { type: 'ActivityAdded', data: { activity: activity('a2', 'user:a') } },
+      { type: 'ActivityAdded', data: { activity: activity('c1', 'user:c') } },
+      { type: 'ActivityRemoved', data: { id: 'a1', feed: 'user:a', time: 't' } },
+      { type: 'FeedUnfollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
+    ], 10);
+    const deliveries = await planDeliveries(events, lookups);
+    expect(deliveries).toEqual([
+      { kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: activity('a1', 'user:a') },
+      { kind: 'follow', reader: 'timeline:t', target: 'user:b', recent: [activity('old2', 'user:b'), activity('old1', 'user:b')], exhausted: false },
+      { kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: activity('a2', 'user:a') },
+      { kind: 'remove', readers: ['timeline:r', 'timeline:s'], id: 'a1' },
+      { kind: 'unfollow', reader: 'timeline:t', target: 'user:b' },
+    ]);
+    expect(calls.filter((c) => c.startsWith('followers')).sort()).toEqual(['followers user:a >=15', 'followers user:c >=15']);
+    expect(calls).toContain('recent user:b 2 >=15 <=11');
+  });
+
+  it('skips events it does not consume and follows by feeds that are not timelines', async () => {
+    const events = recorded([{ type: 'FeedFollowed', data: { follower: 'user:x', target: 'user:b', time: 't' } }]);
+    events.push({ ...events[0]!, position: 2, type: 'SomethingElse', data: {} });
+    expect(await planDeliveries(events, lookups)).toEqual([]);
+  });
+});

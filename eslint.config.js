@@ -14,6 +14,7 @@ const layers = {
   'type:util': ['type:domain', 'type:data-access', 'type:util'],
   'type:app': ['type:domain', 'type:data-access', 'type:util', 'type:app'],
   'type:testing': ['type:domain', 'type:data-access', 'type:util', 'type:testing'],
+  'type:tool': ['type:domain', 'type:data-access', 'type:util', 'type:app', 'type:testing', 'type:tool'],
 };
 
 /** Tests may also use the testing lib (nats-server launcher, clients, reference models). */

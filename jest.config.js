@@ -19,7 +19,7 @@ const shared = {
   moduleNameMapper: {
     '^@feedmill/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing.ts',
     '^@feedmill/(contracts|event-log|feed-models|stores|projections|testing|platform)$': '<rootDir>/libs/$1/src/index.ts',
-    '^@feedmill/(gateway|content|graph|fanout|timeline|standalone)$': '<rootDir>/apps/$1/src/index.ts',
+    '^@feedmill/(gateway|content|graph|fanout|timeline|standalone|bench)$': '<rootDir>/apps/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',

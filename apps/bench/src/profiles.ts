@@ -23,9 +23,11 @@ export interface Profile {
   probes: number;
   /** Timeline reads of each kind in the in-process comparison. */
   inProcessReads: number;
+  /** Timeline entries delivered by each side of the fan-out comparison. */
+  baselineDeliveries: number;
 }
 
-const base = { popularitySkew: 1.2, activitySkew: 1.0, neverReadShare: 0.3, readsPerWrite: 20, connections: 32 };
+const base = { baselineDeliveries: 30_000, popularitySkew: 1.2, activitySkew: 1.0, neverReadShare: 0.3, readsPerWrite: 20, connections: 32 };
 
 export const profiles: Record<Profile['name'], Profile> = {
   small: { ...base, name: 'small', readers: 3_000, producers: 600, meanFollows: 7, warmPosts: 4_000, mixedSeconds: 15, probes: 40, inProcessReads: 500 },

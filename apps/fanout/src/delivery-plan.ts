@@ -28,8 +28,19 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
     if (event?.type === 'ActivityAdded') authors.add(event.data.activity.feed);
     if (event?.type === 'ActivityRemoved') authors.add(event.data.feed);
   }
+  // Every lookup of the batch at once (over a network they would otherwise add up one round
+  // trip at a time), settled together so that a failure fails the batch and nothing else.
   const followersOf = new Map<FeedId, FeedId[]>();
-  await Promise.all([...authors].map(async (feed) => followersOf.set(feed, await lookups.followers(feed, atLeast))));
+  const backfills = new Map<number, Activity[]>();
+  await Promise.all([
+    ...[...authors].map(async (feed) => followersOf.set(feed, await lookups.followers(feed, atLeast))),
+    ...parsed.map(async (event, index) => {
+      if (event?.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower)) return;
+      // One more than the cap tells whether the target has older activities than these.
+      const limit = lookups.capOf(event.data.follower) + 1;
+      backfills.set(index, await lookups.recent(event.data.target, limit, atLeast, events[index]!.position));
+    }),
+  ]);
 
   const deliveries: TimelineDelivery[] = [];
   for (const [index, event] of parsed.entries()) {
@@ -46,11 +57,9 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
       }
       case 'FeedFollowed': {
         const { follower, target } = event.data;
-        if (!lookups.isTimeline(follower)) break;
-        const cap = lookups.capOf(follower);
-        // One more than the cap tells whether the target has older activities than these.
-        const recent = await lookups.recent(target, cap + 1, atLeast, events[index]!.position);
-        deliveries.push({ kind: 'follow', reader: follower, target, recent, exhausted: recent.length <= cap });
+        const recent = backfills.get(index);
+        if (!recent) break;
+        deliveries.push({ kind: 'follow', reader: follower, target, recent, exhausted: recent.length <= lookups.capOf(follower) });
         break;
       }
       case 'FeedUnfollowed':

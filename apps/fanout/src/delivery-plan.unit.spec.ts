@@ -52,3 +52,4 @@ describe('planDeliveries', () => {
     expect(await planDeliveries(events, lookups)).toEqual([]);
   });
 });
+

@@ -185,6 +185,7 @@ export class JetStreamEventLog implements EventLog {
             if (buffer.length > 0 || signal.aborted) return resolve();
             const done = () => {
               waiters.delete(done);
+              signal.removeEventListener('abort', done);
               resolve();
             };
             waiters.add(done);

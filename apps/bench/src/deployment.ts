@@ -1,0 +1,126 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pidusage from 'pidusage';
+import type { ServiceStatus } from '@feedmill/contracts';
+import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
+import {
+  freePort,
+  startCluster,
+  startNatsServer,
+  startStandalone,
+  waitFor,
+  type Deployment,
+  type NatsServerHandle,
+} from '@feedmill/testing';
+
+export type Mode = 'standalone' | 'cluster';
+
+/**
+ * The system under test, in either deployment, on this machine: started fresh, restarted
+ * on the same log to measure a rebuild, and read back in-process afterwards.
+ */
+export class BenchDeployment {
+  private running?: Deployment;
+  private nats?: NatsServerHandle;
+  private dataDir?: string;
+  private port = 0;
+  private readonly stream = `BENCH${Date.now()}`;
+
+  constructor(readonly mode: Mode) {}
+
+  get baseUrl(): string {
+    return this.running!.baseUrl;
+  }
+
+  /** The NATS server of a cluster deployment; undefined for standalone. */
+  get natsUrl(): string | undefined {
+    return this.nats?.url;
+  }
+
+  get pids(): number[] {
+    return this.running!.processes.map((p) => p.child.pid!).filter((pid) => pid !== undefined);
+  }
+
+  async start(): Promise<void> {
+    if (this.mode === 'standalone') {
+      this.dataDir ??= await mkdtemp(join(tmpdir(), 'feedmill-bench-'));
+      this.port ||= await freePort();
+      this.running = await startStandalone({ dataDir: this.dataDir, port: this.port });
+    } else {
+      this.nats ??= await startNatsServer();
+      this.running = await startCluster({ natsUrl: this.nats.url, stream: this.stream });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.running?.stop();
+    this.running = undefined;
+  }
+
+  async statuses(): Promise<ServiceStatus[]> {
+    const response = await fetch(`${this.baseUrl}/readyz`);
+    return ((await response.json()) as { services: ServiceStatus[] }).services;
+  }
+
+  /** Waits until graph and fan-out have applied everything content has; returns the log head. */
+  async settled(timeoutMs = 600_000): Promise<number> {
+    return waitFor(
+      async () => {
+        const response = await fetch(`${this.baseUrl}/readyz`).catch(() => undefined);
+        if (response?.status !== 200) return undefined;
+        const services = ((await response.json()) as { services: ServiceStatus[] }).services;
+        const at = new Map(services.map((s) => [s.service, s.position]));
+        const head = at.get('content')!;
+        return at.get('fanout') === head && at.get('graph') === head ? head : undefined;
+      },
+      { timeoutMs, intervalMs: 20, what: 'the deployment to settle' },
+    );
+  }
+
+  async timelineCounters(): Promise<{ timelines: number; entries: number; delivered: number }> {
+    const timeline = (await this.statuses()).find((s) => s.service === 'timeline');
+    const counters = timeline?.counters ?? {};
+    return { timelines: counters['timelines'] ?? 0, entries: counters['entries'] ?? 0, delivered: counters['delivered'] ?? 0 };
+  }
+
+  /** Opens the log the deployment wrote, for reading in this process (after {@link stop} for the file log). */
+  async openLog(): Promise<EventLog> {
+    return this.mode === 'standalone'
+      ? FileEventLog.open({ dir: this.dataDir! })
+      : JetStreamEventLog.connect({ servers: this.nats!.url, streamName: this.stream });
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    await this.nats?.stop();
+    if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Samples the CPU time of processes: cores busy on average between start and stop. */
+export class CpuMeter {
+  private readonly samples: number[] = [];
+  private timer?: NodeJS.Timeout;
+
+  start(pids: () => number[]): void {
+    this.timer = setInterval(() => {
+      void pidusage(pids())
+        .then((stats) => this.samples.push(Object.values(stats).reduce((sum, s) => sum + s.cpu, 0) / 100))
+        .catch(() => undefined);
+    }, 1000);
+  }
+
+  stop(): { meanCores: number; maxCores: number; samples: number } {
+    clearInterval(this.timer);
+    pidusage.clear();
+    const used = this.samples.slice(1); // the first sample covers the time before start
+    const mean = used.reduce((a, b) => a + b, 0) / Math.max(1, used.length);
+    return { meanCores: round(mean, 2), maxCores: round(Math.max(0, ...used), 2), samples: used.length };
+  }
+}
+
+export function round(value: number, digits = 1): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}

@@ -1,0 +1,85 @@
+import autocannon from 'autocannon';
+import { Latencies } from './latency.js';
+
+export interface PlannedRequest {
+  /** What the request measures: `post`, `read`, `follow`. */
+  kind: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  body?: unknown;
+}
+
+export interface HttpLoadResult {
+  seconds: number;
+  byKind: Record<string, { ok: number; failed: number; latency: Latencies }>;
+  /** Successful responses per kind, per elapsed second. */
+  perSecond: Array<Record<string, number>>;
+  errors: number;
+}
+
+/**
+ * Drives the gateway with autocannon. Each connection asks `next` for its next request, so
+ * one run can mix kinds; latencies are kept per kind. Either runs `amount` requests or for
+ * `seconds`.
+ */
+export async function runHttpLoad(options: {
+  baseUrl: string;
+  connections: number;
+  next: () => PlannedRequest | undefined;
+  amount?: number;
+  seconds?: number;
+  onProgress?: (done: number) => void;
+}): Promise<HttpLoadResult> {
+  const byKind: HttpLoadResult['byKind'] = {};
+  const perSecond: Array<Record<string, number>> = [];
+  const started = performance.now();
+  let done = 0;
+
+  const instance = autocannon({
+    url: options.baseUrl,
+    connections: options.connections,
+    pipelining: 1,
+    ...(options.amount === undefined ? { duration: options.seconds ?? 10 } : { amount: options.amount }),
+    requests: [
+      {
+        setupRequest: (request: Record<string, unknown>, context: Record<string, unknown>) => {
+          const planned = options.next();
+          if (!planned) return request;
+          context['kind'] = planned.kind;
+          request['method'] = planned.method;
+          request['path'] = planned.path;
+          if (planned.body === undefined) {
+            delete request['body'];
+            request['headers'] = {};
+          } else {
+            request['body'] = JSON.stringify(planned.body);
+            request['headers'] = { 'content-type': 'application/json' };
+          }
+          return request;
+        },
+      },
+    ],
+  } as never) as unknown as Promise<{ errors: number; timeouts: number }> & NodeJS.EventEmitter;
+
+  // With one request in flight per connection, a connection's context still names the
+  // request that just completed when its response is reported.
+  instance.on('response', (client: { requestIterator: { context: Record<string, unknown> } }, status: number, _bytes: number, ms: number) => {
+    const kind = String(client.requestIterator.context['kind'] ?? 'unknown');
+    const stats = (byKind[kind] ??= { ok: 0, failed: 0, latency: new Latencies() });
+    if (status >= 200 && status < 300) {
+      stats.ok++;
+      stats.latency.recordMs(ms);
+      const second = Math.floor((performance.now() - started) / 1000);
+      const bucket = (perSecond[second] ??= {});
+      bucket[kind] = (bucket[kind] ?? 0) + 1;
+    } else {
+      stats.failed++;
+    }
+    done++;
+    if (done % 500 === 0) options.onProgress?.(done);
+  });
+  const result = await instance;
+  options.onProgress?.(done);
+  for (let i = 0; i < perSecond.length; i++) perSecond[i] ??= {};
+  return { seconds: (performance.now() - started) / 1000, byKind, perSecond, errors: result.errors + result.timeouts };
+}

@@ -1,0 +1,58 @@
+import * as hdr from 'hdr-histogram-js';
+
+/** p50 / p95 / p99 / max in milliseconds, with the count and mean behind them. */
+export interface LatencySummary {
+  count: number;
+  mean: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * Latencies recorded into an HDR histogram at microsecond resolution, so that percentiles
+ * stay exact to three significant digits without keeping every sample.
+ */
+export class Latencies {
+  private readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
+  /** A bounded sample of raw values, for the distribution charts. */
+  private readonly sample: number[] = [];
+
+  recordMs(ms: number): void {
+    const micros = Math.max(1, Math.round(ms * 1000));
+    this.histogram.recordValue(micros);
+    if (this.sample.length < 20_000) this.sample.push(ms);
+    else {
+      const slot = Math.floor(Math.random() * this.histogram.totalCount);
+      if (slot < this.sample.length) this.sample[slot] = ms;
+    }
+  }
+
+  get count(): number {
+    return this.histogram.totalCount;
+  }
+
+  summary(): LatencySummary {
+    const ms = (micros: number) => Math.round(micros) / 1000;
+    return {
+      count: this.histogram.totalCount,
+      mean: ms(this.histogram.mean),
+      p50: ms(this.histogram.getValueAtPercentile(50)),
+      p95: ms(this.histogram.getValueAtPercentile(95)),
+      p99: ms(this.histogram.getValueAtPercentile(99)),
+      max: ms(this.histogram.maxValue),
+    };
+  }
+
+  samples(): number[] {
+    return [...this.sample];
+  }
+}
+
+/** Times an async call in milliseconds. */
+export async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const value = await work();
+  return [value, performance.now() - started];
+}

@@ -1,0 +1,178 @@
+import 'reflect-metadata';
+import { cpus, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Logger } from '@nestjs/common';
+import { BenchDeployment, CpuMeter, round, type Mode } from './deployment.js';
+import { runHttpLoad, type PlannedRequest } from './http-load.js';
+import { measureInProcess } from './in-process.js';
+import { Latencies } from './latency.js';
+import { measurePostToVisible } from './post-to-visible.js';
+import { profiles, type Profile } from './profiles.js';
+import { progressBar, say } from './progress.js';
+import { writeReport, type BenchResults } from './report.js';
+import { Workload } from './workload.js';
+
+const { values } = parseArgs({
+  options: {
+    profile: { type: 'string', default: 'small' },
+    mode: { type: 'string', default: 'standalone' },
+    out: { type: 'string' },
+    seed: { type: 'string', default: '42' },
+  },
+});
+
+const profile: Profile | undefined = profiles[values.profile as Profile['name']];
+if (!profile) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
+if (values.mode !== 'standalone' && values.mode !== 'cluster') throw new Error('--mode must be standalone or cluster');
+const mode = values.mode as Mode;
+const seed = Number(values.seed);
+const outDir = resolve(values.out ?? `bench-results/${profile.name}-${mode}`);
+Logger.overrideLogger(['error', 'warn']);
+
+const startedAt = new Date();
+say(`feedmill benchmark: profile ${profile.name}, ${mode}, seed ${seed} -> ${outDir}`);
+const workload = new Workload(profile, seed);
+say(`workload: ${workload.readers.length} readers, ${workload.producers.length} producers, ${workload.edges.length} follow edges, top producer has ${workload.followerCountSummary().max} followers`);
+
+const deployment = new BenchDeployment(mode);
+try {
+  await deployment.start();
+  say(`${mode} deployment ready at ${deployment.baseUrl}`);
+
+  // 1. The social graph, through the API.
+  let bar = progressBar('follows', workload.edges.length);
+  let edge = 0;
+  const follows = await runHttpLoad({
+    baseUrl: deployment.baseUrl,
+    connections: profile.connections,
+    amount: workload.edges.length,
+    next: () => {
+      const pair = workload.edges[edge++ % workload.edges.length]!;
+      return { kind: 'follow', method: 'PUT', path: `/v1/feeds/timeline/r${pair[0]}/follows/user/p${pair[1]}` };
+    },
+    onProgress: (done) => bar.update(done),
+  });
+  bar.stop();
+  await deployment.settled();
+
+  // 2. History: posts only, then wait for fan-out to deliver all of them.
+  const postRequest = (kind: string): PlannedRequest => {
+    const producer = workload.nextPoster();
+    return { kind, method: 'POST', path: `/v1/feeds/user/p${producer}/activities`, body: { actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` } };
+  };
+  const deliveredBefore = (await deployment.timelineCounters()).delivered;
+  bar = progressBar('warm-up posts', profile.warmPosts);
+  const fanoutStarted = performance.now();
+  const warm = await runHttpLoad({
+    baseUrl: deployment.baseUrl,
+    connections: profile.connections,
+    amount: profile.warmPosts,
+    next: () => postRequest('post'),
+    onProgress: (done) => bar.update(done),
+  });
+  bar.stop();
+  await deployment.settled();
+  const fanoutSeconds = (performance.now() - fanoutStarted) / 1000;
+  const deliveries = (await deployment.timelineCounters()).delivered - deliveredBefore;
+  say(`fan-out delivered ${deliveries} timeline entries in ${round(fanoutSeconds, 2)} s`);
+
+  // 3. The mixed phase, with post-to-visible probes and CPU sampling beside it.
+  const cpu = new CpuMeter();
+  cpu.start(() => deployment.pids);
+  let mixedOver = false;
+  const probes = measurePostToVisible(deployment.baseUrl, workload, profile.probes, () => mixedOver);
+  bar = progressBar(`mixed ${profile.readsPerWrite}:1 for ${profile.mixedSeconds}s`, profile.mixedSeconds);
+  const ticker = setInterval(() => bar.update(Math.round((performance.now() - mixedStarted) / 1000)), 1000);
+  const mixedStarted = performance.now();
+  const mixed = await runHttpLoad({
+    baseUrl: deployment.baseUrl,
+    connections: profile.connections,
+    seconds: profile.mixedSeconds,
+    next: () => {
+      if (workload.chance() < 1 / (profile.readsPerWrite + 1)) return postRequest('post');
+      return { kind: 'read', method: 'GET', path: `/v1/feeds/timeline/r${workload.nextReader()}?limit=25` };
+    },
+  });
+  mixedOver = true;
+  clearInterval(ticker);
+  bar.stop();
+  const postToVisible = await probes;
+  const cpuUse = cpu.stop();
+  await deployment.settled();
+
+  // 4. Rebuild: restart on the same log and time until every timeline is back.
+  say('restarting to measure the rebuild');
+  await deployment.stop();
+  const rebuildStarted = performance.now();
+  await deployment.start();
+  const events = await deployment.settled();
+  const rebuildSeconds = (performance.now() - rebuildStarted) / 1000;
+  say(`rebuilt ${events} events in ${round(rebuildSeconds, 2)} s`);
+  await deployment.stop();
+
+  // 5. In-process figures and the naive baseline, from the same log.
+  const log = await deployment.openLog();
+  const inProcess = await measureInProcess(log, workload, deployment.natsUrl, (phase) => say(`in-process: ${phase}`));
+  await log.close();
+
+  const empty = new Latencies();
+  const byKind = (kind: string) => mixed.byKind[kind] ?? { ok: 0, failed: 0, latency: empty };
+  const failures = [follows, warm, mixed].reduce(
+    (sum, run) => ({
+      httpNon2xx: sum.httpNon2xx + Object.values(run.byKind).reduce((n, k) => n + k.failed, 0),
+      transportErrors: sum.transportErrors + run.errors,
+    }),
+    { httpNon2xx: 0, transportErrors: 0 },
+  );
+  const results: BenchResults = {
+    profile: profile.name,
+    mode,
+    seed,
+    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+    startedAt: startedAt.toISOString(),
+    durationSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+    workload: {
+      readers: profile.readers,
+      producers: profile.producers,
+      followEdges: workload.edges.length,
+      followers: workload.followerCountSummary(),
+      warmPosts: profile.warmPosts,
+      mixedSeconds: profile.mixedSeconds,
+      readsPerWrite: profile.readsPerWrite,
+      connections: profile.connections,
+    },
+    loading: {
+      followsPerSecond: Math.round((follows.byKind['follow']?.ok ?? 0) / follows.seconds),
+      followLatencyMs: (follows.byKind['follow']?.latency ?? empty).summary(),
+      warmPostsPerSecond: Math.round((warm.byKind['post']?.ok ?? 0) / warm.seconds),
+      warmPostLatencyMs: (warm.byKind['post']?.latency ?? empty).summary(),
+    },
+    posts: { acceptedPerSecond: Math.round(byKind('post').ok / mixed.seconds), latencyMs: byKind('post').latency.summary() },
+    fanout: { deliveries, seconds: round(fanoutSeconds, 2), deliveriesPerSecond: Math.round(deliveries / fanoutSeconds) },
+    fanoutInProcess: inProcess.fanoutInProcess,
+    postToVisibleMs: postToVisible.summary(),
+    reads: { http: { readsPerSecond: Math.round(byKind('read').ok / mixed.seconds), latencyMs: byKind('read').latency.summary() }, inProcess: inProcess.reads.ours },
+    rebuild: {
+      deployment: { events, seconds: round(rebuildSeconds, 2), eventsPerSecond: Math.round(events / rebuildSeconds) },
+      inProcessProjections: inProcess.projectionRebuild,
+    },
+    memory: inProcess.memory,
+    cpu: cpuUse,
+    baseline: { fanout: inProcess.fanout, reads: { ours: inProcess.reads.ours, naive: inProcess.reads.naive, speedup: inProcess.reads.speedup } },
+    failures,
+    throughput: { mixed: mixed.perSecond, warm: warm.perSecond },
+  };
+  await writeReport(outDir, results, {
+    post: byKind('post').latency.samples(),
+    read: byKind('read').latency.samples(),
+    postToVisible: postToVisible.samples(),
+    inProcessOurs: inProcess.reads.samples.ours,
+    inProcessNaive: inProcess.reads.samples.naive,
+  });
+  say(`done in ${results.durationSeconds} s: ${outDir}/report.md, report.html, results.json`);
+  say(`posts ${results.posts.acceptedPerSecond}/s, reads ${results.reads.http.readsPerSecond}/s (p99 ${results.reads.http.latencyMs.p99} ms), post-to-visible p50 ${results.postToVisibleMs.p50} ms, fan-out ${results.fanout.deliveriesPerSecond}/s`);
+} finally {
+  await deployment.dispose();
+}

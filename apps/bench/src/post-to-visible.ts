@@ -1,0 +1,32 @@
+import { FeedClient } from '@feedmill/testing';
+import { Latencies } from './latency.js';
+import type { Workload } from './workload.js';
+
+/**
+ * Time from a post's 201 to the post being readable on the first page of one of the
+ * author's followers: fan-out's latency as a reader sees it. Runs `count` probes, one at a
+ * time, beside whatever load is running.
+ */
+export async function measurePostToVisible(baseUrl: string, workload: Workload, count: number, stop: () => boolean): Promise<Latencies> {
+  const api = new FeedClient(baseUrl);
+  const latencies = new Latencies();
+  for (let probe = 0; probe < count && !stop(); probe++) {
+    let producer = workload.nextPoster();
+    for (let tries = 0; workload.followersOf[producer]!.length === 0 && tries < 100; tries++) producer = workload.nextPoster();
+    const followers = workload.followersOf[producer]!;
+    if (followers.length === 0) continue;
+    const reader = workload.readers[followers[Math.floor(workload.chance() * followers.length)]!]!;
+    const posted = await api.post(workload.producers[producer]!, { actor: `p${producer}`, verb: 'probe', object: `probe:${probe}` });
+    if (posted.status !== 201) throw new Error(`probe post answered ${posted.status}`);
+    const acknowledged = performance.now();
+    for (;;) {
+      const page = await api.page(reader, 5);
+      if (page.body.items.some((item) => item.id === posted.body.id)) break;
+      if (performance.now() - acknowledged > 60_000) throw new Error(`probe ${posted.body.id} never reached ${reader}`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    latencies.recordMs(performance.now() - acknowledged);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return latencies;
+}

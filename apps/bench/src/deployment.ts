@@ -16,6 +16,9 @@ import {
 
 export type Mode = 'standalone' | 'cluster';
 
+/** A restart rebuilds everything before it is ready: give it as long as a rebuild takes. */
+const READY_TIMEOUT_MS = 30 * 60_000;
+
 /**
  * The system under test, in either deployment, on this machine: started fresh, restarted
  * on the same log to measure a rebuild, and read back in-process afterwards.
@@ -46,10 +49,10 @@ export class BenchDeployment {
     if (this.mode === 'standalone') {
       this.dataDir ??= await mkdtemp(join(tmpdir(), 'feedmill-bench-'));
       this.port ||= await freePort();
-      this.running = await startStandalone({ dataDir: this.dataDir, port: this.port });
+      this.running = await startStandalone({ dataDir: this.dataDir, port: this.port, readyTimeoutMs: READY_TIMEOUT_MS });
     } else {
       this.nats ??= await startNatsServer();
-      this.running = await startCluster({ natsUrl: this.nats.url, stream: this.stream });
+      this.running = await startCluster({ natsUrl: this.nats.url, stream: this.stream, readyTimeoutMs: READY_TIMEOUT_MS });
     }
   }
 

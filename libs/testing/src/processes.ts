@@ -62,21 +62,21 @@ export interface Deployment {
 }
 
 /** The embedded default: one process, file log in `dataDir`. */
-export async function startStandalone(options: { dataDir: string; env?: Record<string, string>; port?: number }): Promise<Deployment> {
+export async function startStandalone(options: { dataDir: string; env?: Record<string, string>; port?: number; readyTimeoutMs?: number }): Promise<Deployment> {
   const port = options.port ?? (await freePort());
   const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: options.dataDir, ...options.env });
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilReady(baseUrl, [app]);
+  await waitUntilReady(baseUrl, [app], options.readyTimeoutMs);
   return { baseUrl, processes: [app], stop: () => app.stop() };
 }
 
 /** Five processes over NATS, the log on JetStream in its own stream. */
-export async function startCluster(options: { natsUrl: string; stream: string; env?: Record<string, string> }): Promise<Deployment> {
+export async function startCluster(options: { natsUrl: string; stream: string; env?: Record<string, string>; readyTimeoutMs?: number }): Promise<Deployment> {
   const port = await freePort();
   const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', JETSTREAM_STREAM: options.stream, ...options.env };
   const processes = ['content', 'graph', 'timeline', 'fanout'].map((name) => startApp(name, env));
   processes.push(startApp('gateway', { ...env, PORT: String(port) }));
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilReady(baseUrl, processes);
+  await waitUntilReady(baseUrl, processes, options.readyTimeoutMs);
   return { baseUrl, processes, stop: async () => void (await Promise.all(processes.map((p) => p.stop()))) };
 }

@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { BenchResults } from './report.js';
+
+/**
+ * The smoke check of the benchmark: the small profile runs to the end and every figure is
+ * present and plausible. No figure is compared with a time: the machine decides those.
+ */
+let out: string;
+let results: BenchResults;
+let output = '';
+
+beforeAll(async () => {
+  out = await mkdtemp(join(tmpdir(), 'feedmill-bench-smoke-'));
+  const child = spawn(process.execPath, ['--expose-gc', resolve('apps/bench/dist/main.js'), '--profile', 'small', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  if (code !== 0) throw new Error(`the benchmark exited with ${code}:\n${output.slice(-4000)}`);
+  results = JSON.parse(await readFile(join(out, 'results.json'), 'utf8')) as BenchResults;
+}, 300_000);
+
+afterAll(() => rm(out, { recursive: true, force: true }));
+
+const latencies = (r: BenchResults) => ({
+  'posts (mixed)': r.posts.latencyMs,
+  'reads (HTTP)': r.reads.http.latencyMs,
+  'reads (in-process)': r.reads.inProcess.latencyMs,
+  'post to visible': r.postToVisibleMs,
+  follows: r.loading.followLatencyMs,
+  'warm-up posts': r.loading.warmPostLatencyMs,
+  'naive reads': r.baseline.reads.naive.latencyMs,
+});
+
+it('reports every latency with p50 <= p95 <= p99 <= max, from real samples', () => {
+  for (const [name, l] of Object.entries(latencies(results))) {
+    expect({ name, counted: l.count > 0, positive: l.p50 > 0, ordered: l.p50 <= l.p95 && l.p95 <= l.p99 && l.p99 <= l.max }).toEqual({
+      name,
+      counted: true,
+      positive: true,
+      ordered: true,
+    });
+  }
+});
+
+it('reports every throughput, and they agree with the workload', () => {
+  const rates = {
+    posts: results.posts.acceptedPerSecond,
+    reads: results.reads.http.readsPerSecond,
+    readsInProcess: results.reads.inProcess.readsPerSecond,
+    fanout: results.fanout.deliveriesPerSecond,
+    fanoutInProcess: results.fanoutInProcess.deliveriesPerSecond,
+    follows: results.loading.followsPerSecond,
+    warmPosts: results.loading.warmPostsPerSecond,
+    rebuild: results.rebuild.deployment.eventsPerSecond,
+    rebuildInProcess: results.rebuild.inProcessProjections.eventsPerSecond,
+  };
+  for (const [name, rate] of Object.entries(rates)) expect({ name, rate: Number.isFinite(rate) && rate > 0 }).toEqual({ name, rate: true });
+  // 20 reads per write: the observed mix is close to it.
+  const mix = results.reads.http.readsPerSecond / results.posts.acceptedPerSecond;
+  expect(mix).toBeGreaterThan(12);
+  expect(mix).toBeLessThan(30);
+  // Every follow, warm-up post and mixed-phase post is in the log that was rebuilt.
+  expect(results.rebuild.deployment.events).toBeGreaterThanOrEqual(results.workload.followEdges + results.workload.warmPosts);
+  expect(results.fanout.deliveries).toBeGreaterThan(results.workload.warmPosts);
+  expect(results.failures).toEqual({ httpNon2xx: 0, transportErrors: 0 });
+});
+
+it('reports memory, CPU and the baseline ratios within plausible bounds', () => {
+  expect(results.memory.bytesPerFollowEdge).toBeGreaterThan(8);
+  expect(results.memory.bytesPerFollowEdge).toBeLessThan(10_000);
+  expect(results.memory.bytesPer1000TimelineEntries).toBeGreaterThan(8_000);
+  expect(results.memory.bytesPer1000TimelineEntries).toBeLessThan(10_000_000);
+  expect(results.cpu.samples).toBeGreaterThan(0);
+  expect(results.cpu.meanCores).toBeGreaterThan(0);
+  expect(results.cpu.meanCores).toBeLessThanOrEqual(results.machine.cpus + 0.5);
+  for (const ratio of [results.baseline.fanout.speedup, results.baseline.reads.speedup]) expect(Number.isFinite(ratio) && ratio > 0).toBe(true);
+  expect(results.baseline.fanout.deliveries).toBeGreaterThan(0);
+  expect(results.baseline.fanout.naive.requests).toBeGreaterThan(results.baseline.fanout.ours.requests);
+});
+
+it('writes a report that shows the figures and the charts', async () => {
+  const markdown = await readFile(join(out, 'report.md'), 'utf8');
+  expect(markdown).toContain(`${results.posts.acceptedPerSecond.toLocaleString('en')} /s`);
+  expect(markdown).toContain('npm run bench -- --profile small --mode standalone');
+  const html = await readFile(join(out, 'report.html'), 'utf8');
+  expect((html.match(/<svg /g) ?? []).length).toBeGreaterThanOrEqual(4);
+  expect(output).toMatch(/mixed 20:1/);
+});

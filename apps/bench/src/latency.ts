@@ -35,14 +35,10 @@ export class Latencies {
 
   summary(): LatencySummary {
     const ms = (micros: number) => Math.round(micros) / 1000;
-    return {
-      count: this.histogram.totalCount,
-      mean: ms(this.histogram.mean),
-      p50: ms(this.histogram.getValueAtPercentile(50)),
-      p95: ms(this.histogram.getValueAtPercentile(95)),
-      p99: ms(this.histogram.getValueAtPercentile(99)),
-      max: ms(this.histogram.maxValue),
-    };
+    const max = this.histogram.maxValue;
+    // A percentile is reported as the top of its bucket, which can pass the exact maximum.
+    const at = (percentile: number) => ms(Math.min(max, this.histogram.getValueAtPercentile(percentile)));
+    return { count: this.histogram.totalCount, mean: ms(this.histogram.mean), p50: at(50), p95: at(95), p99: at(99), max: ms(max) };
   }
 
   samples(): number[] {

@@ -72,6 +72,8 @@ export function throughputOverTime(title: string, series: Array<{ name: string; 
     const v = (top * t) / 4;
     body += `<text x="${MARGIN.left - 6}" y="${y(v) + 4}" font-size="10" text-anchor="end">${Math.round(v)}</text>`;
   }
+  const step = Math.max(1, Math.round(seconds / 8));
+  for (let i = 0; i < seconds; i += step) body += `<text x="${x(i)}" y="${HEIGHT - 22}" font-size="10" text-anchor="middle">${i}</text>`;
   body += `<text x="${WIDTH / 2}" y="${HEIGHT - 6}" font-size="11" text-anchor="middle">seconds</text>`;
   body += `<text x="12" y="${MARGIN.top + plotH / 2}" font-size="11" transform="rotate(-90 12 ${MARGIN.top + plotH / 2})" text-anchor="middle">per second</text>`;
   body += `<line x1="${MARGIN.left}" y1="${MARGIN.top + plotH}" x2="${WIDTH - MARGIN.right}" y2="${MARGIN.top + plotH}" stroke="#444"/>`;

@@ -80,6 +80,9 @@ export async function runHttpLoad(options: {
   });
   const result = await instance;
   options.onProgress?.(done);
+  const seconds = (performance.now() - started) / 1000;
   for (let i = 0; i < perSecond.length; i++) perSecond[i] ??= {};
-  return { seconds: (performance.now() - started) / 1000, byKind, perSecond, errors: result.errors + result.timeouts };
+  // The last second is only partly covered: left in, it would read as a drop.
+  if (perSecond.length > Math.floor(seconds)) perSecond.length = Math.floor(seconds);
+  return { seconds, byKind, perSecond, errors: result.errors + result.timeouts };
 }

@@ -36,7 +36,10 @@ export function startApp(name: string, env: Record<string, string>): RunningProc
   return { name, child, output: () => output, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
 }
 
-/** Waits until `GET /readyz` answers 200, or fails with the processes' output. */
+/**
+ * Waits until `GET /readyz` answers 200, or fails with the processes' output after
+ * stopping them, so that a failed start leaves nothing running.
+ */
 export async function waitUntilReady(baseUrl: string, processes: RunningProcess[], timeoutMs = 30_000): Promise<void> {
   try {
     await waitFor(
@@ -51,6 +54,7 @@ export async function waitUntilReady(baseUrl: string, processes: RunningProcess[
     );
   } catch (error) {
     const logs = processes.map((p) => `--- ${p.name}\n${p.output()}`).join('\n');
+    await Promise.all(processes.map((p) => p.kill()));
     throw new Error(`${(error as Error).message}\n${logs}`);
   }
 }

@@ -7,12 +7,20 @@ export interface RevisionedProjection extends Projection {
   streamRevision(stream: string): Promise<number>;
 }
 
+/** An append that is queued in the log: `durable` settles once it is on disk and applied here. */
+export interface QueuedAppend {
+  durable: Promise<void>;
+}
+
 /**
  * The write side of a service whose decisions read its own projection: append with the
  * revision the projection holds (optimistic concurrency), then apply the event to the
  * projection at once so the next command and the next read see it.
  */
 export class ProjectionWriter {
+  /** Revision of the newest append queued per stream and not yet applied here. */
+  private readonly queued = new Map<string, number>();
+
   constructor(
     private readonly log: EventLog,
     private readonly projection: RevisionedProjection,
@@ -20,21 +28,45 @@ export class ProjectionWriter {
     private readonly maxConflictRetries = 3,
   ) {}
 
+  /** Appends and waits until the event is durable and applied. */
   async append(stream: string, event: FeedEvent): Promise<void> {
-    const revision = await this.projection.streamRevision(stream);
+    await (await this.enqueue(stream, event)).durable;
+  }
+
+  /**
+   * Queues an append that expects the revision after every append this writer queued to
+   * the stream before, so that several appends to one stream share a group commit. Call it
+   * from the stream's serial section and await `durable` outside it. Appends to one stream
+   * become durable in the order they were queued.
+   */
+  async enqueue(stream: string, event: FeedEvent): Promise<QueuedAppend> {
+    const revision = this.queued.get(stream) ?? (await this.projection.streamRevision(stream));
     const metadata = { v: currentEventVersion[event.type] };
-    const result = await this.log.appendToStream(stream, [{ type: event.type, data: event.data, metadata }], {
+    const appended = this.log.appendToStream(stream, [{ type: event.type, data: event.data, metadata }], {
       expectedVersion: revision === -1 ? 'no_stream' : revision,
     });
-    await this.projection.applyOwn({
-      stream,
-      revision: result.nextExpectedVersion,
-      position: result.position,
-      type: event.type,
-      data: event.data,
-      metadata,
-      recordedAt: new Date().toISOString(),
-    });
+    const mine = revision + 1;
+    this.queued.set(stream, mine);
+    const durable = appended
+      .then((result) =>
+        this.projection.applyOwn({
+          stream,
+          revision: result.nextExpectedVersion,
+          position: result.position,
+          type: event.type,
+          data: event.data,
+          metadata,
+          recordedAt: new Date().toISOString(),
+        }),
+      )
+      .finally(() => {
+        // The last queued append of the stream is applied (or failed): decide on the projection again.
+        if (this.queued.get(stream) === mine) this.queued.delete(stream);
+      });
+    // The caller awaits `durable` once it leaves the serial section; until then a failure
+    // must not count as unhandled.
+    durable.catch(() => undefined);
+    return { durable };
   }
 
   /** Runs decide-and-append; when another writer moved the stream, catches up and decides again. */

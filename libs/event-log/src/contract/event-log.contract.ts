@@ -87,6 +87,19 @@ export function describeEventLogContract(name: string, factory: EventLogContract
       expect(await log.readStream('race')).toHaveLength(2);
     });
 
+    it('accepts appends queued back to back, each expecting the one queued before it', async () => {
+      const queued = [
+        log.appendToStream('pipe', [event(0)], { expectedVersion: 'no_stream' }),
+        log.appendToStream('pipe', [event(1)], { expectedVersion: 0 }),
+        log.appendToStream('pipe', [event(2)], { expectedVersion: 1 }),
+        log.appendToStream('pipe', [event(3)], { expectedVersion: 2 }),
+      ];
+      const results = await Promise.all(queued);
+      expect(results.map((r) => r.nextExpectedVersion)).toEqual([0, 1, 2, 3]);
+      expect(results.map((r) => r.position)).toEqual([...results.map((r) => r.position)].sort((a, b) => a - b));
+      expect((await log.readStream('pipe')).map((e) => e.data)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+    });
+
     it('delivers every event from the start in global order, then new ones live', async () => {
       for (let i = 0; i < 5; i++) await log.appendToStream(i % 2 ? 'odd' : 'even', [event(i)]);
       const { seen, done, subscription } = collect(log, 0, (s) => s.length >= 8);

@@ -49,6 +49,8 @@ export class JetStreamEventLog implements EventLog {
   /** Stream revision and subject sequence of each stream's last event seen by this client. */
   private readonly tails = new Map<string, { revision: number; seq: number }>();
   private readonly subscriptions = new Set<Subscription>();
+  /** The last append queued per stream, so that the next waits for it. */
+  private readonly appending = new Map<string, Promise<unknown>>();
   private closed = false;
 
   private constructor(
@@ -88,7 +90,22 @@ export class JetStreamEventLog implements EventLog {
     return tail;
   }
 
-  async appendToStream(stream: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+  /**
+   * Appends to one stream are published one after another: each names the sequence of the
+   * one before it, which is known only once that one is acknowledged.
+   */
+  appendToStream(stream: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    const previous = this.appending.get(stream) ?? Promise.resolve();
+    const result = previous.then(() => this.publish(stream, events, options));
+    const settled = result.catch(() => undefined);
+    this.appending.set(stream, settled);
+    void settled.then(() => {
+      if (this.appending.get(stream) === settled) this.appending.delete(stream);
+    });
+    return result;
+  }
+
+  private async publish(stream: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     if (this.closed) throw new EventLogClosedError();
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
     const subject = this.subjectOf(stream);

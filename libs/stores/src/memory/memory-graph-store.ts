@@ -2,47 +2,66 @@ import { upcastEvent, type FeedId } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { GraphStore } from '../ports.js';
 import { MemoryProjection } from './memory-projection.js';
-import { hasSorted, insertSorted, pageAfter, removeSorted } from './sorted-strings.js';
+import sortedBtree from 'sorted-btree';
 
-/** Follow edges both ways, each side kept sorted for stable paging. */
+// A CommonJS module: under Node's ESM loader its class is the `default` of module.exports.
+const BTree = sortedBtree.default;
+type FeedTree = InstanceType<typeof sortedBtree.default<FeedId, true>>;
+
+/**
+ * Follow edges both ways, each side in a B+ tree: sorted for stable paging, and O(log n)
+ * to change even for a feed with hundreds of thousands of followers.
+ */
 export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   readonly name = 'graph';
   protected readonly eventTypes = new Set(['FeedFollowed', 'FeedUnfollowed']);
-  private readonly followersOf = new Map<FeedId, FeedId[]>();
-  private readonly followingOf = new Map<FeedId, FeedId[]>();
+  private readonly followersOf = new Map<FeedId, FeedTree>();
+  private readonly followingOf = new Map<FeedId, FeedTree>();
 
   protected evolve(recorded: RecordedEvent): void {
     const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
     if (event?.type !== 'FeedFollowed' && event?.type !== 'FeedUnfollowed') return;
     const { follower, target } = event.data;
     if (event.type === 'FeedFollowed') {
-      insertSorted(listOf(this.followersOf, target), follower);
-      insertSorted(listOf(this.followingOf, follower), target);
+      treeOf(this.followersOf, target).setIfNotPresent(follower, true);
+      treeOf(this.followingOf, follower).setIfNotPresent(target, true);
     } else {
-      removeSorted(listOf(this.followersOf, target), follower);
-      removeSorted(listOf(this.followingOf, follower), target);
+      this.followersOf.get(target)?.delete(follower);
+      this.followingOf.get(follower)?.delete(target);
     }
   }
 
   async isFollowing(follower: FeedId, target: FeedId): Promise<boolean> {
-    return hasSorted(this.followingOf.get(follower), target);
+    return this.followingOf.get(follower)?.has(target) ?? false;
   }
 
   async followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
-    return pageAfter(this.followersOf.get(feed), after, limit) as FeedId[];
+    return pageAfter(this.followersOf.get(feed), after, limit);
   }
 
   async following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
-    return pageAfter(this.followingOf.get(feed), after, limit) as FeedId[];
+    return pageAfter(this.followingOf.get(feed), after, limit);
   }
 
   async counts(feed: FeedId): Promise<{ followers: number; following: number }> {
-    return { followers: this.followersOf.get(feed)?.length ?? 0, following: this.followingOf.get(feed)?.length ?? 0 };
+    return { followers: this.followersOf.get(feed)?.size ?? 0, following: this.followingOf.get(feed)?.size ?? 0 };
   }
 }
 
-function listOf(map: Map<FeedId, FeedId[]>, key: FeedId): FeedId[] {
-  let list = map.get(key);
-  if (!list) map.set(key, (list = []));
-  return list;
+function treeOf(map: Map<FeedId, FeedTree>, key: FeedId): FeedTree {
+  let tree = map.get(key);
+  if (!tree) map.set(key, (tree = new BTree<FeedId, true>()));
+  return tree;
+}
+
+/** Up to `limit` feeds strictly after `after`, in order. */
+function pageAfter(tree: FeedTree | undefined, after: FeedId | undefined, limit: number): FeedId[] {
+  const page: FeedId[] = [];
+  if (!tree) return page;
+  for (const feed of tree.keys(after)) {
+    if (feed === after) continue;
+    if (page.length === limit) break;
+    page.push(feed);
+  }
+  return page;
 }

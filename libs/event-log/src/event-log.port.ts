@@ -1,8 +1,9 @@
 /**
  * The append-only event log every command writes to and every projection reads from.
  *
- * Positions are global and 1-based: the first event ever appended is at position 1, and
- * "from position 0" means from the start. Revisions count events within one stream, from 0.
+ * Positions are global and increase with every event; "from position 0" means from the start.
+ * The file and JetStream logs number events 1, 2, 3...; KurrentDB uses commit positions,
+ * which have gaps. Revisions count events within one stream, from 0.
  */
 export interface NewEvent {
   type: string;

@@ -67,3 +67,79 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
   });
 }
+
+/**
+ * A subscription fed by a server push stream (JetStream, KurrentDB): a pump copies the
+ * stream into a buffer, pausing while the handler is far behind, and the shared loop reads
+ * the buffer by position, so that a failed batch is read again rather than lost.
+ */
+export function bufferedSubscription(
+  options: SubscribeOptions,
+  source: {
+    /** The events after `from`, in order, for as long as the subscription runs. */
+    open(from: number): Promise<{ events: AsyncIterable<RecordedEvent>; close(): Promise<void> }>;
+    headPosition(): Promise<number>;
+  },
+): Subscription {
+  const from = options.from ?? 0;
+  const buffer: RecordedEvent[] = [];
+  const waiters = new Set<() => void>();
+  let stopped = false;
+  let closeStream: (() => Promise<void>) | undefined;
+  const wake = () => {
+    for (const waiter of [...waiters]) waiter();
+    waiters.clear();
+  };
+  const pump = (async () => {
+    const stream = await source.open(from);
+    closeStream = stream.close;
+    if (stopped) return stream.close();
+    for await (const event of stream.events) {
+      buffer.push(event);
+      wake();
+      while (buffer.length > 8192 && !stopped) await new Promise<void>((resolve) => waiters.add(resolve));
+      if (stopped) break;
+    }
+  })().catch(() => undefined);
+
+  const subscription = runSubscription(
+    { ...options, from },
+    {
+      readAfter: (position, max) => {
+        // Drop what the handler has finished with; keep what a retry needs.
+        let done = 0;
+        while (done < buffer.length && buffer[done]!.position <= position) done++;
+        if (done > 0) {
+          buffer.splice(0, done);
+          wake();
+        }
+        return buffer.slice(0, max);
+      },
+      headPosition: () => source.headPosition(),
+      waitForMore: (_position, signal) =>
+        new Promise<void>((resolve) => {
+          if (buffer.length > 0 || signal.aborted) return resolve();
+          const done = () => {
+            waiters.delete(done);
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          waiters.add(done);
+          signal.addEventListener('abort', done, { once: true });
+        }),
+    },
+  );
+  return {
+    caughtUp: subscription.caughtUp,
+    get position() {
+      return subscription.position;
+    },
+    async stop() {
+      stopped = true;
+      await closeStream?.();
+      wake();
+      await subscription.stop();
+      await pump;
+    },
+  };
+}

@@ -1,11 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
+import { FileEventLog, JetStreamEventLog, KurrentEventLog, type EventLog } from '@feedmill/event-log';
 import type { RuntimeConfig } from './config/runtime-config.js';
 
-/** Opens the configured log: the file log unless `LOG=jetstream`. */
+/** Opens the configured log (`LOG`), or `fallback` when none is configured. */
 export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'jetstream'): Promise<EventLog> {
   const kind = config.LOG ?? fallback;
   const logger = new Logger('event-log');
+  if (kind === 'kurrentdb') {
+    logger.log('KurrentDB log');
+    return KurrentEventLog.connect({ connectionString: config.KURRENTDB_URL! });
+  }
   if (kind === 'jetstream') {
     logger.log(`JetStream log on ${config.NATS_URL}, stream ${config.JETSTREAM_STREAM}`);
     return JetStreamEventLog.connect({ servers: config.NATS_URL, streamName: config.JETSTREAM_STREAM });

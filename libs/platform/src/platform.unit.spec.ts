@@ -25,6 +25,8 @@ describe('configuration', () => {
     expect(loadRuntimeConfig({}).PORT).toBe(3000);
     expect(() => loadRuntimeConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadRuntimeConfig({ LOG: 'mongo' })).toThrow(/LOG/);
+    expect(() => loadRuntimeConfig({ LOG: 'kurrentdb' })).toThrow(/KURRENTDB_URL/);
+    expect(loadRuntimeConfig({ LOG: 'kurrentdb', KURRENTDB_URL: 'kurrentdb://127.0.0.1:2113?tls=false' }).LOG).toBe('kurrentdb');
   });
 
   it('names the file and the key of a bad feed config', () => {

@@ -5,7 +5,6 @@ import {
   JetStreamApiError,
   jetstream,
   jetstreamManager,
-  type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
@@ -21,7 +20,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-log.port.js';
-import { runSubscription } from '../subscription-loop.js';
+import { bufferedSubscription } from '../subscription-loop.js';
 import type { StoredRecord } from '../stored-record.js';
 
 export interface JetStreamEventLogOptions {
@@ -161,68 +160,23 @@ export class JetStreamEventLog implements EventLog {
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
-    const from = options.from ?? 0;
-    const buffer: RecordedEvent[] = [];
-    const waiters = new Set<() => void>();
-    let messages: ConsumerMessages | undefined;
-    const wake = () => {
-      for (const w of [...waiters]) w();
-      waiters.clear();
-    };
-    const pump = (async () => {
-      const consumer = await this.js.consumers.get(this.streamName, {
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: from + 1,
-      });
-      messages = await consumer.consume({ max_messages: 1024 });
-      for await (const message of messages) {
-        buffer.push(toRecorded(message));
-        wake();
-        // Backpressure: stop pulling while the handler is far behind.
-        while (buffer.length > 8192 && !this.closed) await new Promise<void>((resolve) => waiters.add(resolve));
-      }
-    })().catch(() => undefined);
-
-    const subscription = runSubscription(
-      { ...options, from },
-      {
-        readAfter: (position, max) => {
-          // Drop what the handler has finished with; keep what a retry needs.
-          let done = 0;
-          while (done < buffer.length && buffer[done]!.position <= position) done++;
-          if (done > 0) {
-            buffer.splice(0, done);
-            wake();
-          }
-          return buffer.slice(0, max);
-        },
-        headPosition: () => this.headPosition(),
-        waitForMore: (_position, signal) =>
-          new Promise<void>((resolve) => {
-            if (buffer.length > 0 || signal.aborted) return resolve();
-            const done = () => {
-              waiters.delete(done);
-              signal.removeEventListener('abort', done);
-              resolve();
-            };
-            waiters.add(done);
-            signal.addEventListener('abort', done, { once: true });
-          }),
+    const subscription = bufferedSubscription(options, {
+      open: async (from) => {
+        const consumer = await this.js.consumers.get(this.streamName, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from + 1 });
+        const messages = await consumer.consume({ max_messages: 1024 });
+        return { events: mapMessages(messages), close: () => messages.close().then(() => undefined) };
       },
-    );
-    const stop = async () => {
-      await messages?.close();
-      wake();
-      await subscription.stop();
-      await pump;
-      this.subscriptions.delete(handle);
-    };
+      headPosition: () => this.headPosition(),
+    });
     const handle: Subscription = {
       caughtUp: subscription.caughtUp,
       get position() {
         return subscription.position;
       },
-      stop,
+      stop: async () => {
+        await subscription.stop();
+        this.subscriptions.delete(handle);
+      },
     };
     this.subscriptions.add(handle);
     return handle;
@@ -258,3 +212,7 @@ function toRecorded(message: JsMsg): RecordedEvent {
   return { stream: record.s, revision: record.r, position: message.seq, type: record.t, data: record.d, metadata: record.m, recordedAt: record.at };
 }
 
+
+async function* mapMessages(messages: AsyncIterable<JsMsg>): AsyncIterable<RecordedEvent> {
+  for await (const message of messages) yield toRecorded(message);
+}

@@ -11,8 +11,10 @@ export const runtimeConfigSchema = z.object({
   FEEDMILL_DATA_DIR: z.string().min(1).default('./data'),
   /** Path of a JSON feed-group config; the built-in default has `user` and `timeline`. */
   FEED_CONFIG: z.string().min(1).optional(),
-  /** Which event log to use: `file` (standalone default) or `jetstream` (cluster default). */
-  LOG: z.enum(['file', 'jetstream']).optional(),
+  /** Which event log to use: `file` (standalone default), `jetstream` (cluster default) or `kurrentdb`. */
+  LOG: z.enum(['file', 'jetstream', 'kurrentdb']).optional(),
+  /** KurrentDB/EventStoreDB connection string, for `LOG=kurrentdb`. */
+  KURRENTDB_URL: z.string().min(1).optional(),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** JetStream stream holding the log. */
   JETSTREAM_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default('FEEDMILL'),
@@ -23,12 +25,18 @@ export const runtimeConfigSchema = z.object({
 
 export type RuntimeConfig = z.output<typeof runtimeConfigSchema>;
 
+/** Checks between variables: a log that needs a URL gets one. */
+const completeConfigSchema = runtimeConfigSchema.refine((config) => config.LOG !== 'kurrentdb' || config.KURRENTDB_URL !== undefined, {
+  message: 'LOG=kurrentdb needs KURRENTDB_URL (for example kurrentdb://127.0.0.1:2113?tls=false)',
+  path: ['KURRENTDB_URL'],
+});
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
 export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
-  const parsed = runtimeConfigSchema.safeParse(env);
+  const parsed = completeConfigSchema.safeParse(env);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   throw new ConfigError(`invalid environment: ${problems.join('; ')}`);

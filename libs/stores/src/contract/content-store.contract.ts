@@ -1,0 +1,78 @@
+import { activityStream, type Activity, type FeedId } from '@feedmill/contracts';
+import type { ContentStore } from '../ports.js';
+import { recordEvents } from './recorded.js';
+
+const activity = (id: string, feed: FeedId, second: number, extra: Partial<Activity> = {}): Activity => ({
+  id,
+  feed,
+  actor: 'a',
+  verb: 'post',
+  object: 'o',
+  time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(),
+  ...extra,
+});
+
+const events = recordEvents([
+  [activityStream('user:a'), { type: 'ActivityAdded', data: { activity: activity('a1', 'user:a', 1) } }],
+  [activityStream('user:b'), { type: 'ActivityAdded', data: { activity: activity('b1', 'user:b', 2) } }],
+  [activityStream('user:a'), { type: 'ActivityAdded', data: { activity: activity('a2', 'user:a', 3, { foreignId: 'f' }) } }],
+  [activityStream('user:b'), { type: 'ActivityAdded', data: { activity: activity('b2', 'user:b', 0) } }],
+  [activityStream('user:a'), { type: 'ActivityRemoved', data: { id: 'a1', feed: 'user:a', time: 't' } }],
+  [activityStream('user:c'), { type: 'ActivityAdded', data: { activity: activity('c1', 'user:c', 4) } }],
+]);
+
+/** The behaviour every content store must have. `create` gives an empty store. */
+export function describeContentStoreContract(name: string, create: () => Promise<ContentStore>): void {
+  describe(`ContentStore contract: ${name}`, () => {
+    let store: ContentStore;
+    beforeEach(async () => {
+      store = await create();
+    });
+
+    const snapshot = async () => ({
+      recent: (await store.recent(['user:a', 'user:b', 'user:c'], undefined, 10)).map((a) => a.id),
+      foreign: (await store.byForeignId('user:a', 'f'))?.id,
+      got: (await store.get(['a1', 'a2', 'c1', 'zz'])).map((a) => a.id),
+      position: await store.position(),
+      revisions: [await store.streamRevision(activityStream('user:a')), await store.streamRevision(activityStream('user:z'))],
+    });
+
+    it('applies adds and removes, and changes nothing when the same events come again', async () => {
+      await store.apply(events);
+      const once = await snapshot();
+      expect(once).toEqual({ recent: ['c1', 'a2', 'b1', 'b2'], foreign: 'a2', got: ['a2', 'c1'], position: 6, revisions: [2, -1] });
+      await store.apply(events);
+      for (const event of events) await store.applyOwn(event);
+      expect(await snapshot()).toEqual(once);
+    });
+
+    it('applies its own event at once without moving its position, and never one that skips a revision', async () => {
+      await store.applyOwn(events[2]!);
+      expect(await store.get(['a2'])).toEqual([]);
+      await store.applyOwn(events[0]!);
+      expect((await store.get(['a1'])).map((a) => a.id)).toEqual(['a1']);
+      expect(await store.position()).toBe(0);
+    });
+
+    it('pages newest first across feeds, strictly below a key', async () => {
+      await store.apply(events);
+      const [newest] = await store.recent(['user:a', 'user:b'], undefined, 1);
+      expect(newest?.id).toBe('a2');
+      const rest = await store.recent(['user:a', 'user:b'], `${newest!.time}|${newest!.id}`, 10);
+      expect(rest.map((a) => a.id)).toEqual(['b1', 'b2']);
+      expect(await store.recent(['user:nobody'], undefined, 10)).toEqual([]);
+    });
+
+    it('answers what a feed held at a log position', async () => {
+      await store.apply(events);
+      // At position 3, user:a held a1 and a2 (a1 was removed only at 5; removals are not undone).
+      expect((await store.recent(['user:a', 'user:b'], undefined, 10, 3)).map((a) => a.id)).toEqual(['a2', 'b1']);
+    });
+
+    it('lets a query wait for a position it has not applied yet', async () => {
+      const waiting = store.reach(3);
+      await store.apply(events.slice(0, 3));
+      await expect(waiting).resolves.toBeUndefined();
+    });
+  });
+}

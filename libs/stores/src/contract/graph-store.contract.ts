@@ -1,0 +1,44 @@
+import { followStream } from '@feedmill/contracts';
+import type { GraphStore } from '../ports.js';
+import { recordEvents } from './recorded.js';
+
+const events = recordEvents([
+  [followStream('timeline:r'), { type: 'FeedFollowed', data: { follower: 'timeline:r', target: 'user:a', time: 't' } }],
+  [followStream('timeline:r'), { type: 'FeedFollowed', data: { follower: 'timeline:r', target: 'user:b', time: 't' } }],
+  [followStream('timeline:s'), { type: 'FeedFollowed', data: { follower: 'timeline:s', target: 'user:a', time: 't' } }],
+  [followStream('timeline:q'), { type: 'FeedFollowed', data: { follower: 'timeline:q', target: 'user:a', time: 't' } }],
+  [followStream('timeline:r'), { type: 'FeedUnfollowed', data: { follower: 'timeline:r', target: 'user:b', time: 't' } }],
+]);
+
+/** The behaviour every graph store must have. `create` gives an empty store. */
+export function describeGraphStoreContract(name: string, create: () => Promise<GraphStore>): void {
+  describe(`GraphStore contract: ${name}`, () => {
+    let store: GraphStore;
+    beforeEach(async () => {
+      store = await create();
+    });
+
+    it('keeps edges both ways, pages them in order, counts them, and ignores repeats', async () => {
+      await store.apply(events);
+      await store.apply(events);
+      expect(await store.followers('user:a', undefined, 10)).toEqual(['timeline:q', 'timeline:r', 'timeline:s']);
+      expect(await store.followers('user:a', undefined, 2)).toEqual(['timeline:q', 'timeline:r']);
+      expect(await store.followers('user:a', 'timeline:r', 10)).toEqual(['timeline:s']);
+      expect(await store.following('timeline:r', undefined, 10)).toEqual(['user:a']);
+      expect(await store.counts('user:a')).toEqual({ followers: 3, following: 0 });
+      expect(await store.counts('timeline:r')).toEqual({ followers: 0, following: 1 });
+      expect(await store.isFollowing('timeline:r', 'user:b')).toBe(false);
+      expect(await store.isFollowing('timeline:s', 'user:a')).toBe(true);
+      expect(await store.streamRevision(followStream('timeline:r'))).toBe(2);
+      expect(await store.position()).toBe(5);
+    });
+
+    it('follows again after an unfollow', async () => {
+      await store.apply(events);
+      await store.apply(
+        recordEvents([[followStream('timeline:r'), { type: 'FeedFollowed', data: { follower: 'timeline:r', target: 'user:b', time: 't' } }]], 6).map((e) => ({ ...e, revision: 3 })),
+      );
+      expect(await store.following('timeline:r', undefined, 10)).toEqual(['user:a', 'user:b']);
+    });
+  });
+}

@@ -84,8 +84,9 @@ export async function measureInProcess(
     recent: (feed, limit, _atLeast, atMost) => content.recent([feed], undefined, limit, atMost),
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: () => CAP,
+    backfills: () => true,
   };
-  const timeline = new MemoryTimelineStore(() => CAP);
+  const timeline = new MemoryTimelineStore(() => ({ model: 'ring', cap: CAP, inactivityMs: 0 }));
   const beforeTimelines = heapAfterGc();
   started = performance.now();
   let position = 0;

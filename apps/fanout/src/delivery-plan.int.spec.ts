@@ -14,6 +14,7 @@ it('fails the batch, not the process, when a lookup fails while others are pendi
       recent: async () => { throw new Error('content is down'); },
       isTimeline: () => true,
       capOf: () => 1,
+      backfills: () => true,
     };
     const event = (type, data, position) => ({ stream: 's', revision: position - 1, position, type, data, metadata: { v: 1 }, recordedAt: 't' });
     const events = [

@@ -9,6 +9,8 @@ export interface PlanLookups {
   recent(feed: FeedId, limit: number, atLeast: number, atMost: number): Promise<Activity[]>;
   isTimeline(feed: FeedId): boolean;
   capOf(reader: FeedId): number;
+  /** Whether a follow brings the target's history into the reader's stored timeline now (`ring`). */
+  backfills(reader: FeedId): boolean;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
   await Promise.all([
     ...[...authors].map(async (feed) => followersOf.set(feed, await lookups.followers(feed, atLeast))),
     ...parsed.map(async (event, index) => {
-      if (event?.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower)) return;
+      if (event?.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower) || !lookups.backfills(event.data.follower)) return;
       // One more than the cap tells whether the target has older activities than these.
       const limit = lookups.capOf(event.data.follower) + 1;
       backfills.set(index, await lookups.recent(event.data.target, limit, atLeast, events[index]!.position));
@@ -57,8 +59,9 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
       }
       case 'FeedFollowed': {
         const { follower, target } = event.data;
-        const recent = backfills.get(index);
-        if (!recent) break;
+        if (!lookups.isTimeline(follower)) break;
+        // Models without a backfill rebuild from the pull path; they need only to hear of it.
+        const recent = backfills.get(index) ?? [];
         deliveries.push({ kind: 'follow', reader: follower, target, recent, exhausted: recent.length <= lookups.capOf(follower) });
         break;
       }

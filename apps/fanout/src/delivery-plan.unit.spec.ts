@@ -21,6 +21,7 @@ describe('planDeliveries', () => {
     },
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: () => 1,
+    backfills: () => true,
   };
 
   beforeEach(() => calls.splice(0));

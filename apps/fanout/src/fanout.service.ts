@@ -126,6 +126,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     },
     isTimeline: (feed) => this.groups.isTimeline(feed),
     capOf: (reader) => this.groups.capOf(reader),
+    backfills: (reader) => this.groups.timelinePolicyOf(reader).model === 'ring',
   };
 
   private async followers(feed: FeedId, atLeast: number): Promise<FeedId[]> {

@@ -1,16 +1,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { timelineModels } from '@feedmill/contracts';
 import { describeFeedScenarios, startStandalone } from '@feedmill/testing';
 
-describeFeedScenarios('standalone', async (env) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'feedmill-e2e-'));
-  const deployment = await startStandalone({ dataDir, env });
-  return {
-    ...deployment,
-    stop: async () => {
-      await deployment.stop();
-      await rm(dataDir, { recursive: true, force: true });
+for (const model of timelineModels) {
+  describeFeedScenarios(
+    'standalone',
+    async (env) => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'feedmill-e2e-'));
+      const deployment = await startStandalone({ dataDir, env });
+      return {
+        ...deployment,
+        stop: async () => {
+          await deployment.stop();
+          await rm(dataDir, { recursive: true, force: true });
+        },
+      };
     },
-  };
-});
+    model,
+  );
+}

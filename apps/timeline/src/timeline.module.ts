@@ -11,7 +11,7 @@ import { TimelineService } from './timeline.service.js';
     {
       provide: TIMELINE_STORE,
       inject: [FEED_GROUPS],
-      useFactory: (groups: FeedGroups) => new MemoryTimelineStore((reader) => groups.capOf(reader)),
+      useFactory: (groups: FeedGroups) => new MemoryTimelineStore((reader) => groups.timelinePolicyOf(reader)),
     },
   ],
 })

@@ -30,8 +30,11 @@ export class TimelineService {
     return this.store.deliver(request);
   }
 
-  read(request: ReadTimelineRequest): Promise<TimelinePage> {
-    return this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit));
+  async read(request: ReadTimelineRequest): Promise<TimelinePage> {
+    // Content answers as of at least what this store holds, so that a cache built from the
+    // pull path never misses a post that was delivered here before it existed.
+    const atLeast = await this.store.position();
+    return this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit, atLeast));
   }
 
   async status() {
@@ -39,10 +42,10 @@ export class TimelineService {
   }
 
   /** Fan-out on read: the newest activities of every feed the reader follows. */
-  private async pull(reader: FeedId, before: SortKey | undefined, limit: number): Promise<Activity[]> {
+  private async pull(reader: FeedId, before: SortKey | undefined, limit: number, atLeast: number): Promise<Activity[]> {
     const feeds = await this.following(reader);
     if (feeds.length === 0) return [];
-    const request: RecentActivitiesRequest = { feeds, before, limit };
+    const request: RecentActivitiesRequest = { feeds, before, limit, atLeast };
     const page = await this.client.request<ActivityPage>(subjects.content.recent, request);
     return page.items;
   }

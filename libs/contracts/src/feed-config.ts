@@ -8,13 +8,31 @@ import { GROUP_PATTERN } from './feeds.js';
  */
 const producerGroupSchema = z.strictObject({ kind: z.literal('producer') });
 
+/**
+ * How a timeline group stores its readers' timelines:
+ * - `ring`: every reader's newest `cap` entries, kept up to date by fan-out from its first follow.
+ * - `cache`: the same, but built only when a reader reads, from the pull path, and dropped
+ *   after `inactivityMinutes` without a read (seed 002's capped cache for active readers).
+ * - `pull`: nothing stored; every read merges the followed feeds' own activities.
+ * Whatever the model, reads past what is stored come from the pull path.
+ */
+export const timelineModels = ['ring', 'cache', 'pull'] as const;
+export type TimelineModel = (typeof timelineModels)[number];
+
 const timelineGroupSchema = z.strictObject({
   kind: z.literal('timeline'),
+  /** @defaultValue 'cache' */
+  model: z.enum(timelineModels).default('cache'),
   /**
-   * Entries kept in each reader's capped cache; older pages come from the pull path.
+   * Entries kept per reader; older pages come from the pull path.
    * @defaultValue 800
    */
   cap: z.number().int().min(1).max(100_000).default(800),
+  /**
+   * For `cache`: a reader's cache is dropped after this long without a read.
+   * @defaultValue 240
+   */
+  inactivityMinutes: z.number().min(0.001).max(7 * 24 * 60).default(240),
 });
 
 export const groupConfigSchema = z.discriminatedUnion('kind', [producerGroupSchema, timelineGroupSchema]);
@@ -31,5 +49,5 @@ export type FeedConfig = z.output<typeof feedConfigSchema>;
 
 /** `user` feeds post, `timeline` feeds follow and read. */
 export const defaultFeedConfig: FeedConfig = feedConfigSchema.parse({
-  groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', cap: 800 } },
+  groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'cache', cap: 800 } },
 });

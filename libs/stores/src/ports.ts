@@ -1,4 +1,4 @@
-import type { Activity, DeliverReply, DeliverRequest, FeedId, SortKey } from '@feedmill/contracts';
+import type { Activity, DeliverReply, DeliverRequest, FeedId, SortKey, TimelineModel } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { PullPath, TimelinePage } from '@feedmill/feed-models';
 
@@ -32,6 +32,14 @@ export interface GraphStore extends Projection {
   followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
   following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
   counts(feed: FeedId): Promise<{ followers: number; following: number }>;
+}
+
+/** How one reader's timeline is stored: its group's model and sizes. */
+export interface TimelinePolicy {
+  model: TimelineModel;
+  cap: number;
+  /** For `cache`: how long a cache lives without a read. */
+  inactivityMs: number;
 }
 
 export interface TimelineStore {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Activity } from '@feedmill/contracts';
+import type { Activity, TimelineModel } from '@feedmill/contracts';
 import { FeedClient } from './feed-client.js';
 import type { Deployment } from './processes.js';
 import { waitFor } from './wait-for.js';
@@ -15,8 +15,12 @@ const ids = (items: Activity[]) => items.map((a) => a.id);
  * What a user of the HTTP API sees, whatever the deployment. `start` gets extra
  * environment (a feed config with a small cap) and returns a running deployment.
  */
-export function describeFeedScenarios(name: string, start: (env: Record<string, string>) => Promise<Deployment>): void {
-  describe(`feed scenarios: ${name}`, () => {
+export function describeFeedScenarios(
+  name: string,
+  start: (env: Record<string, string>) => Promise<Deployment>,
+  model: TimelineModel = 'cache',
+): void {
+  describe(`feed scenarios: ${name}, ${model} timelines`, () => {
     let deployment: Deployment;
     let api: FeedClient;
     let configDir: string;
@@ -27,7 +31,7 @@ export function describeFeedScenarios(name: string, start: (env: Record<string, 
     beforeAll(async () => {
       configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
       const configPath = join(configDir, 'feeds.json');
-      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', cap: SCENARIO_CAP } } }));
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP } } }));
       deployment = await start({ FEED_CONFIG: configPath });
       api = new FeedClient(deployment.baseUrl);
     });

@@ -1,4 +1,5 @@
 import { FeedmillError, feedGroup, type FeedConfig, type FeedId } from '@feedmill/contracts';
+import type { TimelinePolicy } from '@feedmill/stores';
 
 /** Answers questions about feed groups from the config. */
 export class FeedGroups {
@@ -16,8 +17,14 @@ export class FeedGroups {
   }
 
   capOf(feed: FeedId): number {
+    return this.timelinePolicyOf(feed).cap;
+  }
+
+  /** How a reader's timeline is stored; a feed of no timeline group stores nothing. */
+  timelinePolicyOf(feed: FeedId): TimelinePolicy {
     const config = this.config.groups[feedGroup(feed)];
-    return config?.kind === 'timeline' ? config.cap : 0;
+    if (config?.kind !== 'timeline') return { model: 'pull', cap: 0, inactivityMs: 0 };
+    return { model: config.model, cap: config.cap, inactivityMs: config.inactivityMinutes * 60_000 };
   }
 }
 

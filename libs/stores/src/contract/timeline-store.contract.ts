@@ -1,5 +1,5 @@
-import { sortKeyOf, type Activity, type FeedId, type TimelineDelivery } from '@feedmill/contracts';
-import type { TimelineStore } from '../ports.js';
+import { sortKeyOf, timelineModels, type Activity, type FeedId, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
+import type { TimelinePolicy, TimelineStore } from '../ports.js';
 
 const activity = (id: string, feed: FeedId, second: number): Activity => ({
   id,
@@ -10,12 +10,132 @@ const activity = (id: string, feed: FeedId, second: number): Activity => ({
   time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(),
 });
 
+/** Makes an empty store whose readers all have `policy`, reading time from `now`. */
+export type TimelineStoreFactory = (policy: TimelinePolicy, now: () => number) => Promise<TimelineStore>;
+
+/** A tiny seeded generator, so that a failure reproduces. */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const newestFirst = (a: Activity, b: Activity) => (sortKeyOf(a) < sortKeyOf(b) ? 1 : -1);
+
 /**
- * The behaviour every timeline store must have. `create(cap)` gives an empty store whose
- * readers keep at most `cap` entries.
+ * Plays random posts, removals, follows, unfollows and reads against a store and a
+ * reference (the activities of the feeds each reader follows now), delivering as fan-out
+ * does, then scrolls every reader's timeline and compares it with the reference.
  */
-export function describeTimelineStoreContract(name: string, create: (cap: number) => Promise<TimelineStore>): void {
-  describe(`TimelineStore contract: ${name}`, () => {
+async function playAgainstReference(store: TimelineStore, cap: number, seed: number): Promise<void> {
+  const random = seeded(seed);
+  const feeds: FeedId[] = ['user:a', 'user:b', 'user:c'];
+  const readers: FeedId[] = ['timeline:r', 'timeline:s'];
+  const posted = new Map<FeedId, Activity[]>(feeds.map((f) => [f, []]));
+  const following = new Map<FeedId, Set<FeedId>>(readers.map((r) => [r, new Set()]));
+  const followersOf = (feed: FeedId) => readers.filter((r) => following.get(r)!.has(feed));
+  const timelineOf = (reader: FeedId) => [...following.get(reader)!].flatMap((f) => posted.get(f)!).sort(newestFirst);
+  const pullFor = (reader: FeedId) => async (before: string | undefined, limit: number) =>
+    timelineOf(reader).filter((a) => before === undefined || sortKeyOf(a) < before).slice(0, limit);
+  let position = 0;
+  let counter = 0;
+  const deliver = async (deliveries: TimelineDelivery[]) => {
+    expect(await store.deliver({ after: position, position: position + 1, deliveries })).toEqual({ applied: true, position: position + 1 });
+    position++;
+  };
+  const scroll = async (reader: FeedId, pageSize: number) => {
+    const seen: string[] = [];
+    let before: string | undefined;
+    for (let pages = 0; pages < 500; pages++) {
+      const page = await store.readPage(reader, before, pageSize, pullFor(reader));
+      seen.push(...page.items.map((a) => a.id));
+      if (page.next === null) break;
+      before = page.next;
+    }
+    return seen;
+  };
+
+  for (let step = 0; step < 150; step++) {
+    const roll = random();
+    const feed = feeds[Math.floor(random() * feeds.length)]!;
+    const reader = readers[Math.floor(random() * readers.length)]!;
+    if (roll < 0.5) {
+      const a = activity(`p${++counter}`, feed, Math.floor(random() * 500));
+      posted.get(feed)!.push(a);
+      const to = followersOf(feed);
+      if (to.length > 0) await deliver([{ kind: 'insert', readers: to, activity: a }]);
+    } else if (roll < 0.6) {
+      const list = posted.get(feed)!;
+      if (list.length === 0) continue;
+      const [removed] = list.splice(Math.floor(random() * list.length), 1);
+      await deliver([{ kind: 'remove', readers: followersOf(feed), id: removed!.id }]);
+    } else if (roll < 0.72) {
+      if (following.get(reader)!.has(feed)) continue;
+      following.get(reader)!.add(feed);
+      const recent = [...posted.get(feed)!].sort(newestFirst).slice(0, cap + 1);
+      await deliver([{ kind: 'follow', reader, target: feed, recent, exhausted: recent.length <= cap }]);
+    } else if (roll < 0.8) {
+      if (!following.get(reader)!.delete(feed)) continue;
+      await deliver([{ kind: 'unfollow', reader, target: feed }]);
+    } else {
+      // A first page, which the cache model builds from.
+      const page = await store.readPage(reader, undefined, 3, pullFor(reader));
+      expect(page.items.map((a) => a.id)).toEqual(timelineOf(reader).slice(0, 3).map((a) => a.id));
+    }
+  }
+  for (const reader of readers) {
+    expect({ reader, ids: await scroll(reader, 4) }).toEqual({ reader, ids: timelineOf(reader).map((a) => a.id) });
+  }
+}
+
+/**
+ * The behaviour every timeline store must have, for every storage model: what a reader
+ * pages through equals the activities of the feeds it follows, whatever is stored.
+ */
+export function describeTimelineStoreContract(name: string, createWith: TimelineStoreFactory): void {
+  describe.each(timelineModels.map((model) => [model]))(`TimelineStore contract: ${name}, %s model`, (model: TimelineModel) => {
+    it.each([1, 2, 3, 4])('pages the same timeline as the reference after random deliveries and reads (seed %i)', async (seed) => {
+      await playAgainstReference(await createWith({ model, cap: 4, inactivityMs: 60_000 }, Date.now), 4, seed);
+    });
+  });
+
+  describe(`TimelineStore contract: ${name}, pull model`, () => {
+    it('stores nothing', async () => {
+      const store = await createWith({ model: 'pull', cap: 10, inactivityMs: 0 }, Date.now);
+      await store.deliver({ after: 0, position: 1, deliveries: [{ kind: 'follow', reader: 'timeline:r', target: 'user:a', recent: [], exhausted: true }, { kind: 'insert', readers: ['timeline:r'], activity: activity('a1', 'user:a', 1) }] });
+      await store.readPage('timeline:r', undefined, 10, async () => [activity('a1', 'user:a', 1)]);
+      expect(await store.counters()).toMatchObject({ timelines: 0, entries: 0 });
+    });
+  });
+
+  describe(`TimelineStore contract: ${name}, cache model`, () => {
+    const reader: FeedId = 'timeline:r';
+    const insert = (a: Activity): TimelineDelivery => ({ kind: 'insert', readers: [reader], activity: a });
+
+    it('builds a reader’s cache at its first read, keeps it while read, and drops it when idle', async () => {
+      let clock = 1_000_000;
+      const store = await createWith({ model: 'cache', cap: 3, inactivityMs: 60_000 }, () => clock);
+      const history = [activity('a2', 'user:a', 2), activity('a1', 'user:a', 1)];
+      await store.deliver({ after: 0, position: 1, deliveries: [{ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: false }, insert(activity('a0', 'user:a', 0))] });
+      expect(await store.size(reader)).toBe(0);
+      let pulls = 0;
+      const pull = async (_before: string | undefined, limit: number) => (pulls++, history.slice(0, limit));
+      expect((await store.readPage(reader, undefined, 10, pull)).items.map((a) => a.id)).toEqual(['a2', 'a1']);
+      expect(await store.size(reader)).toBe(2);
+      await store.deliver({ after: 1, position: 2, deliveries: [insert(activity('a3', 'user:a', 3))] });
+      expect((await store.readPage(reader, undefined, 1, pull)).items.map((a) => a.id)).toEqual(['a3']);
+      expect(pulls).toBe(1);
+      clock += 61_000 + 10_000;
+      await store.deliver({ after: 2, position: 3, deliveries: [] });
+      expect(await store.size(reader)).toBe(0);
+    });
+  });
+
+  describe(`TimelineStore contract: ${name}, ring model`, () => {
+    const create = (cap: number) => createWith({ model: 'ring', cap, inactivityMs: 0 }, Date.now);
     const reader: FeedId = 'timeline:r';
     const follow = (target: FeedId, recent: Activity[] = [], exhausted = true): TimelineDelivery => ({ kind: 'follow', reader, target, recent, exhausted });
     const insert = (a: Activity, readers: FeedId[] = [reader]): TimelineDelivery => ({ kind: 'insert', readers, activity: a });
@@ -79,5 +199,6 @@ export function describeTimelineStoreContract(name: string, create: (cap: number
       expect(page.items.map((a) => a.id)).toEqual(['x2', 'x1']);
       expect(page.next).not.toBeNull();
     });
-  });
+  
+});
 }

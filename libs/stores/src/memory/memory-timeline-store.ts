@@ -1,21 +1,43 @@
 import { sortKeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
 import { CappedCache, readTimelinePage, type PullPath, type TimelinePage } from '@feedmill/feed-models';
-import type { TimelineStore } from '../ports.js';
+import type { TimelinePolicy, TimelineStore } from '../ports.js';
+
+interface Materialized {
+  cache: CappedCache;
+  /** For the `cache` model: when the reader last read, and the build in progress. */
+  lastReadAt: number;
+  building?: Promise<void>;
+}
+
+/** How often idle `cache` timelines are looked for. */
+const SWEEP_INTERVAL_MS = 10_000;
 
 /**
- * One capped cache per reader. Deliveries come from fan-out in log order; the store keeps
- * the position they cover, refuses a batch that does not start where it stands (after a
- * restart it stands at 0, and fan-out replays), and so applies each batch exactly once.
+ * Readers' timelines in memory, each stored as its group's model says:
+ * - `ring`: a capped cache from the reader's first follow on, kept by fan-out.
+ * - `cache`: a capped cache built from the pull path at the reader's first read, kept by
+ *   fan-out while it exists, dropped after a period without reads.
+ * - `pull`: nothing; every read comes from the pull path.
+ *
+ * Deliveries come from fan-out in log order; the store keeps the position they cover,
+ * refuses a batch that does not start where it stands (after a restart it stands at 0, and
+ * fan-out replays), and so applies each batch exactly once.
  */
 export class MemoryTimelineStore implements TimelineStore {
-  private readonly caches = new Map<FeedId, CappedCache>();
+  private readonly timelines = new Map<FeedId, Materialized>();
   private applied = 0;
   /** Entries newly written by insert deliveries: fan-out's output, counted for throughput. */
   private delivered = 0;
-  private entries = 0;
+  private lastSweep = 0;
 
-  /** @param capOf the cap of a reader's group, from the feed config. */
-  constructor(private readonly capOf: (reader: FeedId) => number) {}
+  /**
+   * @param policyOf the model and sizes of a reader's group, from the feed config.
+   * @param now the clock for inactivity. @defaultValue Date.now
+   */
+  constructor(
+    private readonly policyOf: (reader: FeedId) => TimelinePolicy,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async position(): Promise<number> {
     return this.applied;
@@ -25,6 +47,7 @@ export class MemoryTimelineStore implements TimelineStore {
     if (request.after !== this.applied) return { applied: false, position: this.applied };
     for (const delivery of request.deliveries) this.applyDelivery(delivery);
     this.applied = request.position;
+    this.sweepIdleCaches();
     return { applied: true, position: this.applied };
   }
 
@@ -33,41 +56,86 @@ export class MemoryTimelineStore implements TimelineStore {
       case 'insert': {
         const key = sortKeyOf(delivery.activity);
         for (const reader of delivery.readers) {
-          const cache = this.caches.get(reader);
-          if (cache) {
-            const before = cache.size;
-            if (cache.insert(delivery.activity, key)) this.delivered++;
-            this.entries += cache.size - before;
-          }
+          if (this.timelines.get(reader)?.cache.insert(delivery.activity, key)) this.delivered++;
         }
         return;
       }
       case 'remove':
-        for (const reader of delivery.readers) if (this.caches.get(reader)?.remove(delivery.id)) this.entries--;
+        for (const reader of delivery.readers) this.timelines.get(reader)?.cache.remove(delivery.id);
         return;
       case 'follow': {
-        let cache = this.caches.get(delivery.reader);
-        if (!cache) this.caches.set(delivery.reader, (cache = new CappedCache(this.capOf(delivery.reader))));
-        const before = cache.size;
-        cache.mergeFeed(delivery.recent, delivery.exhausted);
-        this.entries += cache.size - before;
+        const policy = this.policyOf(delivery.reader);
+        if (policy.model === 'ring') {
+          this.materialize(delivery.reader, policy).cache.mergeFeed(delivery.recent, delivery.exhausted);
+        } else {
+          // A cache knows nothing of the new feed's history: the next read builds it again.
+          this.timelines.delete(delivery.reader);
+        }
         return;
       }
       case 'unfollow':
-        this.entries -= this.caches.get(delivery.reader)?.removeFeed(delivery.target) ?? 0;
+        this.timelines.get(delivery.reader)?.cache.removeFeed(delivery.target);
         return;
     }
   }
 
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
-    return readTimelinePage(this.caches.get(reader), before, limit, pull);
+    const policy = this.policyOf(reader);
+    if (policy.model === 'cache') await this.buildOnRead(reader, policy, pull);
+    return readTimelinePage(this.timelines.get(reader)?.cache, before, limit, pull);
+  }
+
+  /**
+   * Builds a reader's cache from the pull path. The cache exists (and receives deliveries)
+   * before the pull starts, so a post delivered meanwhile is not missed; concurrent readers
+   * wait for the same build.
+   */
+  private async buildOnRead(reader: FeedId, policy: TimelinePolicy, pull: PullPath): Promise<void> {
+    const existing = this.timelines.get(reader);
+    if (existing) {
+      existing.lastReadAt = this.now();
+      await existing.building;
+      return;
+    }
+    const timeline = this.materialize(reader, policy);
+    timeline.building = (async () => {
+      const recent = await pull(undefined, policy.cap + 1);
+      timeline.cache.mergeFeed(recent, recent.length <= policy.cap);
+    })();
+    try {
+      await timeline.building;
+    } catch (error) {
+      if (this.timelines.get(reader) === timeline) this.timelines.delete(reader);
+      throw error;
+    } finally {
+      timeline.building = undefined;
+    }
+  }
+
+  private materialize(reader: FeedId, policy: TimelinePolicy): Materialized {
+    let timeline = this.timelines.get(reader);
+    if (!timeline) this.timelines.set(reader, (timeline = { cache: new CappedCache(policy.cap), lastReadAt: this.now() }));
+    return timeline;
+  }
+
+  /** Drops `cache` timelines nobody read for their group's inactivity period. */
+  private sweepIdleCaches(): void {
+    const now = this.now();
+    if (now - this.lastSweep < SWEEP_INTERVAL_MS) return;
+    this.lastSweep = now;
+    for (const [reader, timeline] of this.timelines) {
+      const policy = this.policyOf(reader);
+      if (policy.model === 'cache' && !timeline.building && now - timeline.lastReadAt > policy.inactivityMs) this.timelines.delete(reader);
+    }
   }
 
   async size(reader: FeedId): Promise<number> {
-    return this.caches.get(reader)?.size ?? 0;
+    return this.timelines.get(reader)?.cache.size ?? 0;
   }
 
   async counters(): Promise<{ timelines: number; entries: number; delivered: number }> {
-    return { timelines: this.caches.size, entries: this.entries, delivered: this.delivered };
+    let entries = 0;
+    for (const timeline of this.timelines.values()) entries += timeline.cache.size;
+    return { timelines: this.timelines.size, entries, delivered: this.delivered };
   }
 }

@@ -1,8 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pidusage from 'pidusage';
-import type { ServiceStatus } from '@feedmill/contracts';
+import type { ServiceStatus, TimelineModel } from '@feedmill/contracts';
 import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
 import {
   freePort,
@@ -30,7 +30,20 @@ export class BenchDeployment {
   private port = 0;
   private readonly stream = `BENCH${Date.now()}`;
 
-  constructor(readonly mode: Mode) {}
+  private configDir?: string;
+
+  constructor(
+    readonly mode: Mode,
+    readonly model: TimelineModel,
+  ) {}
+
+  /** The feed config of the run: the default groups, with the timeline model under test. */
+  private async env(): Promise<Record<string, string>> {
+    this.configDir ??= await mkdtemp(join(tmpdir(), 'feedmill-bench-config-'));
+    const path = join(this.configDir, 'feeds.json');
+    await writeFile(path, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: this.model, cap: 800 } } }));
+    return { FEED_CONFIG: path };
+  }
 
   get baseUrl(): string {
     return this.running!.baseUrl;
@@ -49,10 +62,10 @@ export class BenchDeployment {
     if (this.mode === 'standalone') {
       this.dataDir ??= await mkdtemp(join(tmpdir(), 'feedmill-bench-'));
       this.port ||= await freePort();
-      this.running = await startStandalone({ dataDir: this.dataDir, port: this.port, readyTimeoutMs: READY_TIMEOUT_MS });
+      this.running = await startStandalone({ dataDir: this.dataDir, port: this.port, env: await this.env(), readyTimeoutMs: READY_TIMEOUT_MS });
     } else {
       this.nats ??= await startNatsServer();
-      this.running = await startCluster({ natsUrl: this.nats.url, stream: this.stream, readyTimeoutMs: READY_TIMEOUT_MS });
+      this.running = await startCluster({ natsUrl: this.nats.url, stream: this.stream, env: await this.env(), readyTimeoutMs: READY_TIMEOUT_MS });
     }
   }
 
@@ -97,7 +110,7 @@ export class BenchDeployment {
   async dispose(): Promise<void> {
     await this.stop();
     await this.nats?.stop();
-    if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
+    for (const dir of [this.dataDir, this.configDir]) if (dir) await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
+import { timelineModels, type TimelineModel } from '@feedmill/contracts';
 import { BenchDeployment, CpuMeter, round, type Mode } from './deployment.js';
 import { runHttpLoad, type PlannedRequest } from './http-load.js';
 import { measureInProcess } from './in-process.js';
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'standalone' },
     out: { type: 'string' },
     seed: { type: 'string', default: '42' },
+    model: { type: 'string', default: 'ring' },
   },
 });
 
@@ -26,16 +28,18 @@ const profile: Profile | undefined = profiles[values.profile as Profile['name']]
 if (!profile) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
 if (values.mode !== 'standalone' && values.mode !== 'cluster') throw new Error('--mode must be standalone or cluster');
 const mode = values.mode as Mode;
+const model = values.model as TimelineModel;
+if (!(timelineModels as readonly string[]).includes(model)) throw new Error(`--model must be one of ${timelineModels.join(', ')}`);
 const seed = Number(values.seed);
-const outDir = resolve(values.out ?? `bench-results/${profile.name}-${mode}`);
+const outDir = resolve(values.out ?? `bench-results/${profile.name}-${mode}-${values.model}`);
 Logger.overrideLogger(['error', 'warn']);
 
 const startedAt = new Date();
-say(`feedmill benchmark: profile ${profile.name}, ${mode}, seed ${seed} -> ${outDir}`);
+say(`feedmill benchmark: profile ${profile.name}, ${mode}, ${model} timelines, seed ${seed} -> ${outDir}`);
 const workload = new Workload(profile, seed);
 say(`workload: ${workload.readers.length} readers, ${workload.producers.length} producers, ${workload.edges.length} follow edges, top producer has ${workload.followerCountSummary().max} followers`);
 
-const deployment = new BenchDeployment(mode);
+const deployment = new BenchDeployment(mode, model);
 try {
   await deployment.start();
   say(`${mode} deployment ready at ${deployment.baseUrl}`);
@@ -129,7 +133,8 @@ try {
     profile: profile.name,
     mode,
     seed,
-    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    model,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
     startedAt: startedAt.toISOString(),
     durationSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),

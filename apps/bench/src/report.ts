@@ -7,6 +7,7 @@ import type { LatencySummary } from './latency.js';
 export interface BenchResults {
   profile: string;
   mode: string;
+  model: string;
   seed: number;
   command: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
@@ -47,7 +48,7 @@ export interface ChartSamples {
 const l = (s: LatencySummary) => `${s.p50} | ${s.p95} | ${s.p99} | ${s.max}`;
 
 export function markdown(r: BenchResults): string {
-  return `# feedmill benchmark: ${r.profile}, ${r.mode}
+  return `# feedmill benchmark: ${r.profile}, ${r.mode}, ${r.model} timelines
 
 ${r.startedAt}, ${r.durationSeconds} s, on ${r.machine.cpus} × ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}.
 Reproduce: \`${r.command}\` (seed ${r.seed}).

@@ -1,6 +1,6 @@
 import { sortKeyOf, type Activity, type FeedId } from '@feedmill/contracts';
 import { CappedCache } from './capped-cache.js';
-import { readTimelinePage } from './timeline-read.js';
+import { readTimelinePage, storedCache } from './timeline-read.js';
 import { mergeNewestFirst } from './newest-first-merge.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
@@ -129,7 +129,7 @@ describe('a capped timeline read through cache and pull path', () => {
     const seen: Activity[] = [];
     let cursor: string | undefined;
     for (let pages = 0; pages < 1000; pages++) {
-      const page = await readTimelinePage(cache, cursor, 3, pull);
+      const page = await readTimelinePage(storedCache(cache), cursor, 3, pull);
       seen.push(...page.items);
       if (page.next === null) break;
       cursor = page.next;

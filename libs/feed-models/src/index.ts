@@ -2,7 +2,7 @@ export { decideAddActivity, decideRemoveActivity, decideFollow, decideUnfollow }
 export type { AddActivityCommand, AddActivityDecision, FollowCommand } from './deciders.js';
 export { CappedCache } from './capped-cache.js';
 export type { TimelineEntry } from './capped-cache.js';
-export { readTimelinePage } from './timeline-read.js';
-export type { TimelinePage, PullPath } from './timeline-read.js';
+export { readTimelinePage, storedCache } from './timeline-read.js';
+export type { TimelinePage, PullPath, StoredTimeline } from './timeline-read.js';
 export { mergeNewestFirst, lowerBound } from './newest-first-merge.js';
 export type { DescendingSource } from './newest-first-merge.js';

@@ -14,26 +14,45 @@ export interface TimelinePage {
 export type PullPath = (before: SortKey | undefined, limit: number) => Promise<Activity[]>;
 
 /**
- * One page of a reader's timeline: the cache above its floor, then the pull path below it.
- * Because the cache is exact above its floor, the two never overlap and never leave a gap,
- * so paging with the returned cursor sees every activity once. Without a cache (the reader
- * was never delivered to) everything comes from the pull path.
+ * What a storage model holds of a reader's timeline: the newest entries, exact from
+ * `pullBelow` up (every timeline entry with a key at or above it is stored); below it the
+ * pull path serves. `pullBelow` null means the stored entries are the whole timeline.
+ */
+export interface StoredTimeline {
+  readonly pullBelow: SortKey | null;
+  /** Up to `limit` stored entries with keys below `before`, newest first. */
+  newestBelow(before: SortKey | undefined, limit: number): Activity[] | Promise<Activity[]>;
+}
+
+/** The capped cache as a stored timeline: exact above its floor. */
+export function storedCache(cache: CappedCache): StoredTimeline {
+  return {
+    pullBelow: cache.floor === null ? null : justAbove(cache.floor),
+    newestBelow: (before, limit) => cache.newestBelow(before, limit),
+  };
+}
+
+/**
+ * One page of a reader's timeline: what is stored, then the pull path below it. Because
+ * the stored part is exact from its bound up, the two never overlap and never leave a gap,
+ * so paging with the returned cursor sees every activity once. With nothing stored (a
+ * reader never materialized, or the pull model) everything comes from the pull path.
  */
 export async function readTimelinePage(
-  cache: CappedCache | undefined,
+  stored: StoredTimeline | undefined,
   before: SortKey | undefined,
   limit: number,
   pull: PullPath,
 ): Promise<TimelinePage> {
   // One item beyond the page tells whether a next page exists without a second round trip.
   const wanted = limit + 1;
-  const fromCache = cache ? cache.newestBelow(before, wanted) : [];
-  let items = fromCache;
-  if (fromCache.length < wanted && (!cache || cache.floor !== null)) {
-    const floorBound = cache?.floor == null ? undefined : justAbove(cache.floor);
-    const pullBefore = before === undefined ? floorBound : floorBound === undefined || before < floorBound ? before : floorBound;
-    const pulled = await pull(pullBefore, wanted - fromCache.length);
-    items = fromCache.concat(pulled);
+  const fromStore = stored ? await stored.newestBelow(before, wanted) : [];
+  let items = fromStore;
+  if (fromStore.length < wanted && (!stored || stored.pullBelow !== null)) {
+    const bound = stored?.pullBelow ?? undefined;
+    const pullBefore = before === undefined ? bound : bound === undefined || before < bound ? before : bound;
+    const pulled = await pull(pullBefore, wanted - fromStore.length);
+    items = fromStore.concat(pulled);
   }
   if (items.length <= limit) return { items, next: null };
   const page = items.slice(0, limit);

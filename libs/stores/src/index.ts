@@ -5,3 +5,7 @@ export { StreamRevisions } from './stream-revisions.js';
 export { MemoryContentStore } from './memory/memory-content-store.js';
 export { MemoryGraphStore } from './memory/memory-graph-store.js';
 export { MemoryTimelineStore } from './memory/memory-timeline-store.js';
+export { MongoTimelineStore } from './mongodb/mongo-timeline-store.js';
+export { DriverCollection, timelineCollections } from './mongodb/driver-collection.js';
+export type { DocumentCollection, TimelineCollections } from './mongodb/document-collection.js';
+export { cacheDocuments, ringDocuments, entryOf } from './mongodb/timeline-documents.js';

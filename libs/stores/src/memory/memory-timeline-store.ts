@@ -1,5 +1,5 @@
 import { sortKeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
-import { CappedCache, readTimelinePage, type PullPath, type TimelinePage } from '@feedmill/feed-models';
+import { CappedCache, readTimelinePage, storedCache, type PullPath, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 
 interface Materialized {
@@ -82,7 +82,8 @@ export class MemoryTimelineStore implements TimelineStore {
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
     const policy = this.policyOf(reader);
     if (policy.model === 'cache') await this.buildOnRead(reader, policy, pull);
-    return readTimelinePage(this.timelines.get(reader)?.cache, before, limit, pull);
+    const timeline = this.timelines.get(reader);
+    return readTimelinePage(timeline && storedCache(timeline.cache), before, limit, pull);
   }
 
   /**

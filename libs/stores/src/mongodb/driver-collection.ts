@@ -1,0 +1,63 @@
+import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
+import type { DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
+import { cacheDocuments, ringDocuments, type FindOperation, type UpdateOperation } from './timeline-documents.js';
+
+/** The builders' documents, passed to the MongoDB driver as they are. */
+export class DriverCollection implements DocumentCollection {
+  constructor(private readonly collection: Collection<Document>) {}
+
+  findOne(filter: Record<string, unknown>) {
+    return this.collection.findOne(filter as Filter<Document>, { projection: undefined }) as Promise<StoredDocument | null>;
+  }
+
+  find(operation: FindOperation) {
+    return this.collection.find(operation.filter as Filter<Document>).sort(operation.sort).limit(operation.limit).toArray() as Promise<StoredDocument[]>;
+  }
+
+  async updateOne(operation: UpdateOperation) {
+    await this.collection.updateOne(operation.filter as Filter<Document>, operation.update as UpdateFilter<Document>, { upsert: operation.options?.upsert ?? false });
+  }
+
+  async updateMany(operation: UpdateOperation) {
+    await this.collection.updateMany(operation.filter as Filter<Document>, operation.update as UpdateFilter<Document>);
+  }
+
+  findOneAndUpdate(operation: UpdateOperation) {
+    return this.collection.findOneAndUpdate(operation.filter as Filter<Document>, operation.update as UpdateFilter<Document>, {
+      upsert: operation.options?.upsert ?? false,
+      returnDocument: operation.options?.returnDocument ?? 'after',
+    }) as Promise<StoredDocument | null>;
+  }
+
+  async replaceOne(operation: UpdateOperation) {
+    const result = await this.collection.replaceOne(operation.filter as Filter<Document>, operation.update, { upsert: operation.options?.upsert ?? false });
+    return result.matchedCount > 0;
+  }
+
+  async deleteMany(filter: Record<string, unknown>) {
+    return (await this.collection.deleteMany(filter as Filter<Document>)).deletedCount;
+  }
+
+  count(filter: Record<string, unknown>) {
+    return this.collection.countDocuments(filter as Filter<Document>);
+  }
+
+  async sumOfArrayLengths(field: string) {
+    const [row] = await this.collection.aggregate([{ $group: { _id: null, n: { $sum: { $size: { $ifNull: [`$${field}`, []] } } } } }]).toArray();
+    return (row?.['n'] as number | undefined) ?? 0;
+  }
+}
+
+/** The timeline collections of a database, with the indexes their queries need. */
+export async function timelineCollections(db: Db, prefix = ''): Promise<TimelineCollections> {
+  const cache = db.collection(prefix + cacheDocuments.collection);
+  const ring = db.collection(prefix + ringDocuments.entries);
+  for (const index of cacheDocuments.indexes) await cache.createIndex(index.key, index.options);
+  for (const index of ringDocuments.indexes) await ring.createIndex(index.key);
+  return {
+    positions: new DriverCollection(db.collection(`${prefix}timeline_positions`)),
+    cache: new DriverCollection(cache),
+    ring: new DriverCollection(ring),
+    ringMeta: new DriverCollection(db.collection(prefix + ringDocuments.meta)),
+  };
+}

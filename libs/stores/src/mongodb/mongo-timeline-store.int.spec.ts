@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { describeTimelineStoreContract } from '../contract/timeline-store.contract.js';
+import { timelineCollections } from './driver-collection.js';
+import { MongoTimelineStore } from './mongo-timeline-store.js';
+
+/**
+ * The timeline contract on a real MongoDB when MONGODB_URL is set. No MongoDB server can
+ * be installed on every machine, so without it the suite says so and runs nothing; the
+ * same documents run on mingo in the unit tier either way.
+ */
+const url = process.env['MONGODB_URL'];
+
+if (url) {
+  const client = new MongoClient(url);
+  const db = client.db(`feedmill_test_${randomUUID().slice(0, 8)}`);
+  let run = 0;
+  afterAll(async () => {
+    await db.dropDatabase();
+    await client.close();
+  });
+  describeTimelineStoreContract('mongodb', async (policy, now) => new MongoTimelineStore(await timelineCollections(db, `t${++run}_`), () => policy, now));
+} else {
+  console.log('SKIPPED: TimelineStore contract on MongoDB: MONGODB_URL is not set (no MongoDB server runs here; the same documents run on mingo in the unit tier)');
+  it.todo('TimelineStore contract on MongoDB (set MONGODB_URL to run it)');
+}

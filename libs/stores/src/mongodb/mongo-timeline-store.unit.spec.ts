@@ -1,0 +1,143 @@
+import { find, update } from 'mingo';
+import { describeTimelineStoreContract } from '../contract/timeline-store.contract.js';
+import type { DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
+import { MongoTimelineStore } from './mongo-timeline-store.js';
+import { cacheDocuments, entryOf, ringDocuments } from './timeline-documents.js';
+import type { FindOperation, UpdateOperation } from './timeline-documents.js';
+
+/**
+ * A collection that runs the builders' documents with mingo, MongoDB's query and update
+ * language in memory, including what mingo leaves to the server: the document an upsert
+ * starts from (the filter's equality fields), and a duplicate `_id` refused.
+ */
+class MingoCollection implements DocumentCollection {
+  readonly documents: StoredDocument[] = [];
+
+  private matching(filter: Record<string, unknown>): StoredDocument[] {
+    return find(this.documents, filter).all() as StoredDocument[];
+  }
+
+  private insert(document: StoredDocument): void {
+    if (this.documents.some((d) => d['_id'] === document['_id'])) throw Object.assign(new Error('E11000 duplicate key'), { code: 11000 });
+    this.documents.push(document);
+  }
+
+  private upsertSeed(filter: Record<string, unknown>): StoredDocument {
+    const seed: StoredDocument = {};
+    for (const [key, value] of Object.entries(filter)) {
+      const isOperator = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).some((k) => k.startsWith('$'));
+      if (!key.startsWith('$') && !key.includes('.') && !isOperator) seed[key] = structuredClone(value);
+    }
+    return seed;
+  }
+
+  async findOne(filter: Record<string, unknown>) {
+    const [first] = this.matching(filter);
+    return first ? structuredClone(first) : null;
+  }
+
+  async find(operation: FindOperation) {
+    return (find(this.documents, operation.filter).sort(operation.sort).limit(operation.limit).all() as StoredDocument[]).map((d) => structuredClone(d));
+  }
+
+  async updateOne(operation: UpdateOperation) {
+    await this.findOneAndUpdate(operation);
+  }
+
+  async updateMany(operation: UpdateOperation) {
+    if (operation.options?.upsert) throw new Error('updateMany never upserts here');
+    for (const document of this.matching(operation.filter)) update(document, operation.update as never);
+  }
+
+  async findOneAndUpdate(operation: UpdateOperation) {
+    const [document] = this.matching(operation.filter);
+    if (document) {
+      const before = structuredClone(document);
+      update(document, operation.update as never);
+      return operation.options?.returnDocument === 'before' ? before : structuredClone(document);
+    }
+    if (!operation.options?.upsert) return null;
+    const created = this.upsertSeed(operation.filter);
+    update(created, operation.update as never);
+    this.insert(created);
+    return operation.options.returnDocument === 'after' ? structuredClone(created) : null;
+  }
+
+  async replaceOne(operation: UpdateOperation) {
+    const index = this.documents.findIndex((d) => this.matching(operation.filter).includes(d));
+    if (index >= 0) {
+      this.documents[index] = structuredClone(operation.update);
+      return true;
+    }
+    if (operation.options?.upsert) this.insert(structuredClone(operation.update));
+    return false;
+  }
+
+  async deleteMany(filter: Record<string, unknown>) {
+    const doomed = new Set(this.matching(filter));
+    const before = this.documents.length;
+    this.documents.splice(0, this.documents.length, ...this.documents.filter((d) => !doomed.has(d)));
+    return before - this.documents.length;
+  }
+
+  async count(filter: Record<string, unknown>) {
+    return this.matching(filter).length;
+  }
+
+  async sumOfArrayLengths(field: string) {
+    return this.documents.reduce((sum, d) => sum + ((d[field] as unknown[] | undefined)?.length ?? 0), 0);
+  }
+}
+
+const collections = (): TimelineCollections & Record<string, MingoCollection> => ({
+  positions: new MingoCollection(),
+  cache: new MingoCollection(),
+  ring: new MingoCollection(),
+  ringMeta: new MingoCollection(),
+});
+
+describeTimelineStoreContract('mongodb documents on mingo', async (policy, now) => new MongoTimelineStore(collections(), () => policy, now));
+
+const at = (second: number, id = `a${second}`) => ({ id, feed: 'user:a' as const, actor: 'a', verb: 'post', object: 'o', time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
+
+describe('capped cache documents', () => {
+  it('never create a cache on delivery, push once, keep the newest cap, and know where pulling starts', async () => {
+    const cache = new MingoCollection();
+    await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(1)), 3));
+    expect(cache.documents).toEqual([]);
+    await cache.updateOne(cacheDocuments.startBuild('timeline:r', new Date(0)));
+    for (const second of [5, 1, 4, 4, 2, 3, 6]) await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(second)), 3));
+    const [document] = cache.documents;
+    expect((document!['entries'] as Array<{ id: string }>).map((e) => e.id)).toEqual(['a6', 'a5', 'a4']);
+    expect(cacheDocuments.pullBelow(document as never, 3)).toBe(entryOf(at(4)).k);
+    expect(cacheDocuments.pullBelow({ entries: [entryOf(at(9))] }, 3)).toBeUndefined();
+  });
+
+  it('finish a build only on the entries they were merged with', async () => {
+    const cache = new MingoCollection();
+    await cache.updateOne(cacheDocuments.startBuild('timeline:r', new Date(0)));
+    const stale = cacheDocuments.finishBuild('timeline:r', [], [at(1)], 3, new Date(0));
+    await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(2)), 3));
+    expect(await cache.replaceOne(stale)).toBe(false);
+    const fresh = cacheDocuments.finishBuild('timeline:r', cache.documents[0]!['entries'] as never, [at(2), at(1)], 3, new Date(0));
+    expect(await cache.replaceOne(fresh)).toBe(true);
+    expect((cache.documents[0]!['entries'] as Array<{ id: string }>).map((e) => e.id)).toEqual(['a2', 'a1']);
+    expect(cache.documents[0]!['building']).toBeUndefined();
+  });
+});
+
+describe('ring documents', () => {
+  it('count arrivals atomically and overwrite the oldest slot, holding at most cap documents', async () => {
+    const ring = new MingoCollection();
+    const meta = new MingoCollection();
+    for (let second = 1; second <= 10; second++) {
+      const counter = await meta.findOneAndUpdate(ringDocuments.claimSlot('timeline:r'));
+      const previous = await ring.findOneAndUpdate(ringDocuments.writeSlot('timeline:r', ringDocuments.slotOf(counter!['n'] as number, 4), entryOf(at(second))));
+      if (previous) await meta.updateOne(ringDocuments.raiseFloor('timeline:r', previous['k'] as string));
+    }
+    expect(ring.documents.map((d) => d['_id']).sort()).toEqual(['timeline:r_0', 'timeline:r_1', 'timeline:r_2', 'timeline:r_3']);
+    expect(meta.documents[0]).toMatchObject({ _id: 'timeline:r', n: 10, floor: entryOf(at(6)).k });
+    const newest = await ring.find(ringDocuments.page('timeline:r', meta.documents[0]!['floor'] as string, undefined, 10));
+    expect(newest.map((d) => d['id'])).toEqual(['a10', 'a9', 'a8', 'a7']);
+  });
+});

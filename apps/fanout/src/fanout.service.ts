@@ -126,7 +126,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     },
     isTimeline: (feed) => this.groups.isTimeline(feed),
     capOf: (reader) => this.groups.capOf(reader),
-    backfills: (reader) => this.groups.timelinePolicyOf(reader).model === 'ring',
+    backfills: (reader) => !['cache', 'pull'].includes(this.groups.timelinePolicyOf(reader).model),
   };
 
   private async followers(feed: FeedId, atLeast: number): Promise<FeedId[]> {

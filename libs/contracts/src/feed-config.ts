@@ -14,9 +14,13 @@ const producerGroupSchema = z.strictObject({ kind: z.literal('producer') });
  * - `cache`: the same, but built only when a reader reads, from the pull path, and dropped
  *   after `inactivityMinutes` without a read (seed 002's capped cache for active readers).
  * - `pull`: nothing stored; every read merges the followed feeds' own activities.
- * Whatever the model, reads past what is stored come from the pull path.
+ * - `time-buckets`: like `ring`, stored as one document per reader per `bucketMinutes`.
+ * - `size-buckets`: like `ring`, stored as documents of `bucketSize` entries each.
+ * Whatever the model, a reader's stored entries never pass `cap`, and reads past what is
+ * stored come from the pull path. The memory store keeps every materialized model as one
+ * sorted list; the models differ in their MongoDB documents.
  */
-export const timelineModels = ['ring', 'cache', 'pull'] as const;
+export const timelineModels = ['ring', 'cache', 'pull', 'time-buckets', 'size-buckets'] as const;
 export type TimelineModel = (typeof timelineModels)[number];
 
 const timelineGroupSchema = z.strictObject({
@@ -33,6 +37,16 @@ const timelineGroupSchema = z.strictObject({
    * @defaultValue 240
    */
   inactivityMinutes: z.number().min(0.001).max(7 * 24 * 60).default(240),
+  /**
+   * For `time-buckets`: the time span of one bucket document.
+   * @defaultValue 1440 (a day)
+   */
+  bucketMinutes: z.number().min(1).max(366 * 24 * 60).default(1440),
+  /**
+   * For `size-buckets`: entries per bucket document.
+   * @defaultValue 100
+   */
+  bucketSize: z.number().int().min(1).max(10_000).default(100),
 });
 
 export const groupConfigSchema = z.discriminatedUnion('kind', [producerGroupSchema, timelineGroupSchema]);

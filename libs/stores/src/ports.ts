@@ -40,6 +40,10 @@ export interface TimelinePolicy {
   cap: number;
   /** For `cache`: how long a cache lives without a read. */
   inactivityMs: number;
+  /** For `time-buckets`: the span of one bucket. @defaultValue one day */
+  bucketMs?: number;
+  /** For `size-buckets`: entries per bucket. @defaultValue 100 */
+  bucketSize?: number;
 }
 
 export interface TimelineStore {

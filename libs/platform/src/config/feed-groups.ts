@@ -24,7 +24,13 @@ export class FeedGroups {
   timelinePolicyOf(feed: FeedId): TimelinePolicy {
     const config = this.config.groups[feedGroup(feed)];
     if (config?.kind !== 'timeline') return { model: 'pull', cap: 0, inactivityMs: 0 };
-    return { model: config.model, cap: config.cap, inactivityMs: config.inactivityMinutes * 60_000 };
+    return {
+      model: config.model,
+      cap: config.cap,
+      inactivityMs: config.inactivityMinutes * 60_000,
+      bucketMs: config.bucketMinutes * 60_000,
+      bucketSize: config.bucketSize,
+    };
   }
 }
 

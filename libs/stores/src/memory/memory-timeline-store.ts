@@ -18,6 +18,7 @@ const SWEEP_INTERVAL_MS = 10_000;
  * - `cache`: a capped cache built from the pull path at the reader's first read, kept by
  *   fan-out while it exists, dropped after a period without reads.
  * - `pull`: nothing; every read comes from the pull path.
+ * - `time-buckets`, `size-buckets`: as `ring` (their difference is in MongoDB's documents).
  *
  * Deliveries come from fan-out in log order; the store keeps the position they cover,
  * refuses a batch that does not start where it stands (after a restart it stands at 0, and
@@ -65,7 +66,7 @@ export class MemoryTimelineStore implements TimelineStore {
         return;
       case 'follow': {
         const policy = this.policyOf(delivery.reader);
-        if (policy.model === 'ring') {
+        if (materializesOnFollow(policy)) {
           this.materialize(delivery.reader, policy).cache.mergeFeed(delivery.recent, delivery.exhausted);
         } else {
           // A cache knows nothing of the new feed's history: the next read builds it again.
@@ -139,4 +140,9 @@ export class MemoryTimelineStore implements TimelineStore {
     for (const timeline of this.timelines.values()) entries += timeline.cache.size;
     return { timelines: this.timelines.size, entries, delivered: this.delivered };
   }
+}
+
+/** Models whose timeline exists from the first follow on; in memory they share one shape. */
+function materializesOnFollow(policy: TimelinePolicy): boolean {
+  return policy.model === 'ring' || policy.model === 'time-buckets' || policy.model === 'size-buckets';
 }

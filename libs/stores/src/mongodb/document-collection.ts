@@ -25,6 +25,9 @@ export interface DocumentCollection {
 export interface TimelineCollections {
   positions: DocumentCollection;
   cache: DocumentCollection;
+  /** One document per materialized reader: its floor and its model's counters. */
+  meta: DocumentCollection;
   ring: DocumentCollection;
-  ringMeta: DocumentCollection;
+  timeBuckets: DocumentCollection;
+  sizeBuckets: DocumentCollection;
 }

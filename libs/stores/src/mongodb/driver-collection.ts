@@ -1,6 +1,6 @@
 import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
 import type { DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
-import { cacheDocuments, ringDocuments, type FindOperation, type UpdateOperation } from './timeline-documents.js';
+import { cacheDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type UpdateOperation } from './timeline-documents.js';
 
 /** The builders' documents, passed to the MongoDB driver as they are. */
 export class DriverCollection implements DocumentCollection {
@@ -52,12 +52,18 @@ export class DriverCollection implements DocumentCollection {
 export async function timelineCollections(db: Db, prefix = ''): Promise<TimelineCollections> {
   const cache = db.collection(prefix + cacheDocuments.collection);
   const ring = db.collection(prefix + ringDocuments.entries);
+  const timeBuckets = db.collection(prefix + timeBucketDocuments.collection);
+  const sizeBuckets = db.collection(prefix + sizeBucketDocuments.collection);
   for (const index of cacheDocuments.indexes) await cache.createIndex(index.key, index.options);
   for (const index of ringDocuments.indexes) await ring.createIndex(index.key);
+  for (const index of timeBucketDocuments.indexes) await timeBuckets.createIndex(index.key);
+  for (const index of sizeBucketDocuments.indexes) await sizeBuckets.createIndex(index.key);
   return {
     positions: new DriverCollection(db.collection(`${prefix}timeline_positions`)),
     cache: new DriverCollection(cache),
+    meta: new DriverCollection(db.collection(prefix + ringDocuments.meta)),
     ring: new DriverCollection(ring),
-    ringMeta: new DriverCollection(db.collection(prefix + ringDocuments.meta)),
+    timeBuckets: new DriverCollection(timeBuckets),
+    sizeBuckets: new DriverCollection(sizeBuckets),
   };
 }

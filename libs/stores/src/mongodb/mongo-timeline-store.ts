@@ -1,29 +1,44 @@
-import { justAbove, sortKeyOf, type Activity, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
+import { justAbove, sortKeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
+import { ringLayout, sizeBucketLayout, timeBucketLayout, type MaterializedLayout } from './materialized-layouts.js';
 import { cacheDocuments, entryOf, ringDocuments, type EntryDocument } from './timeline-documents.js';
 
 const POSITION_ID = 'timeline';
 const SWEEP_INTERVAL_MS = 10_000;
 const MAX_BUILD_ATTEMPTS = 5;
 
+type MaterializedModel = Exclude<TimelineModel, 'cache' | 'pull'>;
+
 /**
- * Timelines in MongoDB, each reader's in its group's model: `ring` in segmented slot
- * documents from the first follow, `cache` in one capped document per active reader built
- * at the first read, `pull` nowhere. Every operation is a document from the builders in
- * timeline-documents.ts. Deliveries are at-least-once: the position is stored after the
- * batch, and every operation is idempotent.
+ * Timelines in MongoDB, each reader's in its group's model: `ring`, `time-buckets` and
+ * `size-buckets` from the first follow (their documents in materialized-layouts.ts), `cache`
+ * in one capped document per active reader built at the first read, `pull` nowhere. Every
+ * operation is a document from the builders in timeline-documents.ts. Deliveries are
+ * at-least-once: the position is stored after the batch, and every operation is idempotent.
  */
 export class MongoTimelineStore implements TimelineStore {
   private delivered = 0;
   private lastSweep = 0;
+  private readonly layouts: Record<MaterializedModel, MaterializedLayout>;
 
   constructor(
     private readonly db: TimelineCollections,
     private readonly policyOf: (reader: FeedId) => TimelinePolicy,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.layouts = {
+      ring: ringLayout(db.ring, db.meta),
+      'time-buckets': timeBucketLayout(db.timeBuckets, db.meta),
+      'size-buckets': sizeBucketLayout(db.sizeBuckets, db.meta),
+    };
+  }
+
+  private layoutOf(reader: FeedId): MaterializedLayout | undefined {
+    const model = this.policyOf(reader).model;
+    return model === 'cache' || model === 'pull' ? undefined : this.layouts[model];
+  }
 
   async position(): Promise<number> {
     const document = await this.db.positions.findOne({ _id: POSITION_ID });
@@ -39,78 +54,71 @@ export class MongoTimelineStore implements TimelineStore {
     return { applied: true, position: request.position };
   }
 
-  private byModel(readers: readonly FeedId[]): { ring: FeedId[]; cache: FeedId[] } {
-    const groups = { ring: [] as FeedId[], cache: [] as FeedId[] };
-    for (const reader of readers) {
-      const model = this.policyOf(reader).model;
-      if (model !== 'pull') groups[model].push(reader);
-    }
-    return groups;
-  }
-
   private async applyDelivery(delivery: TimelineDelivery): Promise<void> {
     switch (delivery.kind) {
       case 'insert': {
-        const { ring, cache } = this.byModel(delivery.readers);
         const entry = entryOf(delivery.activity);
-        for (const reader of ring) if (await this.insertIntoRing(reader, entry)) this.delivered++;
-        if (cache.length > 0) await this.db.cache.updateMany(cacheDocuments.insert(cache, entry, this.policyOf(cache[0]!).cap));
+        const cacheReaders: FeedId[] = [];
+        for (const reader of delivery.readers) {
+          const model = this.policyOf(reader).model;
+          if (model === 'cache') cacheReaders.push(reader);
+          else if (model !== 'pull' && (await this.insertMaterialized(reader, entry))) this.delivered++;
+        }
+        if (cacheReaders.length > 0) await this.db.cache.updateMany(cacheDocuments.insert(cacheReaders, entry, this.policyOf(cacheReaders[0]!).cap));
         return;
       }
       case 'remove': {
-        const { ring, cache } = this.byModel(delivery.readers);
-        if (ring.length > 0) await this.db.ring.deleteMany(ringDocuments.removal(ring, delivery.id));
-        if (cache.length > 0) await this.db.cache.deleteMany(cacheDocuments.holding(cache, delivery.id));
+        const cacheReaders = delivery.readers.filter((r) => this.policyOf(r).model === 'cache');
+        if (cacheReaders.length > 0) await this.db.cache.deleteMany(cacheDocuments.holding(cacheReaders, delivery.id));
+        for (const model of Object.keys(this.layouts) as MaterializedModel[]) {
+          const readers = delivery.readers.filter((r) => this.policyOf(r).model === model);
+          if (readers.length > 0) await this.layouts[model].remove(readers, delivery.id);
+        }
         return;
       }
       case 'follow': {
         const model = this.policyOf(delivery.reader).model;
         if (model === 'cache') await this.db.cache.deleteMany(cacheDocuments.of([delivery.reader]));
-        if (model !== 'ring') return;
-        await this.db.ringMeta.updateOne(ringDocuments.materialize(delivery.reader));
+        if (model === 'cache' || model === 'pull') return;
+        await this.db.meta.updateOne(ringDocuments.materialize(delivery.reader));
         const oldest = delivery.recent[delivery.recent.length - 1];
-        if (!delivery.exhausted && oldest) await this.db.ringMeta.updateOne(ringDocuments.raiseFloor(delivery.reader, sortKeyOf(oldest)));
-        // Oldest first, so that the newest are the latest arrivals and the last overwritten.
-        for (const activity of [...delivery.recent].reverse()) await this.insertIntoRing(delivery.reader, entryOf(activity));
+        if (!delivery.exhausted && oldest) await this.db.meta.updateOne(ringDocuments.raiseFloor(delivery.reader, sortKeyOf(oldest)));
+        // Oldest first, so that the newest are the latest arrivals and the last to be dropped.
+        for (const activity of [...delivery.recent].reverse()) await this.insertMaterialized(delivery.reader, entryOf(activity));
         return;
       }
       case 'unfollow': {
         const model = this.policyOf(delivery.reader).model;
-        if (model === 'ring') await this.db.ring.deleteMany(ringDocuments.unfollowed(delivery.reader, delivery.target));
         if (model === 'cache') await this.db.cache.deleteMany(cacheDocuments.of([delivery.reader]));
+        await this.layoutOf(delivery.reader)?.removeFeed(delivery.reader, delivery.target);
         return;
       }
     }
   }
 
-  /** Seed 000's write: claim the next slot and overwrite it, raising the floor past what it held. */
-  private async insertIntoRing(reader: FeedId, entry: EntryDocument): Promise<boolean> {
-    const meta = await this.db.ringMeta.findOne({ _id: reader });
+  /** Stores an entry for a materialized reader above its floor; false when skipped. */
+  private async insertMaterialized(reader: FeedId, entry: EntryDocument): Promise<boolean> {
+    const meta = await this.db.meta.findOne({ _id: reader });
     if (!meta) return false; // not materialized: the reader follows nothing yet
     const floor = meta['floor'] as SortKey | undefined;
     if (floor !== undefined && entry.k <= floor) return false;
-    if (await this.db.ring.findOne(ringDocuments.holding(reader, entry.id))) return false;
-    const counter = await this.db.ringMeta.findOneAndUpdate(ringDocuments.claimSlot(reader));
-    const slot = ringDocuments.slotOf(counter!['n'] as number, this.policyOf(reader).cap);
-    const previous = await this.db.ring.findOneAndUpdate(ringDocuments.writeSlot(reader, slot, entry));
-    if (previous) await this.db.ringMeta.updateOne(ringDocuments.raiseFloor(reader, previous['k'] as SortKey));
-    return true;
+    return this.layoutOf(reader)!.insert(reader, entry, this.policyOf(reader), meta);
   }
 
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
     const policy = this.policyOf(reader);
-    if (policy.model === 'ring') return readTimelinePage(await this.storedRing(reader), before, limit, pull);
     if (policy.model === 'cache') return readTimelinePage(await this.storedCache(reader, policy, pull), before, limit, pull);
-    return readTimelinePage(undefined, before, limit, pull);
+    const layout = this.layoutOf(reader);
+    return readTimelinePage(layout && (await this.storedMaterialized(reader, layout)), before, limit, pull);
   }
 
-  private async storedRing(reader: FeedId): Promise<StoredTimeline | undefined> {
-    const meta = await this.db.ringMeta.findOne({ _id: reader });
+  private async storedMaterialized(reader: FeedId, layout: MaterializedLayout): Promise<StoredTimeline | undefined> {
+    const meta = await this.db.meta.findOne({ _id: reader });
     if (!meta) return undefined;
     const floor = meta['floor'] as SortKey | undefined;
     return {
       pullBelow: floor === undefined ? null : justAbove(floor),
-      newestBelow: async (before, limit) => (await this.db.ring.find(ringDocuments.page(reader, floor, before, limit))).map((d) => d['a'] as Activity),
+      newestBelow: (before, limit) => layout.newestBelow(reader, floor, before, limit),
     };
   }
 
@@ -147,24 +155,20 @@ export class MongoTimelineStore implements TimelineStore {
   }
 
   async size(reader: FeedId): Promise<number> {
-    const model = this.policyOf(reader).model;
-    if (model === 'ring') return (await this.storedRingEntries(reader)).length;
-    if (model === 'cache') return (((await this.db.cache.findOne({ _id: reader }))?.['entries'] as unknown[] | undefined) ?? []).length;
-    return 0;
-  }
-
-  private async storedRingEntries(reader: FeedId): Promise<Activity[]> {
-    const stored = await this.storedRing(reader);
-    return stored ? stored.newestBelow(undefined, Number.MAX_SAFE_INTEGER) : [];
+    const policy = this.policyOf(reader);
+    if (policy.model === 'cache') return (((await this.db.cache.findOne({ _id: reader }))?.['entries'] as unknown[] | undefined) ?? []).length;
+    const layout = this.layoutOf(reader);
+    const stored = layout && (await this.storedMaterialized(reader, layout));
+    return stored ? (await stored.newestBelow(undefined, Number.MAX_SAFE_INTEGER)).length : 0;
   }
 
   async counters(): Promise<{ timelines: number; entries: number; delivered: number }> {
-    const [rings, caches, ringEntries, cacheEntries] = await Promise.all([
-      this.db.ringMeta.count({}),
+    const [materialized, caches, cacheEntries, ...layoutEntries] = await Promise.all([
+      this.db.meta.count({}),
       this.db.cache.count({}),
-      this.db.ring.count({}),
       this.db.cache.sumOfArrayLengths('entries'),
+      ...Object.values(this.layouts).map((layout) => layout.entryCount()),
     ]);
-    return { timelines: rings + caches, entries: ringEntries + cacheEntries, delivered: this.delivered };
+    return { timelines: materialized + caches, entries: cacheEntries + layoutEntries.reduce((a, b) => a + b, 0), delivered: this.delivered };
   }
 }

@@ -2,7 +2,7 @@ import { find, update } from 'mingo';
 import { describeTimelineStoreContract } from '../contract/timeline-store.contract.js';
 import type { DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
 import { MongoTimelineStore } from './mongo-timeline-store.js';
-import { cacheDocuments, entryOf, ringDocuments } from './timeline-documents.js';
+import { cacheDocuments, entryOf, ringDocuments, sizeBucketDocuments, timeBucketDocuments } from './timeline-documents.js';
 import type { FindOperation, UpdateOperation } from './timeline-documents.js';
 
 /**
@@ -92,8 +92,10 @@ class MingoCollection implements DocumentCollection {
 const collections = (): TimelineCollections & Record<string, MingoCollection> => ({
   positions: new MingoCollection(),
   cache: new MingoCollection(),
+  meta: new MingoCollection(),
   ring: new MingoCollection(),
-  ringMeta: new MingoCollection(),
+  timeBuckets: new MingoCollection(),
+  sizeBuckets: new MingoCollection(),
 });
 
 describeTimelineStoreContract('mongodb documents on mingo', async (policy, now) => new MongoTimelineStore(collections(), () => policy, now));
@@ -139,5 +141,48 @@ describe('ring documents', () => {
     expect(meta.documents[0]).toMatchObject({ _id: 'timeline:r', n: 10, floor: entryOf(at(6)).k });
     const newest = await ring.find(ringDocuments.page('timeline:r', meta.documents[0]!['floor'] as string, undefined, 10));
     expect(newest.map((d) => d['id'])).toEqual(['a10', 'a9', 'a8', 'a7']);
+  });
+});
+
+describe('time bucket documents', () => {
+  it('append by upsert into the bucket of the activity time, once, oldest first', async () => {
+    const buckets = new MingoCollection();
+    const day = 86_400_000;
+    for (const second of [3, 1, 2]) await buckets.updateOne(timeBucketDocuments.append('timeline:r', entryOf(at(second)), day));
+    await expect(buckets.updateOne(timeBucketDocuments.append('timeline:r', entryOf(at(2)), day))).rejects.toMatchObject({ code: 11000 });
+    await buckets.updateOne(timeBucketDocuments.append('timeline:r', entryOf({ ...at(0, 'next-day'), time: '2026-01-02T00:00:00.000Z' }), day));
+    expect(buckets.documents.map((d) => [d['_id'], (d['entries'] as Array<{ id: string }>).map((e) => e.id)])).toEqual([
+      ['timeline:r|2026-01-01T00:00:00.000Z', ['a1', 'a2', 'a3']],
+      ['timeline:r|2026-01-02T00:00:00.000Z', ['next-day']],
+    ]);
+  });
+});
+
+describe('size bucket documents', () => {
+  it('roll over at N, and two writers racing for a full bucket neither overfill it nor both open the next', async () => {
+    const buckets = new MingoCollection();
+    const append = async (seq: number, id: string) => {
+      for (let s = seq; ; s++) {
+        try {
+          await buckets.updateOne(sizeBucketDocuments.append('timeline:r', s, entryOf(at(1, id)), 2));
+          return s;
+        } catch (error) {
+          if ((error as { code?: number }).code !== 11000) throw error;
+        }
+      }
+    };
+    expect(await append(0, 'x1')).toBe(0);
+    expect(await append(0, 'x2')).toBe(0);
+    // Both writers still believe bucket 0 is current.
+    const [first, second] = await Promise.all([append(0, 'x3'), append(0, 'x4')]);
+    expect([first, second]).toEqual([1, 1]);
+    expect(await append(0, 'x5')).toBe(2);
+    expect(buckets.documents.map((d) => [d['_id'], d['n'], (d['entries'] as unknown[]).length])).toEqual([
+      ['timeline:r|0', 2, 2],
+      ['timeline:r|1', 2, 2],
+      ['timeline:r|2', 1, 1],
+    ]);
+    expect(sizeBucketDocuments.effectiveSize({ cap: 800, bucketSize: 100 })).toBe(100);
+    expect(sizeBucketDocuments.effectiveSize({ cap: 4, bucketSize: 100 })).toBe(2);
   });
 });

@@ -105,7 +105,8 @@ export const cacheDocuments = {
  */
 export const ringDocuments = {
   entries: 'timeline_ring',
-  meta: 'timeline_ring_meta',
+  /** The meta documents of every materialized model: floors and counters. */
+  meta: 'timeline_meta',
 
   indexes: [{ key: { r: 1, k: -1 } }, { key: { r: 1, id: 1 } }, { key: { r: 1, 'a.feed': 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
 
@@ -158,5 +159,103 @@ export const ringDocuments = {
   /** deleteMany filter: an unfollowed feed's entries. */
   unfollowed(reader: FeedId, feed: FeedId): Record<string, unknown> {
     return { r: reader, 'a.feed': feed };
+  },
+};
+
+/** The UTC start of the time span holding a key's activity time. */
+function bucketStart(key: SortKey, spanMs: number): string {
+  const time = Date.parse(key.slice(0, key.indexOf('|')));
+  return new Date(Math.floor(time / spanMs) * spanMs).toISOString();
+}
+
+/**
+ * Seed 002's time buckets: `{ _id: reader|start, r, b: start, entries }`, one document per
+ * reader per span, entries oldest first, appended by upsert. A repeated delivery matches
+ * nothing (the entry is there) and its upsert fails on the unique `_id`: nothing changes.
+ */
+export const timeBucketDocuments = {
+  collection: 'timeline_time_buckets',
+  indexes: [{ key: { r: 1, b: -1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+
+  append(reader: FeedId, entry: EntryDocument, spanMs: number): UpdateOperation {
+    const start = bucketStart(entry.k, spanMs);
+    return {
+      filter: { _id: `${reader}|${start}`, 'entries.id': { $ne: entry.id } },
+      update: { $push: { entries: { $each: [entry], $sort: { k: 1 } } }, $set: { r: reader, b: start } },
+      options: { upsert: true },
+    };
+  },
+
+  /** findOneAndUpdate on meta, after: the reader's entry total moves by `by`. */
+  count(reader: FeedId, by: number): UpdateOperation {
+    return { filter: { _id: reader }, update: { $inc: { total: by } }, options: { upsert: true, returnDocument: 'after' } };
+  },
+
+  oldest(reader: FeedId): FindOperation {
+    return { filter: { r: reader }, sort: { b: 1 }, limit: 1 };
+  },
+
+  /** The buckets at or before the one holding `before`, newest first. */
+  newest(reader: FeedId, before: SortKey | string | undefined, limit: number): FindOperation {
+    const filter: Record<string, unknown> = { r: reader };
+    if (before !== undefined) filter['b'] = before.includes('|') ? { $lte: before.slice(0, before.indexOf('|')) } : { $lt: before };
+    return { filter, sort: { b: -1 }, limit };
+  },
+
+  /** updateOne: entries are oldest first, so `$pop: -1` drops the oldest. */
+  dropOldestEntry(bucketId: string): UpdateOperation {
+    return { filter: { _id: bucketId }, update: { $pop: { entries: -1 } } };
+  },
+
+  removal(readers: readonly FeedId[], activityId: string): UpdateOperation {
+    return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
+  },
+
+  unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
+    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed } } } };
+  },
+};
+
+/**
+ * Seed 002's size buckets: `{ _id: reader|seq, r, s: seq, n, entries }` with at most N
+ * entries each. The append is guarded by `n < N`; when the bucket is full the upsert of the
+ * same `_id` fails on the unique key, which sends the writer to the next seq.
+ */
+export const sizeBucketDocuments = {
+  collection: 'timeline_size_buckets',
+  indexes: [{ key: { r: 1, s: 1 } }, { key: { r: 1, 'entries.id': 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+
+  /** Buckets of at most half the cap, so that dropping the oldest never empties a timeline. */
+  effectiveSize(policy: { cap: number; bucketSize?: number }): number {
+    return Math.max(1, Math.min(policy.bucketSize ?? 100, Math.floor(policy.cap / 2)));
+  },
+
+  append(reader: FeedId, seq: number, entry: EntryDocument, size: number): UpdateOperation {
+    return {
+      filter: { _id: `${reader}|${seq}`, n: { $lt: size } },
+      update: { $push: { entries: entry }, $inc: { n: 1 }, $set: { r: reader, s: seq } },
+      options: { upsert: true },
+    };
+  },
+
+  /** findOneAndUpdate on meta, after: the current bucket and the entry total. */
+  advance(reader: FeedId, seq: number): UpdateOperation {
+    return { filter: { _id: reader }, update: { $max: { s: seq }, $inc: { total: 1 } }, options: { upsert: true, returnDocument: 'after' } };
+  },
+
+  holding(reader: FeedId, activityId: string): Record<string, unknown> {
+    return { r: reader, 'entries.id': activityId };
+  },
+
+  oldest(reader: FeedId): FindOperation {
+    return { filter: { r: reader }, sort: { s: 1 }, limit: 1 };
+  },
+
+  all(reader: FeedId): FindOperation {
+    return { filter: { r: reader }, sort: { s: 1 }, limit: 100_000 };
+  },
+
+  removal(readers: readonly FeedId[], activityId: string): UpdateOperation {
+    return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
   },
 };

@@ -1,0 +1,133 @@
+import type { Activity, FeedId, SortKey } from '@feedmill/contracts';
+import type { TimelinePolicy } from '../ports.js';
+import type { DocumentCollection, StoredDocument } from './document-collection.js';
+import { ringDocuments, timeBucketDocuments, sizeBucketDocuments, type EntryDocument } from './timeline-documents.js';
+
+/**
+ * How one model stores the entries of a timeline that exists from the reader's first follow
+ * (`ring`, `time-buckets`, `size-buckets`). The reader's `meta` document (its floor and the
+ * model's counters) is kept by the store; a layout writes and reads its entry documents.
+ */
+export interface MaterializedLayout {
+  /** Stores an entry above the floor; false when it was already there. May raise the floor. */
+  insert(reader: FeedId, entry: EntryDocument, policy: TimelinePolicy, meta: StoredDocument): Promise<boolean>;
+  newestBelow(reader: FeedId, floor: SortKey | undefined, before: SortKey | undefined, limit: number): Promise<Activity[]>;
+  remove(readers: readonly FeedId[], activityId: string): Promise<void>;
+  removeFeed(reader: FeedId, feed: FeedId): Promise<void>;
+  entryCount(): Promise<number>;
+}
+
+const isDuplicateKey = (error: unknown) => (error as { code?: number }).code === 11000;
+const above = (floor: SortKey | undefined, before: SortKey | undefined) => (e: EntryDocument) =>
+  (floor === undefined || e.k > floor) && (before === undefined || e.k < before);
+const newestFirst = (a: EntryDocument, b: EntryDocument) => (a.k < b.k ? 1 : -1);
+
+/** Seed 000: claim the next slot and overwrite it, raising the floor past what it held. */
+export function ringLayout(entries: DocumentCollection, meta: DocumentCollection): MaterializedLayout {
+  return {
+    async insert(reader, entry, policy) {
+      if (await entries.findOne(ringDocuments.holding(reader, entry.id))) return false;
+      const counter = await meta.findOneAndUpdate(ringDocuments.claimSlot(reader));
+      const slot = ringDocuments.slotOf(counter!['n'] as number, policy.cap);
+      const previous = await entries.findOneAndUpdate(ringDocuments.writeSlot(reader, slot, entry));
+      if (previous) await meta.updateOne(ringDocuments.raiseFloor(reader, previous['k'] as SortKey));
+      return true;
+    },
+    async newestBelow(reader, floor, before, limit) {
+      return (await entries.find(ringDocuments.page(reader, floor, before, limit))).map((d) => d['a'] as Activity);
+    },
+    remove: async (readers, id) => void (await entries.deleteMany(ringDocuments.removal(readers, id))),
+    removeFeed: async (reader, feed) => void (await entries.deleteMany(ringDocuments.unfollowed(reader, feed))),
+    entryCount: () => entries.count({}),
+  };
+}
+
+/**
+ * One document per reader per time span, appended by upsert, entries oldest first. Past the
+ * cap, the oldest entry of the oldest bucket goes and the floor rises to it.
+ */
+export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentCollection): MaterializedLayout {
+  return {
+    async insert(reader, entry, policy) {
+      try {
+        await buckets.updateOne(timeBucketDocuments.append(reader, entry, policy.bucketMs ?? 86_400_000));
+      } catch (error) {
+        if (isDuplicateKey(error)) return false; // the bucket exists and already holds it
+        throw error;
+      }
+      let total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, 1)))!['total'] as number) ?? 0;
+      while (total > policy.cap) {
+        const [oldest] = await buckets.find(timeBucketDocuments.oldest(reader));
+        if (!oldest) break;
+        const dropped = (oldest['entries'] as EntryDocument[])[0];
+        if (dropped) {
+          await buckets.updateOne(timeBucketDocuments.dropOldestEntry(oldest['_id'] as string));
+          await meta.updateOne(ringDocuments.raiseFloor(reader, dropped.k));
+        }
+        if ((oldest['entries'] as EntryDocument[]).length <= 1) await buckets.deleteMany({ _id: oldest['_id'] });
+        total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, dropped ? -1 : 0)))!['total'] as number) ?? 0;
+      }
+      return true;
+    },
+    async newestBelow(reader, floor, before, limit) {
+      const out: EntryDocument[] = [];
+      let upTo = before;
+      // Buckets are in key order: read newest buckets until the page is full.
+      for (let round = 0; round < 10_000 && out.length < limit; round++) {
+        const batch = await buckets.find(timeBucketDocuments.newest(reader, upTo, 4));
+        if (batch.length === 0) break;
+        for (const bucket of batch) out.push(...(bucket['entries'] as EntryDocument[]).filter(above(floor, before)));
+        upTo = batch[batch.length - 1]!['b'] as string;
+        if (batch.length < 4) break;
+      }
+      return out.sort(newestFirst).slice(0, limit).map((e) => e.a);
+    },
+    remove: async (readers, id) => buckets.updateMany(timeBucketDocuments.removal(readers, id)),
+    removeFeed: async (reader, feed) => buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed)),
+    entryCount: () => buckets.sumOfArrayLengths('entries'),
+  };
+}
+
+/**
+ * Documents of N entries in arrival order, `_id = reader|seq`: a full bucket refuses the
+ * append (its `n` guard) and the upsert of the same `_id` then fails on the unique key, so
+ * two writers can never both open the next bucket or overfill one (Socialite's race).
+ * Past the cap, the oldest bucket goes and the floor rises past everything it held.
+ */
+export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentCollection): MaterializedLayout {
+  return {
+    async insert(reader, entry, policy, readerMeta) {
+      if (await buckets.findOne(sizeBucketDocuments.holding(reader, entry.id))) return false;
+      const size = sizeBucketDocuments.effectiveSize(policy);
+      let seq = (readerMeta['s'] as number | undefined) ?? 0;
+      for (;;) {
+        try {
+          await buckets.updateOne(sizeBucketDocuments.append(reader, seq, entry, size));
+          break;
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
+          seq += 1; // full: the next bucket
+        }
+      }
+      let total = ((await meta.findOneAndUpdate(sizeBucketDocuments.advance(reader, seq)))!['total'] as number) ?? 0;
+      while (total > policy.cap) {
+        const [oldest] = await buckets.find(sizeBucketDocuments.oldest(reader));
+        if (!oldest) break;
+        const held = oldest['entries'] as EntryDocument[];
+        await buckets.deleteMany({ _id: oldest['_id'] });
+        const newestHeld = held.reduce<SortKey | undefined>((max, e) => (max === undefined || e.k > max ? e.k : max), undefined);
+        if (newestHeld !== undefined) await meta.updateOne(ringDocuments.raiseFloor(reader, newestHeld));
+        total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, -held.length)))!['total'] as number) ?? 0;
+      }
+      return true;
+    },
+    async newestBelow(reader, floor, before, limit) {
+      // Arrival order is not key order: a reader's buckets (at most cap / N + 1) are read whole.
+      const all = (await buckets.find(sizeBucketDocuments.all(reader))).flatMap((b) => b['entries'] as EntryDocument[]);
+      return all.filter(above(floor, before)).sort(newestFirst).slice(0, limit).map((e) => e.a);
+    },
+    remove: async (readers, id) => buckets.updateMany(sizeBucketDocuments.removal(readers, id)),
+    removeFeed: async (reader, feed) => buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed)),
+    entryCount: () => buckets.sumOfArrayLengths('entries'),
+  };
+}

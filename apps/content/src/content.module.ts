@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
-import { CONTENT_STORE, MemoryContentStore } from '@feedmill/stores';
+import { STORE_FACTORY, type StoreFactory } from '@feedmill/platform';
+import { CONTENT_STORE } from '@feedmill/stores';
 import { ContentMessageController } from './content.message.controller.js';
 import { ContentService } from './content.service.js';
 
 @Module({
   controllers: [ContentMessageController],
-  providers: [ContentService, { provide: CONTENT_STORE, useFactory: () => new MemoryContentStore() }],
+  providers: [ContentService, { provide: CONTENT_STORE, inject: [STORE_FACTORY], useFactory: (stores: StoreFactory) => stores.content() }],
 })
 export class ContentModule {}

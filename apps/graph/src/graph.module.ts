@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
-import { GRAPH_STORE, MemoryGraphStore } from '@feedmill/stores';
+import { STORE_FACTORY, type StoreFactory } from '@feedmill/platform';
+import { GRAPH_STORE } from '@feedmill/stores';
 import { GraphMessageController } from './graph.message.controller.js';
 import { GraphService } from './graph.service.js';
 
 @Module({
   controllers: [GraphMessageController],
-  providers: [GraphService, { provide: GRAPH_STORE, useFactory: () => new MemoryGraphStore() }],
+  providers: [GraphService, { provide: GRAPH_STORE, inject: [STORE_FACTORY], useFactory: (stores: StoreFactory) => stores.graph() }],
 })
 export class GraphModule {}

@@ -3,7 +3,7 @@ import { ContentModule } from '@feedmill/content';
 import { FanoutModule } from '@feedmill/fanout';
 import { createHttpApp, GatewayModule } from '@feedmill/gateway';
 import { GraphModule } from '@feedmill/graph';
-import { InProcessServer, InProcessServiceClient, loadFeedConfig, openEventLog, rootModule, type RuntimeConfig } from '@feedmill/platform';
+import { InProcessServer, InProcessServiceClient, loadFeedConfig, openEventLog, openStores, rootModule, type RuntimeConfig } from '@feedmill/platform';
 import { TimelineModule } from '@feedmill/timeline';
 
 /**
@@ -17,7 +17,7 @@ export async function createStandaloneApp(config: RuntimeConfig): Promise<NestFa
   const server = new InProcessServer();
   const client = new InProcessServiceClient(server);
   const app = await createHttpApp(
-    rootModule([ContentModule, GraphModule, TimelineModule, FanoutModule, GatewayModule], { feedConfig, eventLog, client }),
+    rootModule([ContentModule, GraphModule, TimelineModule, FanoutModule, GatewayModule], { feedConfig, eventLog, client, stores: await openStores(config) }),
     { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL },
   );
   app.connectMicroservice({ strategy: server });

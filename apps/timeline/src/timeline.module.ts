@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { FEED_GROUPS, type FeedGroups } from '@feedmill/platform';
-import { MemoryTimelineStore, TIMELINE_STORE } from '@feedmill/stores';
+import { FEED_GROUPS, STORE_FACTORY, type FeedGroups, type StoreFactory } from '@feedmill/platform';
+import { TIMELINE_STORE } from '@feedmill/stores';
 import { TimelineMessageController } from './timeline.message.controller.js';
 import { TimelineService } from './timeline.service.js';
 
@@ -10,8 +10,8 @@ import { TimelineService } from './timeline.service.js';
     TimelineService,
     {
       provide: TIMELINE_STORE,
-      inject: [FEED_GROUPS],
-      useFactory: (groups: FeedGroups) => new MemoryTimelineStore((reader) => groups.timelinePolicyOf(reader)),
+      inject: [FEED_GROUPS, STORE_FACTORY],
+      useFactory: (groups: FeedGroups, stores: StoreFactory) => stores.timeline((reader) => groups.timelinePolicyOf(reader)),
     },
   ],
 })

@@ -3,6 +3,7 @@ import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import type { FeedConfig } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from './config/feed-groups.js';
 import { SERVICE_CLIENT, type ServiceClient } from './rpc/service-client.js';
+import { memoryStores, STORE_FACTORY, type StoreFactory } from './store-factory.js';
 
 export interface CoreOptions {
   feedConfig: FeedConfig;
@@ -10,6 +11,8 @@ export interface CoreOptions {
   eventLog?: EventLog;
   /** The client to other services, for those that call them. */
   client?: ServiceClient;
+  /** @defaultValue memory stores */
+  stores?: StoreFactory;
 }
 
 /** The shared infrastructure every service module injects: log, client, feed groups. */
@@ -21,21 +24,24 @@ export class CoreModule {
       { provide: FEED_GROUPS, useValue: new FeedGroups(options.feedConfig) },
       { provide: EVENT_LOG, useValue: options.eventLog ?? null },
       { provide: SERVICE_CLIENT, useValue: options.client ?? null },
+      { provide: STORE_FACTORY, useValue: options.stores ?? memoryStores },
       CoreShutdown,
     ];
-    return { module: CoreModule, providers, exports: [FEED_GROUPS, EVENT_LOG, SERVICE_CLIENT] };
+    return { module: CoreModule, providers, exports: [FEED_GROUPS, EVENT_LOG, SERVICE_CLIENT, STORE_FACTORY] };
   }
 }
 
-/** Closes the client and then the log, after the services stopped using them. */
+/** Closes the client, the log and the stores, after the services stopped using them. */
 class CoreShutdown implements OnApplicationShutdown {
   constructor(
     @Inject(EVENT_LOG) private readonly log: EventLog | null,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient | null,
+    @Inject(STORE_FACTORY) private readonly stores: StoreFactory,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.client?.close();
     await this.log?.close();
+    await this.stores.close();
   }
 }

@@ -6,6 +6,7 @@ import { loadRuntimeConfig } from './config/runtime-config.js';
 import { openEventLog } from './event-log-factory.js';
 import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
+import { openStores } from './store-factory.js';
 import { ProxyServiceClient } from './rpc/service-client.js';
 
 export interface NatsServiceOptions {
@@ -25,7 +26,8 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
   const feedConfig = loadFeedConfig(config.FEED_CONFIG);
   const eventLog = options.usesLog ? await openEventLog(config, 'jetstream') : undefined;
   const client = options.callsServices ? natsClient(config.NATS_URL) : undefined;
-  const app = await NestFactory.createMicroservice<MicroserviceOptions>(rootModule([options.feature], { feedConfig, eventLog, client }), {
+  const stores = await openStores(config);
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(rootModule([options.feature], { feedConfig, eventLog, client, stores }), {
     transport: Transport.NATS,
     options: { servers: [config.NATS_URL], queue: `feedmill-${options.name}` },
     logger,

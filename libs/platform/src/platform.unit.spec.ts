@@ -26,6 +26,8 @@ describe('configuration', () => {
     expect(() => loadRuntimeConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadRuntimeConfig({ LOG: 'mongo' })).toThrow(/LOG/);
     expect(() => loadRuntimeConfig({ LOG: 'kurrentdb' })).toThrow(/KURRENTDB_URL/);
+    expect(() => loadRuntimeConfig({ STORE: 'mongodb' })).toThrow(/MONGODB_URL/);
+    expect(loadRuntimeConfig({}).STORE).toBe('memory');
     expect(loadRuntimeConfig({ LOG: 'kurrentdb', KURRENTDB_URL: 'kurrentdb://127.0.0.1:2113?tls=false' }).LOG).toBe('kurrentdb');
   });
 

@@ -13,6 +13,10 @@ export const runtimeConfigSchema = z.object({
   FEED_CONFIG: z.string().min(1).optional(),
   /** Which event log to use: `file` (standalone default), `jetstream` (cluster default) or `kurrentdb`. */
   LOG: z.enum(['file', 'jetstream', 'kurrentdb']).optional(),
+  /** Where projections live: `memory` (rebuilt from the log at start) or `mongodb`. */
+  STORE: z.enum(['memory', 'mongodb']).default('memory'),
+  MONGODB_URL: z.string().min(1).optional(),
+  MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/).default('feedmill'),
   /** KurrentDB/EventStoreDB connection string, for `LOG=kurrentdb`. */
   KURRENTDB_URL: z.string().min(1).optional(),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
@@ -26,10 +30,15 @@ export const runtimeConfigSchema = z.object({
 export type RuntimeConfig = z.output<typeof runtimeConfigSchema>;
 
 /** Checks between variables: a log that needs a URL gets one. */
-const completeConfigSchema = runtimeConfigSchema.refine((config) => config.LOG !== 'kurrentdb' || config.KURRENTDB_URL !== undefined, {
-  message: 'LOG=kurrentdb needs KURRENTDB_URL (for example kurrentdb://127.0.0.1:2113?tls=false)',
-  path: ['KURRENTDB_URL'],
-});
+const completeConfigSchema = runtimeConfigSchema
+  .refine((config) => config.LOG !== 'kurrentdb' || config.KURRENTDB_URL !== undefined, {
+    message: 'LOG=kurrentdb needs KURRENTDB_URL (for example kurrentdb://127.0.0.1:2113?tls=false)',
+    path: ['KURRENTDB_URL'],
+  })
+  .refine((config) => config.STORE !== 'mongodb' || config.MONGODB_URL !== undefined, {
+    message: 'STORE=mongodb needs MONGODB_URL (for example mongodb://127.0.0.1:27017)',
+    path: ['MONGODB_URL'],
+  });
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

@@ -1,5 +1,7 @@
 import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
 import type { DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
+import type { ProjectionCollections } from './mongo-projection.js';
+import { activityDocuments, edgeDocuments, projectionDocuments } from './projection-documents.js';
 import { cacheDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type UpdateOperation } from './timeline-documents.js';
 
 /** The builders' documents, passed to the MongoDB driver as they are. */
@@ -65,5 +67,17 @@ export async function timelineCollections(db: Db, prefix = ''): Promise<Timeline
     ring: new DriverCollection(ring),
     timeBuckets: new DriverCollection(timeBuckets),
     sizeBuckets: new DriverCollection(sizeBuckets),
+  };
+}
+
+/** The collections every projection keeps its position and revisions in, and the data indexes. */
+export async function projectionCollections(db: Db, prefix = ''): Promise<ProjectionCollections> {
+  const activities = db.collection(prefix + activityDocuments.collection);
+  for (const index of activityDocuments.indexes) await activities.createIndex(index.key, index.options ?? {});
+  const edges = db.collection(prefix + edgeDocuments.collection);
+  for (const index of edgeDocuments.indexes) await edges.createIndex(index.key);
+  return {
+    positions: new DriverCollection(db.collection(prefix + projectionDocuments.positions)),
+    revisions: new DriverCollection(db.collection(prefix + projectionDocuments.revisions)),
   };
 }

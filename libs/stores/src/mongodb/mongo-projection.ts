@@ -1,0 +1,70 @@
+import type { RecordedEvent } from '@feedmill/event-log';
+import type { Projection } from '../ports.js';
+import { ProjectionPosition } from '../projection-position.js';
+import type { DocumentCollection } from './document-collection.js';
+import { projectionDocuments } from './projection-documents.js';
+
+export interface ProjectionCollections {
+  positions: DocumentCollection;
+  revisions: DocumentCollection;
+}
+
+const isDuplicateKey = (error: unknown) => (error as { code?: number }).code === 11000;
+
+/**
+ * What every MongoDB projection shares. An event is applied only when its stream stands at
+ * the revision before it; the write itself is idempotent and comes before the revision is
+ * recorded, so a crash between the two is repaired by the replay that follows it.
+ */
+export abstract class MongoProjection implements Projection {
+  abstract readonly name: string;
+  protected abstract readonly eventTypes: ReadonlySet<string>;
+  private readonly applied = new ProjectionPosition();
+  private loaded = false;
+
+  constructor(protected readonly meta: ProjectionCollections) {}
+
+  /** Changes the documents for one event; must be idempotent. */
+  protected abstract evolve(event: RecordedEvent): Promise<void>;
+
+  async position(): Promise<number> {
+    if (!this.loaded) {
+      const document = await this.meta.positions.findOne({ _id: this.name });
+      this.applied.advanceTo((document?.['position'] as number | undefined) ?? 0);
+      this.loaded = true;
+    }
+    return this.applied.value;
+  }
+
+  async reach(position: number | undefined): Promise<void> {
+    await this.applied.reach(position);
+  }
+
+  async streamRevision(stream: string): Promise<number> {
+    const document = await this.meta.revisions.findOne({ _id: projectionDocuments.revisionId(this.name, stream) });
+    return (document?.['r'] as number | undefined) ?? -1;
+  }
+
+  async apply(events: readonly RecordedEvent[]): Promise<void> {
+    for (const event of events) await this.applyOne(event);
+    const last = events[events.length - 1];
+    if (!last) return;
+    await this.meta.positions.updateOne(projectionDocuments.advance(this.name, last.position));
+    this.applied.advanceTo(last.position);
+  }
+
+  async applyOwn(event: RecordedEvent): Promise<void> {
+    await this.applyOne(event);
+  }
+
+  private async applyOne(event: RecordedEvent): Promise<void> {
+    if (!this.eventTypes.has(event.type)) return;
+    if ((await this.streamRevision(event.stream)) !== event.revision - 1) return;
+    await this.evolve(event);
+    try {
+      await this.meta.revisions.findOneAndUpdate(projectionDocuments.claim(this.name, event.stream, event.revision));
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error; // applied meanwhile by the other path: fine
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { MingoCollection } from '../contract/mingo-collection.js';
+import { describeContentStoreContract } from '../contract/content-store.contract.js';
+import { describeGraphStoreContract } from '../contract/graph-store.contract.js';
+import { MongoContentStore } from './mongo-content-store.js';
+import { MongoGraphStore } from './mongo-graph-store.js';
+
+const meta = () => ({ positions: new MingoCollection(), revisions: new MingoCollection() });
+
+describeContentStoreContract('mongodb documents on mingo', async () => new MongoContentStore(meta(), new MingoCollection()));
+describeGraphStoreContract('mongodb documents on mingo', async () => new MongoGraphStore(meta(), new MingoCollection()));
+
+it('keeps its position and revisions in its documents, so that a restarted store resumes', async () => {
+  const shared = meta();
+  const activities = new MingoCollection();
+  const first = new MongoContentStore(shared, activities);
+  const event = {
+    stream: 'feed-user:a',
+    revision: 0,
+    position: 7,
+    type: 'ActivityAdded',
+    data: { activity: { id: 'a1', feed: 'user:a', actor: 'a', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' } },
+    metadata: { v: 1 },
+    recordedAt: 't',
+  };
+  await first.apply([event]);
+  const restarted = new MongoContentStore(shared, activities);
+  expect(await restarted.position()).toBe(7);
+  expect(await restarted.streamRevision('feed-user:a')).toBe(0);
+  await restarted.apply([event]);
+  expect(activities.documents).toHaveLength(1);
+});

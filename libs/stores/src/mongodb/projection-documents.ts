@@ -1,0 +1,78 @@
+import { sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
+import type { FindOperation, UpdateOperation } from './timeline-documents.js';
+
+/** What every MongoDB projection keeps beside its data: its log position and per-stream revisions. */
+export const projectionDocuments = {
+  positions: 'projection_positions',
+  revisions: 'projection_revisions',
+
+  /** updateOne on positions: the projection applied everything up to `position`. */
+  advance(projection: string, position: number): UpdateOperation {
+    return { filter: { _id: projection }, update: { $max: { position } }, options: { upsert: true } };
+  },
+
+  revisionId: (projection: string, stream: string) => `${projection}|${stream}`,
+
+  /**
+   * findOneAndUpdate on revisions: records `revision` as applied, only if the stream stood
+   * just before it. Revision 0 creates the document; a later attempt at 0 fails on its `_id`.
+   */
+  claim(projection: string, stream: string, revision: number): UpdateOperation {
+    const _id = projectionDocuments.revisionId(projection, stream);
+    return revision === 0
+      ? { filter: { _id, r: { $exists: false } }, update: { $set: { r: 0 } }, options: { upsert: true, returnDocument: 'after' } }
+      : { filter: { _id, r: revision - 1 }, update: { $set: { r: revision } }, options: { returnDocument: 'after' } };
+  },
+};
+
+/**
+ * Activities, seed 001's way: one document per activity with its feed and sort key, so that
+ * the recent activities of many feeds are one `$in` query on `{ f: 1, k: -1 }`.
+ */
+export const activityDocuments = {
+  collection: 'activities',
+  indexes: [
+    { key: { f: 1, k: -1 } },
+    { key: { f: 1, fid: 1 }, options: { unique: true, partialFilterExpression: { fid: { $exists: true } } } },
+  ] as Array<{ key: Record<string, 1 | -1>; options?: Record<string, unknown> }>,
+
+  /** replaceOne with upsert: an added activity (adding it again changes nothing). */
+  added(activity: Activity, position: number): UpdateOperation {
+    const document: Record<string, unknown> = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), p: position, a: activity };
+    if (activity.foreignId !== undefined) document['fid'] = activity.foreignId;
+    return { filter: { _id: activity.id }, update: document, options: { upsert: true } };
+  },
+
+  removed: (id: string) => ({ _id: id }),
+
+  byIds: (ids: readonly string[]): FindOperation => ({ filter: { _id: { $in: ids } }, sort: { k: -1 }, limit: ids.length }),
+
+  byForeignId: (feed: FeedId, foreignId: string) => ({ f: feed, fid: foreignId }),
+
+  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number): FindOperation {
+    const filter: Record<string, unknown> = { f: { $in: feeds } };
+    if (before !== undefined) filter['k'] = { $lt: before };
+    if (atMost !== undefined) filter['p'] = { $lte: atMost };
+    return { filter, sort: { k: -1 }, limit };
+  },
+};
+
+/** Follow edges, seed 004's way: one document per edge, indexed both ways. */
+export const edgeDocuments = {
+  collection: 'follows',
+  indexes: [{ key: { t: 1, f: 1 } }, { key: { f: 1, t: 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+
+  id: (follower: FeedId, target: FeedId) => `${follower}|${target}`,
+
+  followed(follower: FeedId, target: FeedId): UpdateOperation {
+    return { filter: { _id: edgeDocuments.id(follower, target) }, update: { _id: edgeDocuments.id(follower, target), f: follower, t: target }, options: { upsert: true } };
+  },
+
+  followers(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {
+    return { filter: after === undefined ? { t: feed } : { t: feed, f: { $gt: after } }, sort: { f: 1 }, limit };
+  },
+
+  following(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {
+    return { filter: after === undefined ? { f: feed } : { f: feed, t: { $gt: after } }, sort: { t: 1 }, limit };
+  },
+};

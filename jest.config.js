@@ -27,9 +27,11 @@ const shared = {
 };
 
 export default {
+  // A global option (per-project values are ignored): e2e tests start processes and wait on them.
+  testTimeout: 120_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.unit.spec.ts', '<rootDir>/deploy/test/*.unit.spec.ts'] },
-    { ...shared, displayName: 'int', testTimeout: 30_000, testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.int.spec.ts'] },
-    { ...shared, displayName: 'e2e', testTimeout: 120_000, testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.e2e.spec.ts'] },
+    { ...shared, displayName: 'int', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.int.spec.ts'] },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.e2e.spec.ts'] },
   ],
 };

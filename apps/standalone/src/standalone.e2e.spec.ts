@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { timelineModels } from '@feedmill/contracts';
 import { describeFeedScenarios, startStandalone } from '@feedmill/testing';
 
-for (const model of timelineModels) {
+const variants = [...timelineModels.map((model) => ({ model, embed: true })), { model: 'ring' as const, embed: false }];
+
+for (const { model, embed } of variants) {
   describeFeedScenarios(
     'standalone',
     async (env) => {
@@ -19,5 +21,6 @@ for (const model of timelineModels) {
       };
     },
     model,
+    embed,
   );
 }

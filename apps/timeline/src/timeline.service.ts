@@ -1,6 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  isReference,
   subjects,
+  type GetActivitiesRequest,
+  type TimelineItem,
   type Activity,
   type ActivityPage,
   type DeliverReply,
@@ -30,11 +33,23 @@ export class TimelineService {
     return this.store.deliver(request);
   }
 
-  async read(request: ReadTimelineRequest): Promise<TimelinePage> {
+  async read(request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
     // Content answers as of at least what this store holds, so that a cache built from the
     // pull path never misses a post that was delivered here before it existed.
     const atLeast = await this.store.position();
-    return this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit, atLeast));
+    const page = await this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit, atLeast));
+    return { items: await this.hydrate(page.items), next: page.next };
+  }
+
+  /**
+   * Linked entries hold references: the page's activities come from content in one batched
+   * query (seed 001's second round trip). One removed meanwhile is left out.
+   */
+  private async hydrate(items: readonly TimelineItem[]): Promise<Activity[]> {
+    const ids = items.filter(isReference).map((item) => item.id);
+    if (ids.length === 0) return items as Activity[];
+    const found = new Map((await this.client.request<Activity[]>(subjects.content.get, { ids } satisfies GetActivitiesRequest)).map((a) => [a.id, a]));
+    return items.flatMap((item) => (isReference(item) ? (found.has(item.id) ? [found.get(item.id)!] : []) : [item]));
   }
 
   async status() {

@@ -49,3 +49,17 @@ export const activitySchema: z.ZodType<Activity> = z.strictObject({
   foreignId: z.string().optional(),
   extra: z.record(z.string(), z.unknown()).optional(),
 });
+
+/** What a linked timeline stores of an activity: enough to order it and find it again. */
+export type ActivityReference = Pick<Activity, 'id' | 'feed' | 'time'>;
+
+/** An entry of a timeline: the activity itself (embedded), or a reference to it (linked). */
+export type TimelineItem = Activity | ActivityReference;
+
+export function referenceTo(activity: Activity): ActivityReference {
+  return { id: activity.id, feed: activity.feed, time: activity.time };
+}
+
+export function isReference(item: TimelineItem): item is ActivityReference {
+  return !('verb' in item);
+}

@@ -47,6 +47,12 @@ const timelineGroupSchema = z.strictObject({
    * @defaultValue 100
    */
   bucketSize: z.number().int().min(1).max(10_000).default(100),
+  /**
+   * Whether stored entries hold a copy of the activity (`true`) or only a reference to it,
+   * the activities of a page then read from content in one batched query.
+   * @defaultValue true
+   */
+  embed: z.boolean().default(true),
 });
 
 export const groupConfigSchema = z.discriminatedUnion('kind', [producerGroupSchema, timelineGroupSchema]);

@@ -4,8 +4,8 @@ export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedI
 export type { FeedId } from './feeds.js';
 export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels } from './feed-config.js';
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel } from './feed-config.js';
-export { newActivitySchema, activitySchema, isoTimeSchema } from './activity.js';
-export type { Activity, NewActivity } from './activity.js';
+export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isReference } from './activity.js';
+export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey } from './sort-key.js';
 export {

@@ -1,8 +1,8 @@
-import { sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
+import { sortKeyOf, type FeedId, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 export interface TimelineEntry {
   key: SortKey;
-  activity: Activity;
+  activity: TimelineItem;
 }
 
 /**
@@ -38,7 +38,7 @@ export class CappedCache {
    * Adds an activity unless it is present or belongs below the floor. Returns whether it
    * changed. Pass the key when inserting one activity into many caches.
    */
-  insert(activity: Activity, key: SortKey = sortKeyOf(activity)): boolean {
+  insert(activity: TimelineItem, key: SortKey = sortKeyOf(activity)): boolean {
     if (this.keys.has(activity.id)) return false;
     if (this.floorKey !== null && key <= this.floorKey) return false;
     const last = this.entries[this.entries.length - 1];
@@ -74,16 +74,16 @@ export class CappedCache {
    * false the feed has older activities than these, so the floor rises to the oldest one
    * given: below it the cache no longer knows everything, and the pull path takes over.
    */
-  mergeFeed(recent: readonly Activity[], exhausted: boolean): void {
+  mergeFeed(recent: readonly TimelineItem[], exhausted: boolean): void {
     const oldest = recent[recent.length - 1];
     if (!exhausted && oldest) this.raiseFloor(sortKeyOf(oldest));
     for (const activity of recent) this.insert(activity);
   }
 
   /** Up to `limit` entries with keys below `before` (all when undefined), newest first. */
-  newestBelow(before: SortKey | undefined, limit: number): Activity[] {
+  newestBelow(before: SortKey | undefined, limit: number): TimelineItem[] {
     let index = (before === undefined ? this.entries.length : this.indexOf(before)) - 1;
-    const out: Activity[] = [];
+    const out: TimelineItem[] = [];
     while (index >= this.start && out.length < limit) out.push(this.entries[index--]!.activity);
     return out;
   }

@@ -1,4 +1,4 @@
-import { sortKeyOf, type Activity, type FeedId } from '@feedmill/contracts';
+import { sortKeyOf, type Activity, type FeedId, type TimelineItem } from '@feedmill/contracts';
 import { CappedCache } from './capped-cache.js';
 import { readTimelinePage, storedCache } from './timeline-read.js';
 import { mergeNewestFirst } from './newest-first-merge.js';
@@ -126,7 +126,7 @@ describe('a capped timeline read through cache and pull path', () => {
         .sort((x, y) => (sortKeyOf(y) < sortKeyOf(x) ? -1 : 1))
         .slice(0, limit);
 
-    const seen: Activity[] = [];
+    const seen: TimelineItem[] = [];
     let cursor: string | undefined;
     for (let pages = 0; pages < 1000; pages++) {
       const page = await readTimelinePage(storedCache(cache), cursor, 3, pull);

@@ -1,8 +1,8 @@
-import { justAbove, sortKeyOf, type Activity, type SortKey } from '@feedmill/contracts';
+import { justAbove, sortKeyOf, type Activity, type SortKey, type TimelineItem } from '@feedmill/contracts';
 import type { CappedCache } from './capped-cache.js';
 
-export interface TimelinePage {
-  items: Activity[];
+export interface TimelinePage<Item extends TimelineItem = TimelineItem> {
+  items: Item[];
   /** Sort key of the last item when another page exists, else null. */
   next: SortKey | null;
 }
@@ -21,7 +21,7 @@ export type PullPath = (before: SortKey | undefined, limit: number) => Promise<A
 export interface StoredTimeline {
   readonly pullBelow: SortKey | null;
   /** Up to `limit` stored entries with keys below `before`, newest first. */
-  newestBelow(before: SortKey | undefined, limit: number): Activity[] | Promise<Activity[]>;
+  newestBelow(before: SortKey | undefined, limit: number): TimelineItem[] | Promise<TimelineItem[]>;
 }
 
 /** The capped cache as a stored timeline: exact above its floor. */
@@ -46,7 +46,7 @@ export async function readTimelinePage(
 ): Promise<TimelinePage> {
   // One item beyond the page tells whether a next page exists without a second round trip.
   const wanted = limit + 1;
-  const fromStore = stored ? await stored.newestBelow(before, wanted) : [];
+  const fromStore: TimelineItem[] = stored ? await stored.newestBelow(before, wanted) : [];
   let items = fromStore;
   if (fromStore.length < wanted && (!stored || stored.pullBelow !== null)) {
     const bound = stored?.pullBelow ?? undefined;

@@ -44,6 +44,8 @@ export interface TimelinePolicy {
   bucketMs?: number;
   /** For `size-buckets`: entries per bucket. @defaultValue 100 */
   bucketSize?: number;
+  /** Store a copy of each activity, or only a reference to it. @defaultValue true */
+  embed?: boolean;
 }
 
 export interface TimelineStore {

@@ -19,8 +19,9 @@ export function describeFeedScenarios(
   name: string,
   start: (env: Record<string, string>) => Promise<Deployment>,
   model: TimelineModel = 'cache',
+  embed = true,
 ): void {
-  describe(`feed scenarios: ${name}, ${model} timelines`, () => {
+  describe(`feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}`, () => {
     let deployment: Deployment;
     let api: FeedClient;
     let configDir: string;
@@ -31,7 +32,7 @@ export function describeFeedScenarios(
     beforeAll(async () => {
       configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
       const configPath = join(configDir, 'feeds.json');
-      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP } } }));
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed } } }));
       deployment = await start({ FEED_CONFIG: configPath });
       api = new FeedClient(deployment.baseUrl);
     });
@@ -61,6 +62,8 @@ export function describeFeedScenarios(
       expect(posted.body).toMatchObject({ feed: bob, actor: 'bob', verb: 'post', object: 'photo:1' });
       await timelineEquals(alice, () => [posted.body]);
       await timelineEquals(carol, () => [posted.body]);
+      // The whole activity, whether the group embeds it or links to it.
+      expect((await api.page(alice)).body.items).toEqual([posted.body]);
       expect((await api.page(bob)).body.items).toEqual([posted.body]);
     });
 

@@ -30,6 +30,7 @@ export class FeedGroups {
       inactivityMs: config.inactivityMinutes * 60_000,
       bucketMs: config.bucketMinutes * 60_000,
       bucketSize: config.bucketSize,
+      embed: config.embed,
     };
   }
 }

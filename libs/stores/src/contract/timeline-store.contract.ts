@@ -100,6 +100,19 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
     it.each([1, 2, 3, 4])('pages the same timeline as the reference after random deliveries and reads (seed %i)', async (seed) => {
       await playAgainstReference(await createWith({ model, cap: 4, inactivityMs: 60_000 }, Date.now), 4, seed);
     });
+
+    it('pages the same timeline when it links instead of embedding, and stores only references', async () => {
+      const store = await createWith({ model, cap: 4, inactivityMs: 60_000, embed: false }, Date.now);
+      await playAgainstReference(store, 4, 5);
+      const posted = activity('linked', 'user:a', 999);
+      const reader: FeedId = 'timeline:linked';
+      const position = await store.position();
+      await store.deliver({ after: position, position: position + 1, deliveries: [{ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true }, { kind: 'insert', readers: [reader], activity: posted }] });
+      const page = await store.readPage(reader, undefined, 5, async () => [posted]);
+      expect(page.items).toHaveLength(1);
+      // A model that stores nothing serves the activity itself from the pull path.
+      expect(page.items[0]).toEqual(model === 'pull' ? posted : { id: 'linked', feed: 'user:a', time: posted.time });
+    });
   });
 
   describe(`TimelineStore contract: ${name}, pull model`, () => {

@@ -1,4 +1,4 @@
-import { sortKeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
+import { referenceTo, sortKeyOf, type Activity, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineItem } from '@feedmill/contracts';
 import { CappedCache, readTimelinePage, storedCache, type PullPath, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 
@@ -56,8 +56,13 @@ export class MemoryTimelineStore implements TimelineStore {
     switch (delivery.kind) {
       case 'insert': {
         const key = sortKeyOf(delivery.activity);
+        // One reference for every linked reader: a copy per reader would defeat linking.
+        let reference: TimelineItem | undefined;
         for (const reader of delivery.readers) {
-          if (this.timelines.get(reader)?.cache.insert(delivery.activity, key)) this.delivered++;
+          const timeline = this.timelines.get(reader);
+          if (!timeline) continue;
+          const item = this.policyOf(reader).embed === false ? (reference ??= referenceTo(delivery.activity)) : delivery.activity;
+          if (timeline.cache.insert(item, key)) this.delivered++;
         }
         return;
       }
@@ -67,7 +72,7 @@ export class MemoryTimelineStore implements TimelineStore {
       case 'follow': {
         const policy = this.policyOf(delivery.reader);
         if (materializesOnFollow(policy)) {
-          this.materialize(delivery.reader, policy).cache.mergeFeed(delivery.recent, delivery.exhausted);
+          this.materialize(delivery.reader, policy).cache.mergeFeed(stored(delivery.recent, policy), delivery.exhausted);
         } else {
           // A cache knows nothing of the new feed's history: the next read builds it again.
           this.timelines.delete(delivery.reader);
@@ -102,7 +107,7 @@ export class MemoryTimelineStore implements TimelineStore {
     const timeline = this.materialize(reader, policy);
     timeline.building = (async () => {
       const recent = await pull(undefined, policy.cap + 1);
-      timeline.cache.mergeFeed(recent, recent.length <= policy.cap);
+      timeline.cache.mergeFeed(stored(recent, policy), recent.length <= policy.cap);
     })();
     try {
       await timeline.building;
@@ -145,4 +150,9 @@ export class MemoryTimelineStore implements TimelineStore {
 /** Models whose timeline exists from the first follow on; in memory they share one shape. */
 function materializesOnFollow(policy: TimelinePolicy): boolean {
   return policy.model === 'ring' || policy.model === 'time-buckets' || policy.model === 'size-buckets';
+}
+
+/** What a reader's group stores of these activities: copies, or references to them. */
+function stored(activities: readonly Activity[], policy: TimelinePolicy): readonly TimelineItem[] {
+  return policy.embed === false ? activities.map(referenceTo) : activities;
 }

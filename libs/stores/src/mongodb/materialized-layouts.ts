@@ -1,4 +1,4 @@
-import type { Activity, FeedId, SortKey } from '@feedmill/contracts';
+import type { FeedId, SortKey, TimelineItem } from '@feedmill/contracts';
 import type { TimelinePolicy } from '../ports.js';
 import type { DocumentCollection, StoredDocument } from './document-collection.js';
 import { ringDocuments, timeBucketDocuments, sizeBucketDocuments, type EntryDocument } from './timeline-documents.js';
@@ -11,7 +11,7 @@ import { ringDocuments, timeBucketDocuments, sizeBucketDocuments, type EntryDocu
 export interface MaterializedLayout {
   /** Stores an entry above the floor; false when it was already there. May raise the floor. */
   insert(reader: FeedId, entry: EntryDocument, policy: TimelinePolicy, meta: StoredDocument): Promise<boolean>;
-  newestBelow(reader: FeedId, floor: SortKey | undefined, before: SortKey | undefined, limit: number): Promise<Activity[]>;
+  newestBelow(reader: FeedId, floor: SortKey | undefined, before: SortKey | undefined, limit: number): Promise<TimelineItem[]>;
   remove(readers: readonly FeedId[], activityId: string): Promise<void>;
   removeFeed(reader: FeedId, feed: FeedId): Promise<void>;
   entryCount(): Promise<number>;
@@ -34,7 +34,7 @@ export function ringLayout(entries: DocumentCollection, meta: DocumentCollection
       return true;
     },
     async newestBelow(reader, floor, before, limit) {
-      return (await entries.find(ringDocuments.page(reader, floor, before, limit))).map((d) => d['a'] as Activity);
+      return (await entries.find(ringDocuments.page(reader, floor, before, limit))).map((d) => d['a'] as TimelineItem);
     },
     remove: async (readers, id) => void (await entries.deleteMany(ringDocuments.removal(readers, id))),
     removeFeed: async (reader, feed) => void (await entries.deleteMany(ringDocuments.unfollowed(reader, feed))),

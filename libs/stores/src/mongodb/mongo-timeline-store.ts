@@ -57,14 +57,17 @@ export class MongoTimelineStore implements TimelineStore {
   private async applyDelivery(delivery: TimelineDelivery): Promise<void> {
     switch (delivery.kind) {
       case 'insert': {
-        const entry = entryOf(delivery.activity);
         const cacheReaders: FeedId[] = [];
         for (const reader of delivery.readers) {
-          const model = this.policyOf(reader).model;
-          if (model === 'cache') cacheReaders.push(reader);
-          else if (model !== 'pull' && (await this.insertMaterialized(reader, entry))) this.delivered++;
+          const policy = this.policyOf(reader);
+          if (policy.model === 'cache') cacheReaders.push(reader);
+          else if (policy.model !== 'pull' && (await this.insertMaterialized(reader, entryOf(delivery.activity, policy.embed !== false)))) this.delivered++;
         }
-        if (cacheReaders.length > 0) await this.db.cache.updateMany(cacheDocuments.insert(cacheReaders, entry, this.policyOf(cacheReaders[0]!).cap));
+        // One update for every cache of the group (readers of one timeline group share a policy).
+        if (cacheReaders.length > 0) {
+          const policy = this.policyOf(cacheReaders[0]!);
+          await this.db.cache.updateMany(cacheDocuments.insert(cacheReaders, entryOf(delivery.activity, policy.embed !== false), policy.cap));
+        }
         return;
       }
       case 'remove': {
@@ -84,7 +87,8 @@ export class MongoTimelineStore implements TimelineStore {
         const oldest = delivery.recent[delivery.recent.length - 1];
         if (!delivery.exhausted && oldest) await this.db.meta.updateOne(ringDocuments.raiseFloor(delivery.reader, sortKeyOf(oldest)));
         // Oldest first, so that the newest are the latest arrivals and the last to be dropped.
-        for (const activity of [...delivery.recent].reverse()) await this.insertMaterialized(delivery.reader, entryOf(activity));
+        const embed = this.policyOf(delivery.reader).embed !== false;
+        for (const activity of [...delivery.recent].reverse()) await this.insertMaterialized(delivery.reader, entryOf(activity, embed));
         return;
       }
       case 'unfollow': {
@@ -134,7 +138,7 @@ export class MongoTimelineStore implements TimelineStore {
       const pulled = await pull(undefined, policy.cap + 1);
       for (let attempt = 0; attempt < MAX_BUILD_ATTEMPTS; attempt++) {
         const current = ((await this.db.cache.findOne({ _id: reader }))?.['entries'] ?? []) as EntryDocument[];
-        if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, current, pulled, policy.cap, expiresAt))) break;
+        if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, current, pulled, policy.cap, expiresAt, policy.embed !== false))) break;
       }
       document = await this.db.cache.findOne({ _id: reader });
       if (!document || document['building']) return undefined;

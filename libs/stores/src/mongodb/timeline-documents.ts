@@ -1,4 +1,4 @@
-import { sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
+import { referenceTo, sortKeyOf, type Activity, type FeedId, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 /**
  * The MongoDB documents of the timeline models, built by pure functions: every filter,
@@ -6,15 +6,16 @@ import { sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/c
  * (with mingo, in the unit tests) and the adapter only hands it to the driver.
  */
 
-/** One timeline entry as stored: the sort key, the activity id, and the activity embedded. */
+/** One timeline entry as stored: the sort key, the activity id, and the activity or a reference to it. */
 export interface EntryDocument {
   k: SortKey;
   id: string;
-  a: Activity;
+  a: TimelineItem;
 }
 
-export function entryOf(activity: Activity): EntryDocument {
-  return { k: sortKeyOf(activity), id: activity.id, a: activity };
+/** @param embed store a copy of the activity (`true`) or a reference (seed 002's linking). */
+export function entryOf(activity: Activity, embed = true): EntryDocument {
+  return { k: sortKeyOf(activity), id: activity.id, a: embed ? activity : referenceTo(activity) };
 }
 
 export interface UpdateOperation {
@@ -73,9 +74,9 @@ export const cacheDocuments = {
    * replaceOne, on the condition that the entries are still `current`: the built cache, the
    * pulled entries merged with what was delivered meanwhile, newest `cap` kept.
    */
-  finishBuild(reader: FeedId, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date): UpdateOperation {
+  finishBuild(reader: FeedId, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embed = true): UpdateOperation {
     const byId = new Map<string, EntryDocument>();
-    for (const entry of [...current, ...pulled.map(entryOf)]) byId.set(entry.id, entry);
+    for (const entry of [...current, ...pulled.map((a) => entryOf(a, embed))]) byId.set(entry.id, entry);
     const entries = [...byId.values()].sort((a, b) => (a.k < b.k ? 1 : -1)).slice(0, cap);
     return { filter: { _id: reader, entries: current }, update: { _id: reader, entries, expiresAt } };
   },

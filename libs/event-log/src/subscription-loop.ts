@@ -143,3 +143,19 @@ export function bufferedSubscription(
     },
   };
 }
+
+/** A subscription that keeps itself in `registry` until stopped, so that closing a log can stop it. */
+export function tracked(subscription: Subscription, registry: Set<Subscription>): Subscription {
+  const handle: Subscription = {
+    caughtUp: subscription.caughtUp,
+    get position() {
+      return subscription.position;
+    },
+    stop: async () => {
+      await subscription.stop();
+      registry.delete(handle);
+    },
+  };
+  registry.add(handle);
+  return handle;
+}

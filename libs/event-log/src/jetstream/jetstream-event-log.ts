@@ -20,7 +20,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-log.port.js';
-import { bufferedSubscription } from '../subscription-loop.js';
+import { bufferedSubscription, tracked } from '../subscription-loop.js';
 import type { StoredRecord } from '../stored-record.js';
 
 export interface JetStreamEventLogOptions {
@@ -168,18 +168,7 @@ export class JetStreamEventLog implements EventLog {
       },
       headPosition: () => this.headPosition(),
     });
-    const handle: Subscription = {
-      caughtUp: subscription.caughtUp,
-      get position() {
-        return subscription.position;
-      },
-      stop: async () => {
-        await subscription.stop();
-        this.subscriptions.delete(handle);
-      },
-    };
-    this.subscriptions.add(handle);
-    return handle;
+    return tracked(subscription, this.subscriptions);
   }
 
   async headPosition(): Promise<number> {

@@ -26,7 +26,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-log.port.js';
-import { bufferedSubscription } from '../subscription-loop.js';
+import { bufferedSubscription, tracked } from '../subscription-loop.js';
 
 export interface KurrentEventLogOptions {
   /** For example `kurrentdb://localhost:2113?tls=false`. */
@@ -105,18 +105,7 @@ export class KurrentEventLog implements EventLog {
       },
       headPosition: () => this.headPosition(),
     });
-    const handle: Subscription = {
-      caughtUp: subscription.caughtUp,
-      get position() {
-        return subscription.position;
-      },
-      stop: async () => {
-        await subscription.stop();
-        this.subscriptions.delete(handle);
-      },
-    };
-    this.subscriptions.add(handle);
-    return handle;
+    return tracked(subscription, this.subscriptions);
   }
 
   /** Commit position of the newest event of this log (system events and other namespaces aside). */

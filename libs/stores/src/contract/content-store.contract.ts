@@ -1,16 +1,8 @@
-import { activityStream, type Activity, type FeedId } from '@feedmill/contracts';
+import { activityStream } from '@feedmill/contracts';
 import type { ContentStore } from '../ports.js';
-import { recordEvents } from './recorded.js';
+import { activityAt, recordEvents } from './recorded.js';
 
-const activity = (id: string, feed: FeedId, second: number, extra: Partial<Activity> = {}): Activity => ({
-  id,
-  feed,
-  actor: 'a',
-  verb: 'post',
-  object: 'o',
-  time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(),
-  ...extra,
-});
+const activity = activityAt;
 
 const events = recordEvents([
   [activityStream('user:a'), { type: 'ActivityAdded', data: { activity: activity('a1', 'user:a', 1) } }],

@@ -1,4 +1,4 @@
-import type { FeedEvent } from '@feedmill/contracts';
+import type { Activity, FeedEvent, FeedId } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 
 /** Records events as a log would: positions across streams, revisions within each. */
@@ -9,4 +9,9 @@ export function recordEvents(events: Array<[string, FeedEvent]>, firstPosition =
     revisions.set(stream, revision);
     return { stream, revision, position: firstPosition + index, type: event.type, data: event.data, metadata: { v: 1 }, recordedAt: 't' };
   });
+}
+
+/** An activity posted at a second of 2026-01-01 (UTC). */
+export function activityAt(id: string, feed: FeedId, second: number, extra: Partial<Activity> = {}): Activity {
+  return { id, feed, actor: 'a', verb: 'post', object: 'o', time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(), ...extra };
 }

@@ -1,14 +1,8 @@
 import { sortKeyOf, timelineModels, type Activity, type FeedId, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
+import { activityAt } from './recorded.js';
 
-const activity = (id: string, feed: FeedId, second: number): Activity => ({
-  id,
-  feed,
-  actor: 'a',
-  verb: 'post',
-  object: 'o',
-  time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(),
-});
+const activity = (id: string, feed: FeedId, second: number) => activityAt(id, feed, second);
 
 /** Makes an empty store whose readers all have `policy`, reading time from `now`. */
 export type TimelineStoreFactory = (policy: TimelinePolicy, now: () => number) => Promise<TimelineStore>;

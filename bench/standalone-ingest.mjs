@@ -1,9 +1,11 @@
 // Measures the standalone process: posts accepted per second over HTTP (autocannon), then
 // the time a restart takes to rebuild every projection and timeline from the log it wrote.
-// Usage: npm run build && node bench/standalone-ingest.mjs [--seconds 10] [--connections 64]
+// Usage: npm run build && node bench/standalone-ingest.mjs [--seconds 10] [--connections 64] [--model ring|cache|pull|...]
+// With the default `cache` model nobody reads here, so nothing is fanned out on write; `ring`
+// delivers every post to its followers' timelines.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,6 +18,7 @@ const { values } = parseArgs({
     readers: { type: 'string', default: '500' },
     follows: { type: 'string', default: '10' },
     keep: { type: 'string' },
+    model: { type: 'string', default: 'cache' },
   },
 });
 const seconds = Number(values.seconds);
@@ -29,7 +32,7 @@ const base = `http://127.0.0.1:${port}`;
 function start(dataDir) {
   const started = performance.now();
   const child = spawn(process.execPath, ['apps/standalone/dist/main.js'], {
-    env: { ...process.env, PORT: String(port), FEEDMILL_DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    env: { ...process.env, PORT: String(port), FEEDMILL_DATA_DIR: dataDir, LOG_LEVEL: 'warn', FEED_CONFIG: join(dataDir, 'feeds.json') },
     stdio: 'inherit',
   });
   return { child, started };
@@ -55,6 +58,8 @@ async function stop(child) {
 
 const dataDir = values.keep ?? (await mkdtemp(join(tmpdir(), 'feedmill-bench-')));
 try {
+  const groups = { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: values.model } };
+  await writeFile(join(dataDir, 'feeds.json'), JSON.stringify({ groups }));
   const first = start(dataDir);
   await settled();
   // Each reader follows a few producers, so every post fans out to about
@@ -98,7 +103,7 @@ try {
   const accepted = result['2xx'];
   console.log(JSON.stringify({
     posts: { accepted, non2xx: result.non2xx, errors: result.errors, perSecond: Math.round(accepted / seconds), latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max } },
-    fanout: { readers, followsPerReader, producers, drainAfterLoadSeconds: Number(fanoutDrain.toFixed(2)) },
+    fanout: { model: values.model, readers, followsPerReader, producers, drainAfterLoadSeconds: Number(fanoutDrain.toFixed(2)) },
     rebuild: { events: head, logBytes, seconds: Number(rebuildSeconds.toFixed(2)), eventsPerSecond: Math.round(head / rebuildSeconds) },
   }, null, 2));
 } finally {

@@ -21,11 +21,15 @@ const { values } = parseArgs({
     out: { type: 'string' },
     seed: { type: 'string', default: '42' },
     model: { type: 'string', default: 'ring' },
+    'reads-per-write': { type: 'string' },
   },
 });
 
-const profile: Profile | undefined = profiles[values.profile as Profile['name']];
-if (!profile) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
+const chosen: Profile | undefined = profiles[values.profile as Profile['name']];
+if (!chosen) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
+const readsPerWrite = values['reads-per-write'] === undefined ? chosen.readsPerWrite : Number(values['reads-per-write']);
+if (!Number.isFinite(readsPerWrite) || readsPerWrite < 0) throw new Error('--reads-per-write must be a number of reads per write, 0 or more');
+const profile: Profile = { ...chosen, readsPerWrite };
 if (values.mode !== 'standalone' && values.mode !== 'cluster') throw new Error('--mode must be standalone or cluster');
 const mode = values.mode as Mode;
 const model = values.model as TimelineModel;
@@ -133,7 +137,7 @@ try {
     profile: profile.name,
     mode,
     seed,
-    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${readsPerWrite === chosen.readsPerWrite ? '' : ` --reads-per-write ${readsPerWrite}`}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
     model,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
     startedAt: startedAt.toISOString(),

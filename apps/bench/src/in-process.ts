@@ -85,6 +85,7 @@ export async function measureInProcess(
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: () => CAP,
     backfills: () => true,
+    activities: (ids) => content.get(ids),
   };
   const timeline = new MemoryTimelineStore(() => ({ model: 'ring', cap: CAP, inactivityMs: 0 }));
   const beforeTimelines = heapAfterGc();

@@ -2,6 +2,7 @@ import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
   addActivityRequestSchema,
+  bumpActivityRequestSchema,
   getActivitiesRequestSchema,
   recentActivitiesRequestSchema,
   removeActivityRequestSchema,
@@ -28,7 +29,12 @@ export class ContentMessageController {
 
   @MessagePattern(subjects.content.get)
   get(@Payload() payload: unknown) {
-    return this.content.get(parseInput(getActivitiesRequestSchema, payload).ids);
+    return this.content.get(parseInput(getActivitiesRequestSchema, payload));
+  }
+
+  @MessagePattern(subjects.content.bump)
+  bump(@Payload() payload: unknown) {
+    return this.content.bump(parseInput(bumpActivityRequestSchema, payload));
   }
 
   @MessagePattern(subjects.content.recent)

@@ -4,11 +4,13 @@ import {
   type Activity,
   type ActivityPage,
   type AddActivityRequest,
+  type BumpActivityRequest,
+  type GetActivitiesRequest,
   type RecentActivitiesRequest,
   type RemoveActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import { decideAddActivity, decideRemoveActivity } from '@feedmill/feed-models';
+import { decideAddActivity, decideBumpActivity, decideRemoveActivity } from '@feedmill/feed-models';
 import { SerialQueues } from '@feedmill/platform';
 import { ProjectedService } from '@feedmill/projections';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
@@ -76,13 +78,26 @@ export class ContentService extends ProjectedService {
     );
   }
 
-  get(ids: readonly string[]): Promise<Activity[]> {
-    return this.store.get(ids);
+  async get(request: GetActivitiesRequest): Promise<Activity[]> {
+    await this.store.reach(request.atLeast);
+    return this.store.get(request.ids);
+  }
+
+  /** Raises an activity for relevancy-ordered timelines; returns it as it now is. */
+  bump(request: BumpActivityRequest): Promise<Activity> {
+    return this.perFeed.run(request.feed, () =>
+      this.writer.decideWithRetry(async () => {
+        const [existing] = await this.store.get([request.id]);
+        const decision = decideBumpActivity(request, existing);
+        if (decision.event) await this.writer.append(decision.stream, decision.event);
+        return decision.activity;
+      }),
+    );
   }
 
   async recent(request: RecentActivitiesRequest): Promise<ActivityPage> {
     await this.store.reach(request.atLeast);
-    const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost);
+    const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost, request.order);
     if (items.length <= request.limit) return { items, next: null };
     items.length = request.limit;
     return { items, next: sortKeyOf(items[items.length - 1]!) };

@@ -23,8 +23,8 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
     bytes += size;
   };
   for (const delivery of deliveries) {
-    if (delivery.kind === 'insert' || delivery.kind === 'remove') {
-      const payload = delivery.kind === 'insert' ? approximateBytes(delivery.activity) : delivery.id.length;
+    if (delivery.kind === 'insert' || delivery.kind === 'remove' || delivery.kind === 'bump') {
+      const payload = delivery.kind === 'remove' ? delivery.id.length : approximateBytes(delivery.activity);
       for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {
         const readers = delivery.readers.slice(start, start + MAX_READERS_PER_DELIVERY);
         push({ ...delivery, readers }, payload + readers.length * 40);

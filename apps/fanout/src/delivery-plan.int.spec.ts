@@ -15,6 +15,7 @@ it('fails the batch, not the process, when a lookup fails while others are pendi
       isTimeline: () => true,
       capOf: () => 1,
       backfills: () => true,
+      activities: async () => [],
     };
     const event = (type, data, position) => ({ stream: 's', revision: position - 1, position, type, data, metadata: { v: 1 }, recordedAt: 't' });
     const events = [

@@ -11,6 +11,8 @@ export interface PlanLookups {
   capOf(reader: FeedId): number;
   /** Whether a follow brings the target's history into the reader's stored timeline now (`ring`). */
   backfills(reader: FeedId): boolean;
+  /** The activities as they are now (bumped), as of at least `atLeast`; missing ones left out. */
+  activities(ids: readonly string[], atLeast: number): Promise<Activity[]>;
 }
 
 /**
@@ -28,13 +30,18 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
   const authors = new Set<FeedId>();
   for (const event of parsed) {
     if (event?.type === 'ActivityAdded') authors.add(event.data.activity.feed);
-    if (event?.type === 'ActivityRemoved') authors.add(event.data.feed);
+    if (event?.type === 'ActivityRemoved' || event?.type === 'ActivityBumped') authors.add(event.data.feed);
   }
+  const bumpedIds = parsed.flatMap((event) => (event?.type === 'ActivityBumped' ? [event.data.id] : []));
   // Every lookup of the batch at once (over a network they would otherwise add up one round
   // trip at a time), settled together so that a failure fails the batch and nothing else.
   const followersOf = new Map<FeedId, FeedId[]>();
   const backfills = new Map<number, Activity[]>();
+  const bumped = new Map<string, Activity>();
   await Promise.all([
+    (async () => {
+      if (bumpedIds.length > 0) for (const activity of await lookups.activities(bumpedIds, atLeast)) bumped.set(activity.id, activity);
+    })(),
     ...[...authors].map(async (feed) => followersOf.set(feed, await lookups.followers(feed, atLeast))),
     ...parsed.map(async (event, index) => {
       if (event?.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower) || !lookups.backfills(event.data.follower)) return;
@@ -55,6 +62,13 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
       case 'ActivityRemoved': {
         const readers = followersOf.get(event.data.feed)!;
         if (readers.length > 0) deliveries.push({ kind: 'remove', readers, id: event.data.id });
+        break;
+      }
+      case 'ActivityBumped': {
+        const readers = followersOf.get(event.data.feed)!;
+        const activity = bumped.get(event.data.id);
+        // An activity removed since is left out: its removal reaches the readers too.
+        if (readers.length > 0 && activity) deliveries.push({ kind: 'bump', readers, activity });
         break;
       }
       case 'FeedFollowed': {

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import {
   subjects,
+  type Activity,
   type ActivityPage,
+  type GetActivitiesRequest,
   type DeliverReply,
   type DeliverRequest,
   type EdgePage,
@@ -127,6 +129,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     isTimeline: (feed) => this.groups.isTimeline(feed),
     capOf: (reader) => this.groups.capOf(reader),
     backfills: (reader) => !['cache', 'pull'].includes(this.groups.timelinePolicyOf(reader).model),
+    activities: (ids, atLeast) => this.client.request<Activity[]>(subjects.content.get, { ids: [...ids], atLeast } satisfies GetActivitiesRequest),
   };
 
   private async followers(feed: FeedId, atLeast: number): Promise<FeedId[]> {

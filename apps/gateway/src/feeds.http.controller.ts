@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseFilters } from '@nestjs/common';
 import {
+  bumpBodySchema,
   newActivitySchema,
   subjects,
   type Activity,
   type ActivityPage,
   type AddActivityRequest,
+  type BumpActivityRequest,
   type EdgePage,
   type FollowCounts,
   type FollowRequest,
@@ -43,6 +45,16 @@ export class FeedsHttpController {
     const feed = resolveFeed(this.groups, group, id, 'producer');
     const request: RemoveActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: new Date().toISOString() };
     await this.client.request(subjects.content.remove, request);
+  }
+
+  /** 200 with the activity as it now is; a bump no later than its relevance changes nothing. */
+  @Post(':group/:id/activities/:activityId/bump')
+  @HttpCode(200)
+  bump(@Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string, @Body() body: unknown): Promise<Activity> {
+    const feed = resolveFeed(this.groups, group, id, 'producer');
+    const { time } = parseInput(bumpBodySchema, body ?? {}, 'body');
+    const request: BumpActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: time ?? new Date().toISOString() };
+    return this.client.request<Activity>(subjects.content.bump, request);
   }
 
   @Put(':group/:id/follows/:targetGroup/:targetId')

@@ -15,7 +15,7 @@ import {
   type SortKey,
 } from '@feedmill/contracts';
 import type { TimelinePage } from '@feedmill/feed-models';
-import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
 import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
 
 /** Followed feeds are read in pages of this size for the pull path. */
@@ -27,6 +27,7 @@ export class TimelineService {
   constructor(
     @Inject(TIMELINE_STORE) private readonly store: TimelineStore,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
+    @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
   ) {}
 
   deliver(request: DeliverRequest): Promise<DeliverReply> {
@@ -37,7 +38,8 @@ export class TimelineService {
     // Content answers as of at least what this store holds, so that a cache built from the
     // pull path never misses a post that was delivered here before it existed.
     const atLeast = await this.store.position();
-    const page = await this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit, atLeast));
+    const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
+    const page = await this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit, atLeast, order));
     return { items: await this.hydrate(page.items), next: page.next };
   }
 
@@ -57,10 +59,10 @@ export class TimelineService {
   }
 
   /** Fan-out on read: the newest activities of every feed the reader follows. */
-  private async pull(reader: FeedId, before: SortKey | undefined, limit: number, atLeast: number): Promise<Activity[]> {
+  private async pull(reader: FeedId, before: SortKey | undefined, limit: number, atLeast: number, order: 'time' | 'relevance'): Promise<Activity[]> {
     const feeds = await this.following(reader);
     if (feeds.length === 0) return [];
-    const request: RecentActivitiesRequest = { feeds, before, limit, atLeast };
+    const request: RecentActivitiesRequest = { feeds, before, limit, atLeast, order };
     const page = await this.client.request<ActivityPage>(subjects.content.recent, request);
     return page.items;
   }

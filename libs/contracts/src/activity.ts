@@ -37,6 +37,8 @@ export interface Activity {
   time: string;
   foreignId?: string;
   extra?: Record<string, unknown>;
+  /** When a later event (a comment, say) last raised it, for relevancy-ordered timelines. */
+  bumpedAt?: string;
 }
 
 export const activitySchema: z.ZodType<Activity> = z.strictObject({
@@ -48,16 +50,19 @@ export const activitySchema: z.ZodType<Activity> = z.strictObject({
   time: z.string(),
   foreignId: z.string().optional(),
   extra: z.record(z.string(), z.unknown()).optional(),
+  bumpedAt: z.string().optional(),
 });
 
 /** What a linked timeline stores of an activity: enough to order it and find it again. */
-export type ActivityReference = Pick<Activity, 'id' | 'feed' | 'time'>;
+export type ActivityReference = Pick<Activity, 'id' | 'feed' | 'time' | 'bumpedAt'>;
 
 /** An entry of a timeline: the activity itself (embedded), or a reference to it (linked). */
 export type TimelineItem = Activity | ActivityReference;
 
 export function referenceTo(activity: Activity): ActivityReference {
-  return { id: activity.id, feed: activity.feed, time: activity.time };
+  const reference: ActivityReference = { id: activity.id, feed: activity.feed, time: activity.time };
+  if (activity.bumpedAt !== undefined) reference.bumpedAt = activity.bumpedAt;
+  return reference;
 }
 
 export function isReference(item: TimelineItem): item is ActivityReference {

@@ -81,7 +81,7 @@ describe('deliveries', () => {
 
 describe('feed config', () => {
   it('defaults the cap and refuses an unknown kind or key', () => {
-    expect(feedConfigSchema.parse({ groups: { t: { kind: 'timeline' } } }).groups['t']).toEqual({ kind: 'timeline', model: 'cache', cap: 800, inactivityMinutes: 240, bucketMinutes: 1440, bucketSize: 100, embed: true });
+    expect(feedConfigSchema.parse({ groups: { t: { kind: 'timeline' } } }).groups['t']).toEqual({ kind: 'timeline', model: 'cache', cap: 800, inactivityMinutes: 240, bucketMinutes: 1440, bucketSize: 100, embed: true, relevancy: false });
     expect(feedConfigSchema.safeParse({ groups: { t: { kind: 'timeline', model: 'rivers' } } }).success).toBe(false);
     expect(feedConfigSchema.safeParse({ groups: { t: { kind: 'river' } } }).success).toBe(false);
     expect(feedConfigSchema.safeParse({ groups: { t: { kind: 'producer', cap: 3 } } }).success).toBe(false);

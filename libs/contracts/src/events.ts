@@ -11,6 +11,7 @@ const followData = z.strictObject({ follower: feedIdSchema, target: feedIdSchema
 export const feedEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('ActivityAdded'), data: z.strictObject({ activity: activitySchema }) }),
   z.strictObject({ type: z.literal('ActivityRemoved'), data: z.strictObject({ id: idSchema, feed: feedIdSchema, time: z.string() }) }),
+  z.strictObject({ type: z.literal('ActivityBumped'), data: z.strictObject({ id: idSchema, feed: feedIdSchema, time: z.string() }) }),
   z.strictObject({ type: z.literal('FeedFollowed'), data: followData }),
   z.strictObject({ type: z.literal('FeedUnfollowed'), data: followData }),
 ]);
@@ -19,6 +20,7 @@ export type FeedEvent = z.output<typeof feedEventSchema>;
 export type FeedEventType = FeedEvent['type'];
 export type ActivityAdded = Extract<FeedEvent, { type: 'ActivityAdded' }>;
 export type ActivityRemoved = Extract<FeedEvent, { type: 'ActivityRemoved' }>;
+export type ActivityBumped = Extract<FeedEvent, { type: 'ActivityBumped' }>;
 export type FeedFollowed = Extract<FeedEvent, { type: 'FeedFollowed' }>;
 export type FeedUnfollowed = Extract<FeedEvent, { type: 'FeedUnfollowed' }>;
 
@@ -26,6 +28,7 @@ export type FeedUnfollowed = Extract<FeedEvent, { type: 'FeedUnfollowed' }>;
 export const currentEventVersion: Record<FeedEventType, number> = {
   ActivityAdded: 1,
   ActivityRemoved: 1,
+  ActivityBumped: 1,
   FeedFollowed: 1,
   FeedUnfollowed: 1,
 };

@@ -53,6 +53,11 @@ const timelineGroupSchema = z.strictObject({
    * @defaultValue true
    */
   embed: z.boolean().default(true),
+  /**
+   * Order by relevance (seed 001): an activity rises to its last bump's time.
+   * @defaultValue false
+   */
+  relevancy: z.boolean().default(false),
 });
 
 export const groupConfigSchema = z.discriminatedUnion('kind', [producerGroupSchema, timelineGroupSchema]);

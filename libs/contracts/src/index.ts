@@ -6,8 +6,8 @@ export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels 
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel } from './feed-config.js';
 export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isReference } from './activity.js';
 export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';
-export { sortKeyOf, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
-export type { SortKey } from './sort-key.js';
+export { sortKeyOf, relevanceKeyOf, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
+export type { SortKey, KeyOf } from './sort-key.js';
 export {
   currentEventVersion,
   activityStream,
@@ -17,12 +17,14 @@ export {
   UnknownEventVersionError,
   MalformedEventError,
 } from './events.js';
-export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, FeedFollowed, FeedUnfollowed } from './events.js';
+export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, ActivityBumped, FeedFollowed, FeedUnfollowed } from './events.js';
 export {
   subjects,
   pageLimitSchema,
   addActivityRequestSchema,
   removeActivityRequestSchema,
+  bumpActivityRequestSchema,
+  bumpBodySchema,
   getActivitiesRequestSchema,
   recentActivitiesRequestSchema,
   followRequestSchema,
@@ -40,6 +42,7 @@ export {
 export type {
   AddActivityRequest,
   RemoveActivityRequest,
+  BumpActivityRequest,
   GetActivitiesRequest,
   RecentActivitiesRequest,
   ActivityPage,

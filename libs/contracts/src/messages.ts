@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { activitySchema, newActivitySchema } from './activity.js';
+import { activitySchema, isoTimeSchema, newActivitySchema } from './activity.js';
 import { feedIdSchema, idSchema } from './feeds.js';
 
 /** NATS subjects of every request/reply between the services. */
@@ -7,6 +7,7 @@ export const subjects = {
   content: {
     add: 'feed.content.add',
     remove: 'feed.content.remove',
+    bump: 'feed.content.bump',
     get: 'feed.content.get',
     recent: 'feed.content.recent',
     status: 'feed.content.status',
@@ -46,7 +47,13 @@ export type AddActivityRequest = z.output<typeof addActivityRequestSchema>;
 export const removeActivityRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
 export type RemoveActivityRequest = z.output<typeof removeActivityRequestSchema>;
 
-export const getActivitiesRequestSchema = z.strictObject({ ids: z.array(idSchema).max(1000) });
+export const bumpActivityRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
+export type BumpActivityRequest = z.output<typeof bumpActivityRequestSchema>;
+
+/** What a client may send to bump: a time, else the server's. */
+export const bumpBodySchema = z.strictObject({ time: isoTimeSchema.optional() });
+
+export const getActivitiesRequestSchema = z.strictObject({ ids: z.array(idSchema).max(10_000), atLeast: atLeastSchema });
 export type GetActivitiesRequest = z.output<typeof getActivitiesRequestSchema>;
 
 export const recentActivitiesRequestSchema = z.strictObject({
@@ -57,6 +64,8 @@ export const recentActivitiesRequestSchema = z.strictObject({
   atLeast: atLeastSchema,
   /** Only activities added at or before this log position: what a feed held at that moment. */
   atMost: z.number().int().min(0).optional(),
+  /** @defaultValue 'time' */
+  order: z.enum(['time', 'relevance']).optional(),
 });
 export type RecentActivitiesRequest = z.output<typeof recentActivitiesRequestSchema>;
 
@@ -100,6 +109,7 @@ export type ReadTimelineRequest = z.output<typeof readTimelineRequestSchema>;
 export const timelineDeliverySchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('insert'), readers: z.array(feedIdSchema), activity: activitySchema }),
   z.strictObject({ kind: z.literal('remove'), readers: z.array(feedIdSchema), id: idSchema }),
+  z.strictObject({ kind: z.literal('bump'), readers: z.array(feedIdSchema), activity: activitySchema }),
   z.strictObject({
     kind: z.literal('follow'),
     reader: feedIdSchema,

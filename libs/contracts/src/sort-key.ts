@@ -11,6 +11,18 @@ export function sortKeyOf(activity: { time: string; id: string }): SortKey {
 }
 
 /**
+ * The key of relevancy-ordered timelines (seed 001): the later of the activity's time and
+ * its last bump, then the id. Without a bump it equals {@link sortKeyOf}.
+ */
+export function relevanceKeyOf(activity: { time: string; id: string; bumpedAt?: string }): SortKey {
+  const relevance = activity.bumpedAt !== undefined && activity.bumpedAt > activity.time ? activity.bumpedAt : activity.time;
+  return `${relevance}|${activity.id}`;
+}
+
+/** How a timeline orders its entries: by time, or by relevance. */
+export type KeyOf = (activity: { time: string; id: string; bumpedAt?: string }) => SortKey;
+
+/**
  * The smallest key greater than `key`: turns "at or below" into the "strictly below"
  * bound every read takes.
  */

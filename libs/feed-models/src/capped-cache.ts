@@ -1,4 +1,4 @@
-import { sortKeyOf, type FeedId, type SortKey, type TimelineItem } from '@feedmill/contracts';
+import { sortKeyOf, type FeedId, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 export interface TimelineEntry {
   key: SortKey;
@@ -24,7 +24,11 @@ export class CappedCache {
   private readonly keys = new Map<string, SortKey>();
   private floorKey: SortKey | null = null;
 
-  constructor(readonly cap: number) {}
+  /** @param keyOf the order of this reader's timeline. @defaultValue by time */
+  constructor(
+    readonly cap: number,
+    private readonly keyOf: KeyOf = sortKeyOf,
+  ) {}
 
   get size(): number {
     return this.entries.length - this.start;
@@ -38,7 +42,7 @@ export class CappedCache {
    * Adds an activity unless it is present or belongs below the floor. Returns whether it
    * changed. Pass the key when inserting one activity into many caches.
    */
-  insert(activity: TimelineItem, key: SortKey = sortKeyOf(activity)): boolean {
+  insert(activity: TimelineItem, key: SortKey = this.keyOf(activity)): boolean {
     if (this.keys.has(activity.id)) return false;
     if (this.floorKey !== null && key <= this.floorKey) return false;
     const last = this.entries[this.entries.length - 1];
@@ -76,7 +80,7 @@ export class CappedCache {
    */
   mergeFeed(recent: readonly TimelineItem[], exhausted: boolean): void {
     const oldest = recent[recent.length - 1];
-    if (!exhausted && oldest) this.raiseFloor(sortKeyOf(oldest));
+    if (!exhausted && oldest) this.raiseFloor(this.keyOf(oldest));
     for (const activity of recent) this.insert(activity);
   }
 

@@ -4,6 +4,7 @@ import {
   followStream,
   type Activity,
   type ActivityAdded,
+  type ActivityBumped,
   type ActivityRemoved,
   type FeedFollowed,
   type FeedId,
@@ -53,6 +54,26 @@ export function decideRemoveActivity(
   return {
     stream: activityStream(command.feed),
     event: { type: 'ActivityRemoved', data: { id: command.id, feed: command.feed, time: command.time } },
+  };
+}
+
+/**
+ * A bump raises an activity for relevancy-ordered readers. A bump no later than the
+ * activity's current relevance changes nothing and records nothing.
+ */
+export function decideBumpActivity(
+  command: { feed: FeedId; id: string; time: string },
+  existing: Activity | undefined,
+): { activity: Activity; stream: string; event: ActivityBumped } | { activity: Activity; stream?: undefined; event?: undefined } {
+  if (!existing || existing.feed !== command.feed) {
+    throw new FeedmillError('activity_not_found', `activity ${command.id} is not in feed ${command.feed}`, 'activityId');
+  }
+  const relevance = existing.bumpedAt !== undefined && existing.bumpedAt > existing.time ? existing.bumpedAt : existing.time;
+  if (command.time <= relevance) return { activity: existing };
+  return {
+    activity: { ...existing, bumpedAt: command.time },
+    stream: activityStream(command.feed),
+    event: { type: 'ActivityBumped', data: { id: command.id, feed: command.feed, time: command.time } },
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Activity } from '@feedmill/contracts';
-import { decideAddActivity, decideFollow, decideRemoveActivity, decideUnfollow } from './deciders.js';
+import { decideAddActivity, decideBumpActivity, decideFollow, decideRemoveActivity, decideUnfollow } from './deciders.js';
 
 const command = { feed: 'user:bob' as const, activity: { actor: 'bob', verb: 'post', object: 'o', foreignId: 'f1' }, id: 'id-1', receivedAt: '2026-01-01T00:00:00.000Z' };
 
@@ -34,5 +34,14 @@ describe('deciders', () => {
     expect(decideUnfollow(follow, true)?.event.type).toBe('FeedUnfollowed');
     expect(decideUnfollow(follow, false)).toBeNull();
     expect(() => decideFollow({ ...follow, target: 'timeline:a' }, false)).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+  });
+
+  it('bumps an activity forward only, recording nothing for a bump no later than its relevance', () => {
+    const activity: Activity = decideAddActivity(command, undefined).activity;
+    const later = decideBumpActivity({ feed: 'user:bob', id: 'id-1', time: '2026-03-01T00:00:00.000Z' }, activity);
+    expect(later.event).toEqual({ type: 'ActivityBumped', data: { id: 'id-1', feed: 'user:bob', time: '2026-03-01T00:00:00.000Z' } });
+    expect(later.activity.bumpedAt).toBe('2026-03-01T00:00:00.000Z');
+    expect(decideBumpActivity({ feed: 'user:bob', id: 'id-1', time: '2026-02-01T00:00:00.000Z' }, later.activity).event).toBeUndefined();
+    expect(() => decideBumpActivity({ feed: 'user:bob', id: 'nope', time: 't' }, undefined)).toThrow(expect.objectContaining({ code: 'activity_not_found' }));
   });
 });

@@ -1,4 +1,4 @@
-export { decideAddActivity, decideRemoveActivity, decideFollow, decideUnfollow } from './deciders.js';
+export { decideAddActivity, decideRemoveActivity, decideBumpActivity, decideFollow, decideUnfollow } from './deciders.js';
 export type { AddActivityCommand, AddActivityDecision, FollowCommand } from './deciders.js';
 export { CappedCache } from './capped-cache.js';
 export type { TimelineEntry } from './capped-cache.js';

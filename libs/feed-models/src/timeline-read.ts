@@ -1,4 +1,4 @@
-import { justAbove, sortKeyOf, type Activity, type SortKey, type TimelineItem } from '@feedmill/contracts';
+import { justAbove, sortKeyOf, type Activity, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
 import type { CappedCache } from './capped-cache.js';
 
 export interface TimelinePage<Item extends TimelineItem = TimelineItem> {
@@ -43,6 +43,8 @@ export async function readTimelinePage(
   before: SortKey | undefined,
   limit: number,
   pull: PullPath,
+  /** The timeline's order, for the cursor. @defaultValue by time */
+  keyOf: KeyOf = sortKeyOf,
 ): Promise<TimelinePage> {
   // One item beyond the page tells whether a next page exists without a second round trip.
   const wanted = limit + 1;
@@ -56,5 +58,5 @@ export async function readTimelinePage(
   }
   if (items.length <= limit) return { items, next: null };
   const page = items.slice(0, limit);
-  return { items: page, next: sortKeyOf(page[page.length - 1]!) };
+  return { items: page, next: keyOf(page[page.length - 1]!) };
 }

@@ -21,8 +21,11 @@ export interface ContentStore extends Projection {
   streamRevision(stream: string): Promise<number>;
   get(ids: readonly string[]): Promise<Activity[]>;
   byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined>;
-  /** Newest first, keys strictly below `before`, added at or before log position `atMost` when given. */
-  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number): Promise<Activity[]>;
+  /**
+   * Newest first (by time, or by relevance), keys strictly below `before`, added at or
+   * before log position `atMost` when given.
+   */
+  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance'): Promise<Activity[]>;
 }
 
 export interface GraphStore extends Projection {
@@ -46,6 +49,8 @@ export interface TimelinePolicy {
   bucketSize?: number;
   /** Store a copy of each activity, or only a reference to it. @defaultValue true */
   embed?: boolean;
+  /** Order by relevance (bumps raise an activity) instead of time. @defaultValue false */
+  relevancy?: boolean;
 }
 
 export interface TimelineStore {

@@ -27,12 +27,12 @@ export function describeFeedScenarios(
     let configDir: string;
     let run = 0;
     /** Fresh feed names per test, so tests share one deployment without sharing feeds. */
-    const feed = (group: 'user' | 'timeline', id: string) => `${group}:t${run}-${id}`;
+    const feed = (group: 'user' | 'timeline' | 'hot', id: string) => `${group}:t${run}-${id}`;
 
     beforeAll(async () => {
       configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
       const configPath = join(configDir, 'feeds.json');
-      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed } } }));
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true } } }));
       deployment = await start({ FEED_CONFIG: configPath });
       api = new FeedClient(deployment.baseUrl);
     });
@@ -127,6 +127,25 @@ export function describeFeedScenarios(
         cursor = page.body.next;
       }
       expect(ids([...first.body.items, ...rest])).toEqual(ids(older));
+    });
+
+    it('raises a bumped activity in relevancy-ordered timelines only', async () => {
+      const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('hot', 'carol')];
+      await api.follow(alice, bob);
+      await api.follow(carol, bob);
+      const older = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'old', time: '2026-01-01T00:00:01.000Z' })).body;
+      const newer = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'new', time: '2026-01-01T00:00:02.000Z' })).body;
+      await timelineEquals(carol, () => [newer, older]);
+      const path = `/v1/feeds/${bob.replace(':', '/')}/activities/${older.id}/bump`;
+      const bumped = await api.call<Activity>('POST', path, { time: '2026-01-01T00:00:03.000Z' });
+      expect(bumped.status).toBe(200);
+      expect(bumped.body).toEqual({ ...older, bumpedAt: '2026-01-01T00:00:03.000Z' });
+      await timelineEquals(carol, () => [bumped.body, newer]);
+      await timelineEquals(alice, () => [newer, older]);
+      // A bump no later than the activity's relevance changes nothing.
+      expect((await api.call<Activity>('POST', path, { time: '2026-01-01T00:00:00.000Z' })).body).toEqual(bumped.body);
+      expect((await api.call('POST', `/v1/feeds/${bob.replace(':', '/')}/activities/nope/bump`, {})).status).toBe(404);
+      expect((await api.call('POST', path, { time: 'later' })).body).toMatchObject({ code: 'invalid_request', field: 'body.time' });
     });
 
     it('returns the first activity again for a repeated foreignId and appends nothing', async () => {

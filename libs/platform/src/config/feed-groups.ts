@@ -31,6 +31,7 @@ export class FeedGroups {
       bucketMs: config.bucketMinutes * 60_000,
       bucketSize: config.bucketSize,
       embed: config.embed,
+      relevancy: config.relevancy,
     };
   }
 }

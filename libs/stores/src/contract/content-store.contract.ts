@@ -1,4 +1,4 @@
-import { activityStream } from '@feedmill/contracts';
+import { activityStream, relevanceKeyOf } from '@feedmill/contracts';
 import type { ContentStore } from '../ports.js';
 import { activityAt, recordEvents } from './recorded.js';
 
@@ -59,6 +59,18 @@ export function describeContentStoreContract(name: string, create: () => Promise
       await store.apply(events);
       // At position 3, user:a held a1 and a2 (a1 was removed only at 5; removals are not undone).
       expect((await store.recent(['user:a', 'user:b'], undefined, 10, 3)).map((a) => a.id)).toEqual(['a2', 'b1']);
+    });
+
+    it('raises a bumped activity in relevance order only, once', async () => {
+      await store.apply(events);
+      const bump = recordEvents([[activityStream('user:b'), { type: 'ActivityBumped', data: { id: 'b2', feed: 'user:b', time: '2026-01-01T00:00:09.000Z' } }]], 7).map((e) => ({ ...e, revision: 2 }));
+      await store.apply(bump);
+      await store.apply(bump);
+      expect((await store.recent(['user:a', 'user:b'], undefined, 10, undefined, 'relevance')).map((a) => a.id)).toEqual(['b2', 'a2', 'b1']);
+      expect((await store.recent(['user:a', 'user:b'], undefined, 10)).map((a) => a.id)).toEqual(['a2', 'b1', 'b2']);
+      expect((await store.get(['b2']))[0]?.bumpedAt).toBe('2026-01-01T00:00:09.000Z');
+      const [top] = await store.recent(['user:b'], undefined, 1, undefined, 'relevance');
+      expect((await store.recent(['user:b'], relevanceKeyOf(top!), 10, undefined, 'relevance')).map((a) => a.id)).toEqual(['b1']);
     });
 
     it('lets a query wait for a position it has not applied yet', async () => {

@@ -1,4 +1,4 @@
-import { sortKeyOf, timelineModels, type Activity, type FeedId, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
+import { relevanceKeyOf, sortKeyOf, timelineModels, type Activity, type FeedId, type KeyOf, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import { activityAt } from './recorded.js';
 
@@ -17,15 +17,16 @@ function seeded(seed: number): () => number {
   };
 }
 
-const newestFirst = (a: Activity, b: Activity) => (sortKeyOf(a) < sortKeyOf(b) ? 1 : -1);
 
 /**
- * Plays random posts, removals, follows, unfollows and reads against a store and a
- * reference (the activities of the feeds each reader follows now), delivering as fan-out
- * does, then scrolls every reader's timeline and compares it with the reference.
+ * Plays random posts, removals, bumps, follows, unfollows and reads against a store and a
+ * reference (the activities of the feeds each reader follows now, in the timeline's order),
+ * delivering as fan-out does, then scrolls every reader's timeline and compares it with the
+ * reference.
  */
-async function playAgainstReference(store: TimelineStore, cap: number, seed: number): Promise<void> {
+async function playAgainstReference(store: TimelineStore, cap: number, seed: number, keyOf: KeyOf = sortKeyOf): Promise<void> {
   const random = seeded(seed);
+  const newestFirst = (a: Activity, b: Activity) => (keyOf(a) < keyOf(b) ? 1 : -1);
   const feeds: FeedId[] = ['user:a', 'user:b', 'user:c'];
   const readers: FeedId[] = ['timeline:r', 'timeline:s'];
   const posted = new Map<FeedId, Activity[]>(feeds.map((f) => [f, []]));
@@ -33,7 +34,7 @@ async function playAgainstReference(store: TimelineStore, cap: number, seed: num
   const followersOf = (feed: FeedId) => readers.filter((r) => following.get(r)!.has(feed));
   const timelineOf = (reader: FeedId) => [...following.get(reader)!].flatMap((f) => posted.get(f)!).sort(newestFirst);
   const pullFor = (reader: FeedId) => async (before: string | undefined, limit: number) =>
-    timelineOf(reader).filter((a) => before === undefined || sortKeyOf(a) < before).slice(0, limit);
+    timelineOf(reader).filter((a) => before === undefined || keyOf(a) < before).slice(0, limit);
   let position = 0;
   let counter = 0;
   const deliver = async (deliveries: TimelineDelivery[]) => {
@@ -61,7 +62,15 @@ async function playAgainstReference(store: TimelineStore, cap: number, seed: num
       posted.get(feed)!.push(a);
       const to = followersOf(feed);
       if (to.length > 0) await deliver([{ kind: 'insert', readers: to, activity: a }]);
-    } else if (roll < 0.6) {
+    } else if (roll < 0.56) {
+      const list = posted.get(feed)!;
+      if (list.length === 0) continue;
+      const index = Math.floor(random() * list.length);
+      const bumped = { ...list[index]!, bumpedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 500 + Math.floor(random() * 500))).toISOString() };
+      list[index] = bumped;
+      const to = followersOf(feed);
+      if (to.length > 0) await deliver([{ kind: 'bump', readers: to, activity: bumped }]);
+    } else if (roll < 0.62) {
       const list = posted.get(feed)!;
       if (list.length === 0) continue;
       const [removed] = list.splice(Math.floor(random() * list.length), 1);
@@ -93,6 +102,10 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
   describe.each(timelineModels.map((model) => [model]))(`TimelineStore contract: ${name}, %s model`, (model: TimelineModel) => {
     it.each([1, 2, 3, 4])('pages the same timeline as the reference after random deliveries and reads (seed %i)', async (seed) => {
       await playAgainstReference(await createWith({ model, cap: 4, inactivityMs: 60_000 }, Date.now), 4, seed);
+    });
+
+    it.each([6, 7])('orders by relevance, bumps raising entries, the same as the reference (seed %i)', async (seed) => {
+      await playAgainstReference(await createWith({ model, cap: 4, inactivityMs: 60_000, relevancy: true }, Date.now), 4, seed, relevanceKeyOf);
     });
 
     it('pages the same timeline when it links instead of embedding, and stores only references', async () => {

@@ -1,4 +1,4 @@
-import { sortKeyOf, upcastEvent, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
+import { relevanceKeyOf, sortKeyOf, upcastEvent, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import { lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
@@ -6,38 +6,48 @@ import { MemoryProjection } from './memory-projection.js';
 
 interface Stored {
   key: SortKey;
+  /** The relevance key: the key raised to the last bump. */
+  relevance: SortKey;
   activity: Activity;
   /** Log position of the event that added it. */
   position: number;
 }
 const keyOfStored = (s: Stored) => s.key;
+const relevanceOfStored = (s: Stored) => s.relevance;
 
 /** Activities by id, by feed (oldest first) and by foreign id, rebuilt from the log at start. */
 export class MemoryContentStore extends MemoryProjection implements ContentStore {
   readonly name = 'content';
-  protected readonly eventTypes = new Set(['ActivityAdded', 'ActivityRemoved']);
+  protected readonly eventTypes = new Set(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
   private readonly byId = new Map<string, Stored>();
   private readonly byFeed = new Map<FeedId, Stored[]>();
+  /** The same activities per feed by relevance key: only bumps make it differ from byFeed. */
+  private readonly byFeedRelevance = new Map<FeedId, Stored[]>();
   private readonly byForeign = new Map<string, string>();
 
   protected evolve(recorded: RecordedEvent): void {
     const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
     if (event?.type === 'ActivityAdded') {
       const { activity } = event.data;
-      const stored = { key: sortKeyOf(activity), activity, position: recorded.position };
+      const stored = { key: sortKeyOf(activity), relevance: relevanceKeyOf(activity), activity, position: recorded.position };
       this.byId.set(activity.id, stored);
-      let list = this.byFeed.get(activity.feed);
-      if (!list) this.byFeed.set(activity.feed, (list = []));
-      const last = list[list.length - 1];
-      if (!last || last.key < stored.key) list.push(stored);
-      else list.splice(lowerBound(list, stored.key, keyOfStored), 0, stored);
+      insertOrdered(listOf(this.byFeed, activity.feed), stored, keyOfStored);
+      insertOrdered(listOf(this.byFeedRelevance, activity.feed), stored, relevanceOfStored);
       if (activity.foreignId !== undefined) this.byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
+    } else if (event?.type === 'ActivityBumped') {
+      const stored = this.byId.get(event.data.id);
+      if (!stored) return;
+      const relevance = this.byFeedRelevance.get(stored.activity.feed)!;
+      removeOrdered(relevance, stored, relevanceOfStored);
+      stored.activity = { ...stored.activity, bumpedAt: event.data.time };
+      stored.relevance = relevanceKeyOf(stored.activity);
+      insertOrdered(relevance, stored, relevanceOfStored);
     } else if (event?.type === 'ActivityRemoved') {
       const stored = this.byId.get(event.data.id);
       if (!stored) return;
       this.byId.delete(event.data.id);
-      const list = this.byFeed.get(stored.activity.feed)!;
-      list.splice(lowerBound(list, stored.key, keyOfStored), 1);
+      removeOrdered(this.byFeed.get(stored.activity.feed)!, stored, keyOfStored);
+      removeOrdered(this.byFeedRelevance.get(stored.activity.feed)!, stored, relevanceOfStored);
       if (stored.activity.foreignId !== undefined) this.byForeign.delete(foreignKey(stored.activity.feed, stored.activity.foreignId));
     }
   }
@@ -56,19 +66,37 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     return id === undefined ? undefined : this.byId.get(id)?.activity;
   }
 
-  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number): Promise<Activity[]> {
+  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order: 'time' | 'relevance' = 'time'): Promise<Activity[]> {
+    const [index, keyOf] = order === 'relevance' ? [this.byFeedRelevance, relevanceOfStored] : [this.byFeed, keyOfStored];
     const sources: DescendingSource<Stored>[] = [];
     for (const feed of feeds) {
-      const items = this.byFeed.get(feed);
+      const items = index.get(feed);
       if (!items || items.length === 0) continue;
-      const end = before === undefined ? items.length : lowerBound(items, before, keyOfStored);
+      const end = before === undefined ? items.length : lowerBound(items, before, keyOf);
       if (end > 0) sources.push({ items, next: end - 1 });
     }
     const addedBy = atMost === undefined ? undefined : (s: Stored) => s.position <= atMost;
-    return mergeNewestFirst(sources, keyOfStored, limit, addedBy).map((s) => s.activity);
+    return mergeNewestFirst(sources, keyOf, limit, addedBy).map((s) => s.activity);
   }
 }
 
 function foreignKey(feed: FeedId, foreignId: string): string {
   return `${feed}\n${foreignId}`;
+}
+
+function listOf(index: Map<FeedId, Stored[]>, feed: FeedId): Stored[] {
+  let list = index.get(feed);
+  if (!list) index.set(feed, (list = []));
+  return list;
+}
+
+/** Inserts into an oldest-first list; the usual case, the newest, is a push. */
+function insertOrdered(list: Stored[], stored: Stored, keyOf: (s: Stored) => SortKey): void {
+  const last = list[list.length - 1];
+  if (!last || keyOf(last) < keyOf(stored)) list.push(stored);
+  else list.splice(lowerBound(list, keyOf(stored), keyOf), 0, stored);
+}
+
+function removeOrdered(list: Stored[], stored: Stored, keyOf: (s: Stored) => SortKey): void {
+  list.splice(lowerBound(list, keyOf(stored), keyOf), 1);
 }

@@ -1,4 +1,4 @@
-import { referenceTo, sortKeyOf, type Activity, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineItem } from '@feedmill/contracts';
+import { referenceTo, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineItem } from '@feedmill/contracts';
 import { CappedCache, readTimelinePage, storedCache, type PullPath, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 
@@ -55,17 +55,29 @@ export class MemoryTimelineStore implements TimelineStore {
   private applyDelivery(delivery: TimelineDelivery): void {
     switch (delivery.kind) {
       case 'insert': {
-        const key = sortKeyOf(delivery.activity);
-        // One reference for every linked reader: a copy per reader would defeat linking.
+        // One key and one reference for all readers: a copy per reader would defeat linking.
+        const keys = { time: sortKeyOf(delivery.activity), relevance: relevanceKeyOf(delivery.activity) };
         let reference: TimelineItem | undefined;
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
-          const item = this.policyOf(reader).embed === false ? (reference ??= referenceTo(delivery.activity)) : delivery.activity;
-          if (timeline.cache.insert(item, key)) this.delivered++;
+          const policy = this.policyOf(reader);
+          const item = policy.embed === false ? (reference ??= referenceTo(delivery.activity)) : delivery.activity;
+          if (timeline.cache.insert(item, policy.relevancy ? keys.relevance : keys.time)) this.delivered++;
         }
         return;
       }
+      case 'bump':
+        for (const reader of delivery.readers) {
+          const timeline = this.timelines.get(reader);
+          if (!timeline) continue;
+          const policy = this.policyOf(reader);
+          const item = policy.embed === false ? referenceTo(delivery.activity) : delivery.activity;
+          // By relevance the entry moves up; by time it keeps its place with the new copy.
+          const held = timeline.cache.remove(delivery.activity.id);
+          if (held || policy.relevancy) timeline.cache.insert(item, keyOf(policy)(item));
+        }
+        return;
       case 'remove':
         for (const reader of delivery.readers) this.timelines.get(reader)?.cache.remove(delivery.id);
         return;
@@ -89,7 +101,7 @@ export class MemoryTimelineStore implements TimelineStore {
     const policy = this.policyOf(reader);
     if (policy.model === 'cache') await this.buildOnRead(reader, policy, pull);
     const timeline = this.timelines.get(reader);
-    return readTimelinePage(timeline && storedCache(timeline.cache), before, limit, pull);
+    return readTimelinePage(timeline && storedCache(timeline.cache), before, limit, pull, keyOf(policy));
   }
 
   /**
@@ -121,7 +133,7 @@ export class MemoryTimelineStore implements TimelineStore {
 
   private materialize(reader: FeedId, policy: TimelinePolicy): Materialized {
     let timeline = this.timelines.get(reader);
-    if (!timeline) this.timelines.set(reader, (timeline = { cache: new CappedCache(policy.cap), lastReadAt: this.now() }));
+    if (!timeline) this.timelines.set(reader, (timeline = { cache: new CappedCache(policy.cap, keyOf(policy)), lastReadAt: this.now() }));
     return timeline;
   }
 
@@ -155,4 +167,9 @@ function materializesOnFollow(policy: TimelinePolicy): boolean {
 /** What a reader's group stores of these activities: copies, or references to them. */
 function stored(activities: readonly Activity[], policy: TimelinePolicy): readonly TimelineItem[] {
   return policy.embed === false ? activities.map(referenceTo) : activities;
+}
+
+/** A reader's order: by relevance when its group says so, else by time. */
+function keyOf(policy: TimelinePolicy): KeyOf {
+  return policy.relevancy ? relevanceKeyOf : sortKeyOf;
 }

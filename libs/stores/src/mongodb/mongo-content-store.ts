@@ -8,7 +8,7 @@ import { activityDocuments } from './projection-documents.js';
 /** Activities in MongoDB, one document each. */
 export class MongoContentStore extends MongoProjection implements ContentStore {
   readonly name = 'content';
-  protected readonly eventTypes = new Set(['ActivityAdded', 'ActivityRemoved']);
+  protected readonly eventTypes = new Set(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
 
   constructor(
     meta: ProjectionCollections,
@@ -21,6 +21,10 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
     const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
     if (event?.type === 'ActivityAdded') await this.activities.replaceOne(activityDocuments.added(event.data.activity, recorded.position));
     else if (event?.type === 'ActivityRemoved') await this.activities.deleteMany(activityDocuments.removed(event.data.id));
+    else if (event?.type === 'ActivityBumped') {
+      const current = (await this.activities.findOne({ _id: event.data.id }))?.['a'] as Activity | undefined;
+      if (current) await this.activities.updateOne(activityDocuments.bumped(current, event.data.time));
+    }
   }
 
   async get(ids: readonly string[]): Promise<Activity[]> {
@@ -33,8 +37,8 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
     return ((await this.activities.findOne(activityDocuments.byForeignId(feed, foreignId)))?.['a'] as Activity | undefined) ?? undefined;
   }
 
-  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number): Promise<Activity[]> {
+  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance'): Promise<Activity[]> {
     if (feeds.length === 0) return [];
-    return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost))).map((d) => d['a'] as Activity);
+    return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost, order))).map((d) => d['a'] as Activity);
   }
 }

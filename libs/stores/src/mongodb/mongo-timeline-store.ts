@@ -1,4 +1,4 @@
-import { justAbove, sortKeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
+import { justAbove, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
@@ -61,12 +61,30 @@ export class MongoTimelineStore implements TimelineStore {
         for (const reader of delivery.readers) {
           const policy = this.policyOf(reader);
           if (policy.model === 'cache') cacheReaders.push(reader);
-          else if (policy.model !== 'pull' && (await this.insertMaterialized(reader, entryOf(delivery.activity, policy.embed !== false)))) this.delivered++;
+          else if (policy.model !== 'pull' && (await this.insertMaterialized(reader, this.entryFor(delivery.activity, policy)))) this.delivered++;
         }
         // One update for every cache of the group (readers of one timeline group share a policy).
         if (cacheReaders.length > 0) {
           const policy = this.policyOf(cacheReaders[0]!);
-          await this.db.cache.updateMany(cacheDocuments.insert(cacheReaders, entryOf(delivery.activity, policy.embed !== false), policy.cap));
+          await this.db.cache.updateMany(cacheDocuments.insert(cacheReaders, this.entryFor(delivery.activity, policy), policy.cap));
+        }
+        return;
+      }
+      case 'bump': {
+        // Caches are rebuilt at their next read: by relevance every follower's (the activity
+        // now belongs near the top), by time those holding it (for the new copy). A stored
+        // timeline ordered by relevance moves the entry up; one ordered by time keeps it.
+        const caches = delivery.readers.filter((r) => this.policyOf(r).model === 'cache');
+        const byRelevance = caches.filter((r) => this.policyOf(r).relevancy);
+        const byTime = caches.filter((r) => !this.policyOf(r).relevancy);
+        if (byRelevance.length > 0) await this.db.cache.deleteMany(cacheDocuments.of(byRelevance));
+        if (byTime.length > 0) await this.db.cache.deleteMany(cacheDocuments.holding(byTime, delivery.activity.id));
+        for (const reader of delivery.readers) {
+          const policy = this.policyOf(reader);
+          const layout = this.layoutOf(reader);
+          if (!layout || !policy.relevancy) continue;
+          await layout.remove([reader], delivery.activity.id);
+          await this.insertMaterialized(reader, this.entryFor(delivery.activity, policy));
         }
         return;
       }
@@ -85,10 +103,10 @@ export class MongoTimelineStore implements TimelineStore {
         if (model === 'cache' || model === 'pull') return;
         await this.db.meta.updateOne(ringDocuments.materialize(delivery.reader));
         const oldest = delivery.recent[delivery.recent.length - 1];
-        if (!delivery.exhausted && oldest) await this.db.meta.updateOne(ringDocuments.raiseFloor(delivery.reader, sortKeyOf(oldest)));
+        if (!delivery.exhausted && oldest) await this.db.meta.updateOne(ringDocuments.raiseFloor(delivery.reader, keyOf(this.policyOf(delivery.reader))(oldest)));
         // Oldest first, so that the newest are the latest arrivals and the last to be dropped.
-        const embed = this.policyOf(delivery.reader).embed !== false;
-        for (const activity of [...delivery.recent].reverse()) await this.insertMaterialized(delivery.reader, entryOf(activity, embed));
+        const policy = this.policyOf(delivery.reader);
+        for (const activity of [...delivery.recent].reverse()) await this.insertMaterialized(delivery.reader, this.entryFor(activity, policy));
         return;
       }
       case 'unfollow': {
@@ -98,6 +116,10 @@ export class MongoTimelineStore implements TimelineStore {
         return;
       }
     }
+  }
+
+  private entryFor(activity: Activity, policy: TimelinePolicy): EntryDocument {
+    return entryOf(activity, policy.embed !== false, keyOf(policy));
   }
 
   /** Stores an entry for a materialized reader above its floor; false when skipped. */
@@ -111,9 +133,9 @@ export class MongoTimelineStore implements TimelineStore {
 
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
     const policy = this.policyOf(reader);
-    if (policy.model === 'cache') return readTimelinePage(await this.storedCache(reader, policy, pull), before, limit, pull);
+    if (policy.model === 'cache') return readTimelinePage(await this.storedCache(reader, policy, pull), before, limit, pull, keyOf(policy));
     const layout = this.layoutOf(reader);
-    return readTimelinePage(layout && (await this.storedMaterialized(reader, layout)), before, limit, pull);
+    return readTimelinePage(layout && (await this.storedMaterialized(reader, layout)), before, limit, pull, keyOf(policy));
   }
 
   private async storedMaterialized(reader: FeedId, layout: MaterializedLayout): Promise<StoredTimeline | undefined> {
@@ -138,7 +160,7 @@ export class MongoTimelineStore implements TimelineStore {
       const pulled = await pull(undefined, policy.cap + 1);
       for (let attempt = 0; attempt < MAX_BUILD_ATTEMPTS; attempt++) {
         const current = ((await this.db.cache.findOne({ _id: reader }))?.['entries'] ?? []) as EntryDocument[];
-        if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, current, pulled, policy.cap, expiresAt, policy.embed !== false))) break;
+        if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, current, pulled, policy.cap, expiresAt, policy.embed !== false, keyOf(policy)))) break;
       }
       document = await this.db.cache.findOne({ _id: reader });
       if (!document || document['building']) return undefined;
@@ -175,4 +197,9 @@ export class MongoTimelineStore implements TimelineStore {
     ]);
     return { timelines: materialized + caches, entries: cacheEntries + layoutEntries.reduce((a, b) => a + b, 0), delivered: this.delivered };
   }
+}
+
+/** A reader's order: by relevance when its group says so, else by time. */
+function keyOf(policy: TimelinePolicy): KeyOf {
+  return policy.relevancy ? relevanceKeyOf : sortKeyOf;
 }

@@ -1,4 +1,4 @@
-import { sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
+import { relevanceKeyOf, sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
 import type { FindOperation, UpdateOperation } from './timeline-documents.js';
 
 /** What every MongoDB projection keeps beside its data: its log position and per-stream revisions. */
@@ -33,12 +33,13 @@ export const activityDocuments = {
   collection: 'activities',
   indexes: [
     { key: { f: 1, k: -1 } },
+    { key: { f: 1, rk: -1 } },
     { key: { f: 1, fid: 1 }, options: { unique: true, partialFilterExpression: { fid: { $exists: true } } } },
   ] as Array<{ key: Record<string, 1 | -1>; options?: Record<string, unknown> }>,
 
   /** replaceOne with upsert: an added activity (adding it again changes nothing). */
   added(activity: Activity, position: number): UpdateOperation {
-    const document: Record<string, unknown> = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), p: position, a: activity };
+    const document: Record<string, unknown> = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), rk: relevanceKeyOf(activity), p: position, a: activity };
     if (activity.foreignId !== undefined) document['fid'] = activity.foreignId;
     return { filter: { _id: activity.id }, update: document, options: { upsert: true } };
   },
@@ -49,11 +50,18 @@ export const activityDocuments = {
 
   byForeignId: (feed: FeedId, foreignId: string) => ({ f: feed, fid: foreignId }),
 
-  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number): FindOperation {
+  /** updateOne: a bumped activity, with its relevance key raised. */
+  bumped(activity: Activity, time: string): UpdateOperation {
+    const bumped = { ...activity, bumpedAt: time };
+    return { filter: { _id: activity.id }, update: { $set: { a: bumped, rk: relevanceKeyOf(bumped) } } };
+  },
+
+  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order: 'time' | 'relevance' = 'time'): FindOperation {
+    const key = order === 'relevance' ? 'rk' : 'k';
     const filter: Record<string, unknown> = { f: { $in: feeds } };
-    if (before !== undefined) filter['k'] = { $lt: before };
+    if (before !== undefined) filter[key] = { $lt: before };
     if (atMost !== undefined) filter['p'] = { $lte: atMost };
-    return { filter, sort: { k: -1 }, limit };
+    return { filter, sort: { [key]: -1 }, limit };
   },
 };
 

@@ -1,4 +1,4 @@
-import { referenceTo, sortKeyOf, type Activity, type FeedId, type SortKey, type TimelineItem } from '@feedmill/contracts';
+import { referenceTo, sortKeyOf, type Activity, type FeedId, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 /**
  * The MongoDB documents of the timeline models, built by pure functions: every filter,
@@ -14,8 +14,8 @@ export interface EntryDocument {
 }
 
 /** @param embed store a copy of the activity (`true`) or a reference (seed 002's linking). */
-export function entryOf(activity: Activity, embed = true): EntryDocument {
-  return { k: sortKeyOf(activity), id: activity.id, a: embed ? activity : referenceTo(activity) };
+export function entryOf(activity: Activity, embed = true, keyOf: KeyOf = sortKeyOf): EntryDocument {
+  return { k: keyOf(activity), id: activity.id, a: embed ? activity : referenceTo(activity) };
 }
 
 export interface UpdateOperation {
@@ -74,9 +74,9 @@ export const cacheDocuments = {
    * replaceOne, on the condition that the entries are still `current`: the built cache, the
    * pulled entries merged with what was delivered meanwhile, newest `cap` kept.
    */
-  finishBuild(reader: FeedId, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embed = true): UpdateOperation {
+  finishBuild(reader: FeedId, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embed = true, keyOf: KeyOf = sortKeyOf): UpdateOperation {
     const byId = new Map<string, EntryDocument>();
-    for (const entry of [...current, ...pulled.map((a) => entryOf(a, embed))]) byId.set(entry.id, entry);
+    for (const entry of [...current, ...pulled.map((a) => entryOf(a, embed, keyOf))]) byId.set(entry.id, entry);
     const entries = [...byId.values()].sort((a, b) => (a.k < b.k ? 1 : -1)).slice(0, cap);
     return { filter: { _id: reader, entries: current }, update: { _id: reader, entries, expiresAt } };
   },

@@ -1,22 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import {
-  subjects,
-  type Activity,
-  type ActivityPage,
-  type GetActivitiesRequest,
-  type DeliverReply,
-  type DeliverRequest,
-  type EdgePage,
-  type FeedId,
-  type RecentActivitiesRequest,
-  type ServiceStatus,
-} from '@feedmill/contracts';
+import { subjects, type DeliverReply, type DeliverRequest, type ServiceStatus } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
 import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
 import { chunkDeliveries } from './delivery-chunks.js';
 import { planDeliveries, type PlanLookups } from './delivery-plan.js';
-
-const FOLLOWERS_PAGE = 10_000;
+import { servicePlanLookups } from './plan-lookups.js';
 
 /** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
 class TimelineMovedError extends Error {
@@ -39,12 +27,16 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private caughtUp = false;
   private stopping = false;
   private rewinding = false;
+  /** Planning asks graph and content through the service client. */
+  private readonly lookups: PlanLookups;
 
   constructor(
     @Inject(EVENT_LOG) private readonly log: EventLog,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
-    @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
-  ) {}
+    @Inject(FEED_GROUPS) groups: FeedGroups,
+  ) {
+    this.lookups = servicePlanLookups(client, groups);
+  }
 
   onApplicationBootstrap(): void {
     // Not awaited: fan-out follows the log for as long as the process runs.
@@ -119,27 +111,5 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     this.delivered = last;
   }
 
-  /** Planning asks graph and content through the service client. */
-  private readonly lookups: PlanLookups = {
-    followers: (feed, atLeast) => this.followers(feed, atLeast),
-    recent: async (feed, limit, atLeast, atMost) => {
-      const request: RecentActivitiesRequest = { feeds: [feed], limit, atLeast, atMost };
-      return (await this.client.request<ActivityPage>(subjects.content.recent, request)).items;
-    },
-    isTimeline: (feed) => this.groups.isTimeline(feed),
-    capOf: (reader) => this.groups.capOf(reader),
-    backfills: (reader) => !['cache', 'pull'].includes(this.groups.timelinePolicyOf(reader).model),
-    activities: (ids, atLeast) => this.client.request<Activity[]>(subjects.content.get, { ids: [...ids], atLeast } satisfies GetActivitiesRequest),
-  };
 
-  private async followers(feed: FeedId, atLeast: number): Promise<FeedId[]> {
-    const readers: FeedId[] = [];
-    let after: FeedId | undefined;
-    do {
-      const page = await this.client.request<EdgePage>(subjects.graph.followers, { feed, limit: FOLLOWERS_PAGE, after, atLeast });
-      for (const reader of page.items) if (this.groups.isTimeline(reader)) readers.push(reader);
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-    return readers;
-  }
 }

@@ -3,3 +3,4 @@ export { FanoutService } from './fanout.service.js';
 export { chunkDeliveries } from './delivery-chunks.js';
 export { planDeliveries } from './delivery-plan.js';
 export type { PlanLookups } from './delivery-plan.js';
+export { servicePlanLookups } from './plan-lookups.js';

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { FeedsHttpController } from './feeds.http.controller.js';
+import { AdminHttpController } from './admin.http.controller.js';
 import { HealthHttpController } from './health.http.controller.js';
 
-@Module({ controllers: [FeedsHttpController, HealthHttpController] })
+@Module({ controllers: [FeedsHttpController, HealthHttpController, AdminHttpController] })
 export class GatewayModule {}

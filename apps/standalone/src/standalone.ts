@@ -17,7 +17,13 @@ export async function createStandaloneApp(config: RuntimeConfig): Promise<NestFa
   const server = new InProcessServer();
   const client = new InProcessServiceClient(server);
   const app = await createHttpApp(
-    rootModule([ContentModule, GraphModule, TimelineModule, FanoutModule, GatewayModule], { feedConfig, eventLog, client, stores: await openStores(config) }),
+    rootModule([ContentModule, GraphModule, TimelineModule, FanoutModule, GatewayModule], {
+      feedConfig,
+      reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG),
+      eventLog,
+      client,
+      stores: await openStores(config),
+    }),
     { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL },
   );
   app.connectMicroservice({ strategy: server });

@@ -2,4 +2,4 @@ import 'reflect-metadata';
 import { runMain, runNatsService } from '@feedmill/platform';
 import { TimelineModule } from './timeline.module.js';
 
-runMain(() => runNatsService({ name: 'timeline', feature: TimelineModule, usesLog: false, callsServices: true }));
+runMain(() => runNatsService({ name: 'timeline', feature: TimelineModule, usesLog: true, callsServices: true }));

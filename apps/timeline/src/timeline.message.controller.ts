@@ -19,6 +19,16 @@ export class TimelineMessageController {
     return this.timeline.deliver(parseInput(deliverRequestSchema, payload));
   }
 
+  @MessagePattern(subjects.timeline.rebuild)
+  rebuild() {
+    return this.timeline.startRebuild();
+  }
+
+  @MessagePattern(subjects.timeline.rebuildStatus)
+  rebuildStatus() {
+    return this.timeline.rebuildStatus();
+  }
+
   @MessagePattern(subjects.timeline.status)
   status() {
     return this.timeline.status();

@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import {
   isReference,
   subjects,
@@ -9,26 +10,51 @@ import {
   type DeliverReply,
   type DeliverRequest,
   type EdgePage,
+  type FeedConfig,
+  type RebuildStatus,
   type FeedId,
   type ReadTimelineRequest,
   type RecentActivitiesRequest,
   type SortKey,
 } from '@feedmill/contracts';
 import type { TimelinePage } from '@feedmill/feed-models';
-import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { FEED_CONFIG_LOADER, FEED_GROUPS, FeedGroups, SERVICE_CLIENT, STORE_FACTORY, type ServiceClient, type StoreFactory } from '@feedmill/platform';
+import { TimelineRebuild } from './timeline-rebuild.js';
 import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
 
 /** Followed feeds are read in pages of this size for the pull path. */
 const FOLLOWING_PAGE = 10_000;
 
-/** Materialized timelines: receives deliveries from fan-out, serves merged reads. */
+/** Materialized timelines: receives deliveries from fan-out, serves merged reads, rebuilds. */
 @Injectable()
-export class TimelineService {
+export class TimelineService implements OnModuleDestroy {
+  private readonly rebuild: TimelineRebuild;
+
   constructor(
-    @Inject(TIMELINE_STORE) private readonly store: TimelineStore,
+    @Inject(TIMELINE_STORE) private store: TimelineStore,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
-    @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
-  ) {}
+    @Inject(FEED_GROUPS) private groups: FeedGroups,
+    @Inject(EVENT_LOG) log: EventLog,
+    @Inject(STORE_FACTORY) stores: StoreFactory,
+    @Inject(FEED_CONFIG_LOADER) loadConfig: () => FeedConfig,
+  ) {
+    this.rebuild = new TimelineRebuild(log, stores, client, loadConfig, (rebuilt) => {
+      this.store = rebuilt.store;
+      this.groups = rebuilt.groups;
+    });
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.rebuild.stop();
+  }
+
+  startRebuild(): Promise<RebuildStatus> {
+    return this.rebuild.start();
+  }
+
+  rebuildStatus(): RebuildStatus {
+    return this.rebuild.status();
+  }
 
   deliver(request: DeliverRequest): Promise<DeliverReply> {
     return this.store.deliver(request);

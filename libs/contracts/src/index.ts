@@ -38,6 +38,7 @@ export {
   deliverRequestSchema,
   deliverReplySchema,
   serviceStatusSchema,
+  rebuildStatusSchema,
 } from './messages.js';
 export type {
   AddActivityRequest,
@@ -55,4 +56,5 @@ export type {
   DeliverRequest,
   DeliverReply,
   ServiceStatus,
+  RebuildStatus,
 } from './messages.js';

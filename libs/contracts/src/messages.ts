@@ -24,6 +24,8 @@ export const subjects = {
     read: 'feed.timeline.read',
     deliver: 'feed.timeline.deliver',
     status: 'feed.timeline.status',
+    rebuild: 'feed.timeline.rebuild',
+    rebuildStatus: 'feed.timeline.rebuild-status',
   },
   fanout: {
     status: 'feed.fanout.status',
@@ -143,3 +145,15 @@ export const serviceStatusSchema = z.strictObject({
   counters: z.record(z.string(), z.number()).optional(),
 });
 export type ServiceStatus = z.output<typeof serviceStatusSchema>;
+
+/** Progress of a projection rebuild: replaying the log into a new store beside the live one. */
+export const rebuildStatusSchema = z.strictObject({
+  projection: z.string(),
+  state: z.enum(['idle', 'running', 'done', 'failed']),
+  /** Log position the new store has reached, and the log head when the rebuild began. */
+  position: z.number().int(),
+  head: z.number().int(),
+  events: z.number().int(),
+  error: z.string().optional(),
+});
+export type RebuildStatus = z.output<typeof rebuildStatusSchema>;

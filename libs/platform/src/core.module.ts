@@ -7,6 +7,8 @@ import { memoryStores, STORE_FACTORY, type StoreFactory } from './store-factory.
 
 export interface CoreOptions {
   feedConfig: FeedConfig;
+  /** Reads the feed config again (a rebuild applies a changed one). @defaultValue returns `feedConfig` */
+  reloadFeedConfig?: () => FeedConfig;
   /** The log, for services that append or project. */
   eventLog?: EventLog;
   /** The client to other services, for those that call them. */
@@ -15,6 +17,9 @@ export interface CoreOptions {
   stores?: StoreFactory;
 }
 
+/** Injection token of a function that reads the feed config again. */
+export const FEED_CONFIG_LOADER = Symbol('FeedConfigLoader');
+
 /** The shared infrastructure every service module injects: log, client, feed groups. */
 @Global()
 @Module({})
@@ -22,12 +27,13 @@ export class CoreModule {
   static forRoot(options: CoreOptions): DynamicModule {
     const providers = [
       { provide: FEED_GROUPS, useValue: new FeedGroups(options.feedConfig) },
+      { provide: FEED_CONFIG_LOADER, useValue: options.reloadFeedConfig ?? (() => options.feedConfig) },
       { provide: EVENT_LOG, useValue: options.eventLog ?? null },
       { provide: SERVICE_CLIENT, useValue: options.client ?? null },
       { provide: STORE_FACTORY, useValue: options.stores ?? memoryStores },
       CoreShutdown,
     ];
-    return { module: CoreModule, providers, exports: [FEED_GROUPS, EVENT_LOG, SERVICE_CLIENT, STORE_FACTORY] };
+    return { module: CoreModule, providers, exports: [FEED_GROUPS, FEED_CONFIG_LOADER, EVENT_LOG, SERVICE_CLIENT, STORE_FACTORY] };
   }
 }
 

@@ -10,7 +10,7 @@ export { SERVICE_CLIENT, ProxyServiceClient, InProcessServiceClient } from './rp
 export type { ServiceClient } from './rpc/service-client.js';
 export { InProcessServer } from './rpc/in-process.server.js';
 export { openEventLog } from './event-log-factory.js';
-export { CoreModule } from './core.module.js';
+export { CoreModule, FEED_CONFIG_LOADER } from './core.module.js';
 export { STORE_FACTORY, memoryStores, openStores } from './store-factory.js';
 export type { StoreFactory } from './store-factory.js';
 export type { CoreOptions } from './core.module.js';

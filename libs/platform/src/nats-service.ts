@@ -27,7 +27,7 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
   const eventLog = options.usesLog ? await openEventLog(config, 'jetstream') : undefined;
   const client = options.callsServices ? natsClient(config.NATS_URL) : undefined;
   const stores = await openStores(config);
-  const app = await NestFactory.createMicroservice<MicroserviceOptions>(rootModule([options.feature], { feedConfig, eventLog, client, stores }), {
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(rootModule([options.feature], { feedConfig, reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG), eventLog, client, stores }), {
     transport: Transport.NATS,
     options: { servers: [config.NATS_URL], queue: `feedmill-${options.name}` },
     logger,

@@ -22,7 +22,8 @@ import type { RuntimeConfig } from './config/runtime-config.js';
 export interface StoreFactory {
   content(): Promise<ContentStore>;
   graph(): Promise<GraphStore>;
-  timeline(policyOf: (reader: FeedId) => TimelinePolicy): Promise<TimelineStore>;
+  /** A timeline store; a rebuild asks for a new `generation`, kept apart from the live one. */
+  timeline(policyOf: (reader: FeedId) => TimelinePolicy, generation?: number): Promise<TimelineStore>;
   close(): Promise<void>;
 }
 
@@ -44,7 +45,7 @@ export async function openStores(config: RuntimeConfig): Promise<StoreFactory> {
   return {
     content: async () => new MongoContentStore(await projectionCollections(db), new DriverCollection(db.collection('activities'))),
     graph: async () => new MongoGraphStore(await projectionCollections(db), new DriverCollection(db.collection('follows'))),
-    timeline: async (policyOf) => new MongoTimelineStore(await timelineCollections(db), policyOf),
+    timeline: async (policyOf, generation = 0) => new MongoTimelineStore(await timelineCollections(db, generation === 0 ? '' : `g${generation}_`), policyOf),
     close: () => client.close(),
   };
 }

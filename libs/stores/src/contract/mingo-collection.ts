@@ -81,6 +81,10 @@ export class MingoCollection implements DocumentCollection {
     return this.matching(filter).length;
   }
 
+  async bulkUpdate(operations: readonly UpdateOperation[]) {
+    for (const operation of operations) await this.updateOne(operation);
+  }
+
   async sumOfArrayLengths(field: string) {
     return this.documents.reduce((sum, d) => sum + ((d[field] as unknown[] | undefined)?.length ?? 0), 0);
   }

@@ -19,6 +19,8 @@ export interface DocumentCollection {
   count(filter: Record<string, unknown>): Promise<number>;
   /** The sum of the lengths of an array field over all documents. */
   sumOfArrayLengths(field: string): Promise<number>;
+  /** updateOne operations in one round trip, in no particular order. */
+  bulkUpdate(operations: readonly UpdateOperation[]): Promise<void>;
 }
 
 /** The collections of the timeline models. */

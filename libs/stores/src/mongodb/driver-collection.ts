@@ -44,6 +44,14 @@ export class DriverCollection implements DocumentCollection {
     return this.collection.countDocuments(filter as Filter<Document>);
   }
 
+  async bulkUpdate(operations: readonly UpdateOperation[]) {
+    if (operations.length === 0) return;
+    await this.collection.bulkWrite(
+      operations.map((op) => ({ updateOne: { filter: op.filter as Filter<Document>, update: op.update as UpdateFilter<Document>, upsert: op.options?.upsert ?? false } })),
+      { ordered: false },
+    );
+  }
+
   async sumOfArrayLengths(field: string) {
     const [row] = await this.collection.aggregate([{ $group: { _id: null, n: { $sum: { $size: { $ifNull: [`$${field}`, []] } } } } }]).toArray();
     return (row?.['n'] as number | undefined) ?? 0;

@@ -15,6 +15,11 @@ export interface MaterializedLayout {
   remove(readers: readonly FeedId[], activityId: string): Promise<void>;
   removeFeed(reader: FeedId, feed: FeedId): Promise<void>;
   entryCount(): Promise<number>;
+  /**
+   * Stores one activity's entry for many readers (above each one's floor) in a fixed number
+   * of round trips, however many readers. Returns how many were stored.
+   */
+  insertMany?(items: ReadonlyArray<{ reader: FeedId; entry: EntryDocument; cap: number }>): Promise<number>;
 }
 
 const isDuplicateKey = (error: unknown) => (error as { code?: number }).code === 11000;
@@ -35,6 +40,35 @@ export function ringLayout(entries: DocumentCollection, meta: DocumentCollection
     },
     async newestBelow(reader, floor, before, limit) {
       return (await entries.find(ringDocuments.page(reader, floor, before, limit))).map((d) => d['a'] as TimelineItem);
+    },
+    async insertMany(items) {
+      if (items.length === 0) return 0;
+      const readers = items.map((item) => item.reader);
+      const activityId = items[0]!.entry.id;
+      // 1. Floors, and who is materialized; 2. who already holds the activity.
+      const metas = new Map((await meta.find(ringDocuments.metaOf(readers))).map((d) => [d['_id'] as FeedId, d]));
+      const holding = new Set((await entries.find(ringDocuments.holdingAmong(readers, activityId))).map((d) => d['r'] as FeedId));
+      const due = items.filter(({ reader, entry }) => {
+        const readerMeta = metas.get(reader);
+        const floor = readerMeta?.['floor'] as SortKey | undefined;
+        return readerMeta !== undefined && !holding.has(reader) && (floor === undefined || entry.k > floor);
+      });
+      if (due.length === 0) return 0;
+      // 3. Claim a slot each: one $inc per reader in one round trip, then read the counters.
+      await meta.bulkUpdate(due.map(({ reader }) => ringDocuments.claimSlot(reader)));
+      const counters = new Map((await meta.find(ringDocuments.metaOf(due.map((d) => d.reader)))).map((d) => [d['_id'] as FeedId, d['n'] as number]));
+      const slots = due.map((item) => ({ ...item, slot: ringDocuments.slotOf(counters.get(item.reader)!, item.cap) }));
+      // 4. What the slots held, whose keys the floors must pass; 5. write slots, raise floors.
+      const slotIds = slots.map(({ reader, slot }) => `${reader}_${slot}`);
+      const previous = new Map((await entries.find(ringDocuments.slots(slotIds))).map((d) => [d['_id'] as string, d['k'] as SortKey]));
+      await entries.bulkUpdate(slots.map(({ reader, slot, entry }) => ringDocuments.writeSlot(reader, slot, entry)));
+      await meta.bulkUpdate(
+        slots.flatMap(({ reader, slot }) => {
+          const overwritten = previous.get(`${reader}_${slot}`);
+          return overwritten === undefined ? [] : [ringDocuments.raiseFloor(reader, overwritten)];
+        }),
+      );
+      return slots.length;
     },
     remove: async (readers, id) => void (await entries.deleteMany(ringDocuments.removal(readers, id))),
     removeFeed: async (reader, feed) => void (await entries.deleteMany(ringDocuments.unfollowed(reader, feed))),

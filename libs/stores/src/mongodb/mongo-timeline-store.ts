@@ -58,11 +58,15 @@ export class MongoTimelineStore implements TimelineStore {
     switch (delivery.kind) {
       case 'insert': {
         const cacheReaders: FeedId[] = [];
+        const ringItems: Array<{ reader: FeedId; entry: EntryDocument; cap: number }> = [];
         for (const reader of delivery.readers) {
           const policy = this.policyOf(reader);
           if (policy.model === 'cache') cacheReaders.push(reader);
+          else if (policy.model === 'ring') ringItems.push({ reader, entry: this.entryFor(delivery.activity, policy), cap: policy.cap });
           else if (policy.model !== 'pull' && (await this.insertMaterialized(reader, this.entryFor(delivery.activity, policy)))) this.delivered++;
         }
+        // Ring readers in a fixed number of round trips, however many there are.
+        this.delivered += await this.layouts.ring.insertMany!(ringItems);
         // One update for every cache of the group (readers of one timeline group share a policy).
         if (cacheReaders.length > 0) {
           const policy = this.policyOf(cacheReaders[0]!);

@@ -101,3 +101,37 @@ describe('size bucket documents', () => {
     expect(sizeBucketDocuments.effectiveSize({ cap: 4, bucketSize: 100 })).toBe(2);
   });
 });
+
+describe('ring fan-out in MongoDB', () => {
+  it('takes the same number of round trips for one reader as for fifty, and stores each once', async () => {
+    const calls: string[] = [];
+    const counted = (): MingoCollection =>
+      new Proxy(new MingoCollection(), {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if (typeof value !== 'function' || property === 'constructor') return value;
+          return (...args: unknown[]) => {
+            calls.push(String(property));
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+    const db = { positions: counted(), cache: counted(), meta: counted(), ring: counted(), timeBuckets: counted(), sizeBuckets: counted() };
+    const store = new MongoTimelineStore(db, () => ({ model: 'ring', cap: 3, inactivityMs: 0 }));
+    const readers = Array.from({ length: 50 }, (_, i) => `timeline:r${i}` as const);
+    await store.deliver({ after: 0, position: 1, deliveries: readers.map((reader) => ({ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true })) });
+    const tripsFor = async (to: readonly `timeline:${string}`[], position: number, id: string) => {
+      calls.length = 0;
+      await store.deliver({ after: position - 1, position, deliveries: [{ kind: 'insert', readers: [...to], activity: at(position, id) }] });
+      return calls.length;
+    };
+    const one = await tripsFor(readers.slice(0, 1), 2, 'x');
+    const fifty = await tripsFor(readers, 3, 'y');
+    expect(fifty).toBe(one);
+    expect(await store.size('timeline:r0')).toBe(2);
+    expect(await store.size('timeline:r49')).toBe(1);
+    // Again: the same delivery changes nothing.
+    await store.deliver({ after: 3, position: 4, deliveries: [{ kind: 'insert', readers: [...readers], activity: at(3, 'y') }] });
+    expect(await store.size('timeline:r49')).toBe(1);
+  });
+});

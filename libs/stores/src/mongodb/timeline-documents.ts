@@ -147,6 +147,21 @@ export const ringDocuments = {
     return { filter: Object.keys(k).length > 0 ? { r: reader, k } : { r: reader }, sort: { k: -1 }, limit };
   },
 
+  /** find on meta: these readers' counters and floors. */
+  metaOf(readers: readonly FeedId[]): FindOperation {
+    return { filter: { _id: { $in: readers } }, sort: { _id: 1 }, limit: readers.length };
+  },
+
+  /** find on entries: which of these readers already hold the activity. */
+  holdingAmong(readers: readonly FeedId[], activityId: string): FindOperation {
+    return { filter: { r: { $in: readers }, id: activityId }, sort: { r: 1 }, limit: readers.length };
+  },
+
+  /** find on entries: what these slots hold now. */
+  slots(ids: readonly string[]): FindOperation {
+    return { filter: { _id: { $in: ids } }, sort: { _id: 1 }, limit: ids.length };
+  },
+
   /** find filter: whether the reader already holds the activity (a delivery repeated). */
   holding(reader: FeedId, activityId: string): Record<string, unknown> {
     return { r: reader, id: activityId };

@@ -24,7 +24,14 @@ function seeded(seed: number): () => number {
  * delivering as fan-out does, then scrolls every reader's timeline and compares it with the
  * reference.
  */
-async function playAgainstReference(store: TimelineStore, cap: number, seed: number, keyOf: KeyOf = sortKeyOf): Promise<void> {
+async function playAgainstReference(
+  store: TimelineStore,
+  cap: number,
+  seed: number,
+  keyOf: KeyOf = sortKeyOf,
+  /** A fresh store of the same model, to check that replaying the deliveries gives the same pages. */
+  rebuilt?: TimelineStore,
+): Promise<void> {
   const random = seeded(seed);
   const newestFirst = (a: Activity, b: Activity) => (keyOf(a) < keyOf(b) ? 1 : -1);
   const feeds: FeedId[] = ['user:a', 'user:b', 'user:c'];
@@ -37,15 +44,17 @@ async function playAgainstReference(store: TimelineStore, cap: number, seed: num
     timelineOf(reader).filter((a) => before === undefined || keyOf(a) < before).slice(0, limit);
   let position = 0;
   let counter = 0;
+  const delivered: TimelineDelivery[][] = [];
   const deliver = async (deliveries: TimelineDelivery[]) => {
     expect(await store.deliver({ after: position, position: position + 1, deliveries })).toEqual({ applied: true, position: position + 1 });
+    delivered.push(deliveries);
     position++;
   };
-  const scroll = async (reader: FeedId, pageSize: number) => {
+  const scroll = async (reader: FeedId, pageSize: number, from: TimelineStore = store) => {
     const seen: string[] = [];
     let before: string | undefined;
     for (let pages = 0; pages < 500; pages++) {
-      const page = await store.readPage(reader, before, pageSize, pullFor(reader));
+      const page = await from.readPage(reader, before, pageSize, pullFor(reader));
       seen.push(...page.items.map((a) => a.id));
       if (page.next === null) break;
       before = page.next;
@@ -92,6 +101,12 @@ async function playAgainstReference(store: TimelineStore, cap: number, seed: num
   for (const reader of readers) {
     expect({ reader, ids: await scroll(reader, 4) }).toEqual({ reader, ids: timelineOf(reader).map((a) => a.id) });
   }
+  if (!rebuilt) return;
+  // A rebuild: the same deliveries, in the same order, into a store that starts empty.
+  for (const [index, deliveries] of delivered.entries()) await rebuilt.deliver({ after: index, position: index + 1, deliveries });
+  for (const reader of readers) {
+    expect({ reader, rebuilt: await scroll(reader, 3, rebuilt) }).toEqual({ reader, rebuilt: await scroll(reader, 3) });
+  }
 }
 
 /**
@@ -102,6 +117,13 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
   describe.each(timelineModels.map((model) => [model]))(`TimelineStore contract: ${name}, %s model`, (model: TimelineModel) => {
     it.each([1, 2, 3, 4])('pages the same timeline as the reference after random deliveries and reads (seed %i)', async (seed) => {
       await playAgainstReference(await createWith({ model, cap: 4, inactivityMs: 60_000 }, Date.now), 4, seed);
+    });
+
+    it('gives the same pages when rebuilt from the same deliveries', async () => {
+      const policy = { model, cap: 4, inactivityMs: 60_000 };
+      await playAgainstReference(await createWith(policy, Date.now), 4, 11, sortKeyOf, await createWith(policy, Date.now));
+      const byRelevance = { ...policy, relevancy: true };
+      await playAgainstReference(await createWith(byRelevance, Date.now), 4, 12, relevanceKeyOf, await createWith(byRelevance, Date.now));
     });
 
     it.each([6, 7])('orders by relevance, bumps raising entries, the same as the reference (seed %i)', async (seed) => {

@@ -82,7 +82,16 @@ export class MingoCollection implements DocumentCollection {
   }
 
   async bulkUpdate(operations: readonly UpdateOperation[]) {
-    for (const operation of operations) await this.updateOne(operation);
+    const duplicates: number[] = [];
+    for (const [index, operation] of operations.entries()) {
+      try {
+        await this.updateOne(operation);
+      } catch (error) {
+        if ((error as { code?: number }).code !== 11000) throw error;
+        duplicates.push(index);
+      }
+    }
+    return duplicates;
   }
 
   async sumOfArrayLengths(field: string) {

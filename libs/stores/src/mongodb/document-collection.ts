@@ -19,8 +19,11 @@ export interface DocumentCollection {
   count(filter: Record<string, unknown>): Promise<number>;
   /** The sum of the lengths of an array field over all documents. */
   sumOfArrayLengths(field: string): Promise<number>;
-  /** updateOne operations in one round trip, in no particular order. */
-  bulkUpdate(operations: readonly UpdateOperation[]): Promise<void>;
+  /**
+   * updateOne operations in one round trip, in no particular order. Returns the indexes of
+   * those refused on a duplicate key (an upsert into an `_id` that exists but did not match).
+   */
+  bulkUpdate(operations: readonly UpdateOperation[]): Promise<number[]>;
 }
 
 /** The collections of the timeline models. */

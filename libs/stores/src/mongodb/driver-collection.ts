@@ -1,4 +1,4 @@
-import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter, type UpdateFilter } from 'mongodb';
 import type { DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
 import type { ProjectionCollections } from './mongo-projection.js';
 import { activityDocuments, edgeDocuments, projectionDocuments } from './projection-documents.js';
@@ -45,11 +45,19 @@ export class DriverCollection implements DocumentCollection {
   }
 
   async bulkUpdate(operations: readonly UpdateOperation[]) {
-    if (operations.length === 0) return;
-    await this.collection.bulkWrite(
-      operations.map((op) => ({ updateOne: { filter: op.filter as Filter<Document>, update: op.update as UpdateFilter<Document>, upsert: op.options?.upsert ?? false } })),
-      { ordered: false },
-    );
+    if (operations.length === 0) return [];
+    try {
+      await this.collection.bulkWrite(
+        operations.map((op) => ({ updateOne: { filter: op.filter as Filter<Document>, update: op.update as UpdateFilter<Document>, upsert: op.options?.upsert ?? false } })),
+        { ordered: false },
+      );
+      return [];
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError)) throw error;
+      const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+      if (errors.some((e) => e.code !== 11000)) throw error;
+      return errors.map((e) => e.index);
+    }
   }
 
   async sumOfArrayLengths(field: string) {

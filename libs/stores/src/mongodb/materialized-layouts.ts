@@ -16,10 +16,18 @@ export interface MaterializedLayout {
   removeFeed(reader: FeedId, feed: FeedId): Promise<void>;
   entryCount(): Promise<number>;
   /**
-   * Stores one activity's entry for many readers (above each one's floor) in a fixed number
-   * of round trips, however many readers. Returns how many were stored.
+   * Stores one activity's entry for many readers (the materialized ones, above each one's
+   * floor) in a fixed number of round trips, however many readers. Returns how many were stored.
    */
-  insertMany?(items: ReadonlyArray<{ reader: FeedId; entry: EntryDocument; cap: number }>): Promise<number>;
+  insertMany(items: ReadonlyArray<InsertItem>): Promise<number>;
+}
+
+export interface InsertItem {
+  reader: FeedId;
+  entry: EntryDocument;
+  cap: number;
+  bucketMs?: number;
+  bucketSize?: number;
 }
 
 const isDuplicateKey = (error: unknown) => (error as { code?: number }).code === 11000;
@@ -42,17 +50,8 @@ export function ringLayout(entries: DocumentCollection, meta: DocumentCollection
       return (await entries.find(ringDocuments.page(reader, floor, before, limit))).map((d) => d['a'] as TimelineItem);
     },
     async insertMany(items) {
-      if (items.length === 0) return 0;
-      const readers = items.map((item) => item.reader);
-      const activityId = items[0]!.entry.id;
-      // 1. Floors, and who is materialized; 2. who already holds the activity.
-      const metas = new Map((await meta.find(ringDocuments.metaOf(readers))).map((d) => [d['_id'] as FeedId, d]));
-      const holding = new Set((await entries.find(ringDocuments.holdingAmong(readers, activityId))).map((d) => d['r'] as FeedId));
-      const due = items.filter(({ reader, entry }) => {
-        const readerMeta = metas.get(reader);
-        const floor = readerMeta?.['floor'] as SortKey | undefined;
-        return readerMeta !== undefined && !holding.has(reader) && (floor === undefined || entry.k > floor);
-      });
+      // 1-2. Floors, who is materialized, and who already holds the activity.
+      const due = await dueReaders(items, meta, (readers, id) => entries.find(ringDocuments.holdingAmong(readers, id)));
       if (due.length === 0) return 0;
       // 3. Claim a slot each: one $inc per reader in one round trip, then read the counters.
       await meta.bulkUpdate(due.map(({ reader }) => ringDocuments.claimSlot(reader)));
@@ -81,6 +80,20 @@ export function ringLayout(entries: DocumentCollection, meta: DocumentCollection
  * cap, the oldest entry of the oldest bucket goes and the floor rises to it.
  */
 export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentCollection): MaterializedLayout {
+  /** Past the cap, drops the oldest entries of the oldest bucket and raises the floor to them. */
+  const trim = async (reader: FeedId, total: number, cap: number) => {
+    while (total > cap) {
+      const [oldest] = await buckets.find(timeBucketDocuments.oldest(reader));
+      if (!oldest) break;
+      const dropped = (oldest['entries'] as EntryDocument[])[0];
+      if (dropped) {
+        await buckets.updateOne(timeBucketDocuments.dropOldestEntry(oldest['_id'] as string));
+        await meta.updateOne(ringDocuments.raiseFloor(reader, dropped.k));
+      }
+      if ((oldest['entries'] as EntryDocument[]).length <= 1) await buckets.deleteMany({ _id: oldest['_id'] });
+      total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, dropped ? -1 : 0)))!['total'] as number) ?? 0;
+    }
+  };
   return {
     async insert(reader, entry, policy) {
       try {
@@ -89,19 +102,23 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
         if (isDuplicateKey(error)) return false; // the bucket exists and already holds it
         throw error;
       }
-      let total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, 1)))!['total'] as number) ?? 0;
-      while (total > policy.cap) {
-        const [oldest] = await buckets.find(timeBucketDocuments.oldest(reader));
-        if (!oldest) break;
-        const dropped = (oldest['entries'] as EntryDocument[])[0];
-        if (dropped) {
-          await buckets.updateOne(timeBucketDocuments.dropOldestEntry(oldest['_id'] as string));
-          await meta.updateOne(ringDocuments.raiseFloor(reader, dropped.k));
-        }
-        if ((oldest['entries'] as EntryDocument[]).length <= 1) await buckets.deleteMany({ _id: oldest['_id'] });
-        total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, dropped ? -1 : 0)))!['total'] as number) ?? 0;
-      }
+      const total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, 1)))!['total'] as number) ?? 0;
+      await trim(reader, total, policy.cap);
       return true;
+    },
+    async insertMany(items) {
+      const due = await dueReaders(items, meta, (readers, id) => buckets.find(timeBucketDocuments.holdingAmong(readers, id)));
+      if (due.length === 0) return 0;
+      const refused = new Set(await buckets.bulkUpdate(due.map(({ reader, entry, bucketMs }) => timeBucketDocuments.append(reader, entry, bucketMs ?? 86_400_000))));
+      const stored = due.filter((_, index) => !refused.has(index));
+      await meta.bulkUpdate(stored.map(({ reader }) => timeBucketDocuments.count(reader, 1)));
+      const totals = await meta.find(ringDocuments.metaOf(stored.map((s) => s.reader)));
+      const capOf = new Map(stored.map((s) => [s.reader, s.cap]));
+      for (const document of totals) {
+        const reader = document['_id'] as FeedId;
+        if ((document['total'] as number) > capOf.get(reader)!) await trim(reader, document['total'] as number, capOf.get(reader)!);
+      }
+      return stored.length;
     },
     async newestBelow(reader, floor, before, limit) {
       const out: EntryDocument[] = [];
@@ -129,6 +146,18 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
  * Past the cap, the oldest bucket goes and the floor rises past everything it held.
  */
 export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentCollection): MaterializedLayout {
+  /** Past the cap, drops the oldest bucket and raises the floor past everything it held. */
+  const trim = async (reader: FeedId, total: number, cap: number) => {
+    while (total > cap) {
+      const [oldest] = await buckets.find(sizeBucketDocuments.oldest(reader));
+      if (!oldest) break;
+      const held = oldest['entries'] as EntryDocument[];
+      await buckets.deleteMany({ _id: oldest['_id'] });
+      const newestHeld = held.reduce<SortKey | undefined>((max, e) => (max === undefined || e.k > max ? e.k : max), undefined);
+      if (newestHeld !== undefined) await meta.updateOne(ringDocuments.raiseFloor(reader, newestHeld));
+      total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, -held.length)))!['total'] as number) ?? 0;
+    }
+  };
   return {
     async insert(reader, entry, policy, readerMeta) {
       if (await buckets.findOne(sizeBucketDocuments.holding(reader, entry.id))) return false;
@@ -143,17 +172,28 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
           seq += 1; // full: the next bucket
         }
       }
-      let total = ((await meta.findOneAndUpdate(sizeBucketDocuments.advance(reader, seq)))!['total'] as number) ?? 0;
-      while (total > policy.cap) {
-        const [oldest] = await buckets.find(sizeBucketDocuments.oldest(reader));
-        if (!oldest) break;
-        const held = oldest['entries'] as EntryDocument[];
-        await buckets.deleteMany({ _id: oldest['_id'] });
-        const newestHeld = held.reduce<SortKey | undefined>((max, e) => (max === undefined || e.k > max ? e.k : max), undefined);
-        if (newestHeld !== undefined) await meta.updateOne(ringDocuments.raiseFloor(reader, newestHeld));
-        total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, -held.length)))!['total'] as number) ?? 0;
-      }
+      const total = ((await meta.findOneAndUpdate(sizeBucketDocuments.advance(reader, seq)))!['total'] as number) ?? 0;
+      await trim(reader, total, policy.cap);
       return true;
+    },
+    async insertMany(items) {
+      const due = await dueReaders(items, meta, (readers, id) => buckets.find(sizeBucketDocuments.holdingAmong(readers, id)));
+      if (due.length === 0) return 0;
+      // Append where each reader's current bucket is; those refused (full) try the next one.
+      let pending = due.map((item) => ({ ...item, seq: (item.meta['s'] as number | undefined) ?? 0 }));
+      const placed: typeof pending = [];
+      while (pending.length > 0) {
+        const refused = new Set(await buckets.bulkUpdate(pending.map(({ reader, seq, entry, cap, bucketSize }) => sizeBucketDocuments.append(reader, seq, entry, sizeBucketDocuments.effectiveSize({ cap, bucketSize })))));
+        placed.push(...pending.filter((_, index) => !refused.has(index)));
+        pending = pending.filter((_, index) => refused.has(index)).map((item) => ({ ...item, seq: item.seq + 1 }));
+      }
+      await meta.bulkUpdate(placed.map(({ reader, seq }) => sizeBucketDocuments.advance(reader, seq)));
+      const capOf = new Map(placed.map((p) => [p.reader, p.cap]));
+      for (const document of await meta.find(ringDocuments.metaOf(placed.map((p) => p.reader)))) {
+        const reader = document['_id'] as FeedId;
+        if ((document['total'] as number) > capOf.get(reader)!) await trim(reader, document['total'] as number, capOf.get(reader)!);
+      }
+      return placed.length;
     },
     async newestBelow(reader, floor, before, limit) {
       // Arrival order is not key order: a reader's buckets (at most cap / N + 1) are read whole.
@@ -164,4 +204,25 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
     removeFeed: async (reader, feed) => buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed)),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
+}
+
+/**
+ * The readers of a batch that should store the entry: materialized, above their floor, and
+ * not holding it yet. Two queries, however many readers.
+ */
+async function dueReaders(
+  items: ReadonlyArray<InsertItem>,
+  meta: DocumentCollection,
+  holdingAmong: (readers: FeedId[], activityId: string) => Promise<StoredDocument[]>,
+): Promise<Array<InsertItem & { meta: StoredDocument }>> {
+  if (items.length === 0) return [];
+  const readers = items.map((item) => item.reader);
+  const metas = new Map((await meta.find(ringDocuments.metaOf(readers))).map((d) => [d['_id'] as FeedId, d]));
+  const holding = new Set((await holdingAmong(readers, items[0]!.entry.id)).map((d) => d['r'] as FeedId));
+  return items.flatMap((item) => {
+    const readerMeta = metas.get(item.reader);
+    const floor = readerMeta?.['floor'] as SortKey | undefined;
+    if (!readerMeta || holding.has(item.reader) || (floor !== undefined && item.entry.k <= floor)) return [];
+    return [{ ...item, meta: readerMeta }];
+  });
 }

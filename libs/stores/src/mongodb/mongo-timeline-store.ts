@@ -2,7 +2,7 @@ import { justAbove, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type D
 import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
-import { ringLayout, sizeBucketLayout, timeBucketLayout, type MaterializedLayout } from './materialized-layouts.js';
+import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type MaterializedLayout } from './materialized-layouts.js';
 import { cacheDocuments, entryOf, ringDocuments, type EntryDocument } from './timeline-documents.js';
 
 const POSITION_ID = 'timeline';
@@ -58,15 +58,18 @@ export class MongoTimelineStore implements TimelineStore {
     switch (delivery.kind) {
       case 'insert': {
         const cacheReaders: FeedId[] = [];
-        const ringItems: Array<{ reader: FeedId; entry: EntryDocument; cap: number }> = [];
+        const byModel = new Map<MaterializedModel, InsertItem[]>();
         for (const reader of delivery.readers) {
           const policy = this.policyOf(reader);
           if (policy.model === 'cache') cacheReaders.push(reader);
-          else if (policy.model === 'ring') ringItems.push({ reader, entry: this.entryFor(delivery.activity, policy), cap: policy.cap });
-          else if (policy.model !== 'pull' && (await this.insertMaterialized(reader, this.entryFor(delivery.activity, policy)))) this.delivered++;
+          else if (policy.model !== 'pull') {
+            const items = byModel.get(policy.model) ?? [];
+            items.push({ reader, entry: this.entryFor(delivery.activity, policy), cap: policy.cap, bucketMs: policy.bucketMs, bucketSize: policy.bucketSize });
+            byModel.set(policy.model, items);
+          }
         }
-        // Ring readers in a fixed number of round trips, however many there are.
-        this.delivered += await this.layouts.ring.insertMany!(ringItems);
+        // Each model's readers in a fixed number of round trips, however many there are.
+        for (const [model, items] of byModel) this.delivered += await this.layouts[model].insertMany(items);
         // One update for every cache of the group (readers of one timeline group share a policy).
         if (cacheReaders.length > 0) {
           const policy = this.policyOf(cacheReaders[0]!);

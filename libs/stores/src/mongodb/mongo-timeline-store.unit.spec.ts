@@ -102,8 +102,8 @@ describe('size bucket documents', () => {
   });
 });
 
-describe('ring fan-out in MongoDB', () => {
-  it('takes the same number of round trips for one reader as for fifty, and stores each once', async () => {
+describe('fan-out into MongoDB timelines', () => {
+  it.each(['ring', 'time-buckets', 'size-buckets'] as const)('takes as many round trips for fifty %s readers as for one, and stores each entry once', async (model) => {
     const calls: string[] = [];
     const counted = (): MingoCollection =>
       new Proxy(new MingoCollection(), {
@@ -117,21 +117,22 @@ describe('ring fan-out in MongoDB', () => {
         },
       });
     const db = { positions: counted(), cache: counted(), meta: counted(), ring: counted(), timeBuckets: counted(), sizeBuckets: counted() };
-    const store = new MongoTimelineStore(db, () => ({ model: 'ring', cap: 3, inactivityMs: 0 }));
+    const store = new MongoTimelineStore(db, () => ({ model, cap: 3, inactivityMs: 0, bucketSize: 1 }));
     const readers = Array.from({ length: 50 }, (_, i) => `timeline:r${i}` as const);
-    await store.deliver({ after: 0, position: 1, deliveries: readers.map((reader) => ({ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true })) });
-    const tripsFor = async (to: readonly `timeline:${string}`[], position: number, id: string) => {
+    const deliver = async (position: number, to: readonly `timeline:${string}`[], id: string) => {
       calls.length = 0;
       await store.deliver({ after: position - 1, position, deliveries: [{ kind: 'insert', readers: [...to], activity: at(position, id) }] });
       return calls.length;
     };
-    const one = await tripsFor(readers.slice(0, 1), 2, 'x');
-    const fifty = await tripsFor(readers, 3, 'y');
+    await store.deliver({ after: 0, position: 1, deliveries: readers.map((reader) => ({ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true })) });
+    await deliver(2, readers, 'w');
+    const one = await deliver(3, readers.slice(0, 1), 'x');
+    const fifty = await deliver(4, readers, 'y');
     expect(fifty).toBe(one);
-    expect(await store.size('timeline:r0')).toBe(2);
-    expect(await store.size('timeline:r49')).toBe(1);
-    // Again: the same delivery changes nothing.
-    await store.deliver({ after: 3, position: 4, deliveries: [{ kind: 'insert', readers: [...readers], activity: at(3, 'y') }] });
-    expect(await store.size('timeline:r49')).toBe(1);
+    expect(await store.size('timeline:r0')).toBe(3);
+    expect(await store.size('timeline:r49')).toBe(2);
+    // The same delivery again changes nothing.
+    await store.deliver({ after: 4, position: 5, deliveries: [{ kind: 'insert', readers: [...readers], activity: at(4, 'y') }] });
+    expect(await store.size('timeline:r49')).toBe(2);
   });
 });

@@ -218,6 +218,11 @@ export const timeBucketDocuments = {
     return { filter, sort: { b: -1 }, limit };
   },
 
+  /** find: which of these readers' buckets already hold the activity. */
+  holdingAmong(readers: readonly FeedId[], activityId: string): FindOperation {
+    return { filter: { r: { $in: readers }, 'entries.id': activityId }, sort: { r: 1 }, limit: 100_000 };
+  },
+
   /** updateOne: entries are oldest first, so `$pop: -1` drops the oldest. */
   dropOldestEntry(bucketId: string): UpdateOperation {
     return { filter: { _id: bucketId }, update: { $pop: { entries: -1 } } };
@@ -261,6 +266,10 @@ export const sizeBucketDocuments = {
 
   holding(reader: FeedId, activityId: string): Record<string, unknown> {
     return { r: reader, 'entries.id': activityId };
+  },
+
+  holdingAmong(readers: readonly FeedId[], activityId: string): FindOperation {
+    return { filter: { r: { $in: readers }, 'entries.id': activityId }, sort: { r: 1 }, limit: 100_000 };
   },
 
   oldest(reader: FeedId): FindOperation {

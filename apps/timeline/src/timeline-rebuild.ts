@@ -21,7 +21,6 @@ export class TimelineRebuild {
   private readonly logger = new Logger('timeline-rebuild');
   private current: RebuildStatus = { projection: 'timeline', state: 'idle', position: 0, head: 0, events: 0 };
   private subscription?: Subscription;
-  private generation = 0;
 
   constructor(
     private readonly log: EventLog,
@@ -38,7 +37,9 @@ export class TimelineRebuild {
   async start(): Promise<RebuildStatus> {
     if (this.current.state === 'running') return this.status();
     const groups = new FeedGroups(this.loadConfig());
-    const store = await this.stores.timeline((reader) => groups.timelinePolicyOf(reader), ++this.generation);
+    // A generation of its own (durable stores keep it in separate collections), never one an
+    // earlier rebuild, in this process or another, may have left behind.
+    const store = await this.stores.timeline((reader) => groups.timelinePolicyOf(reader), Date.now());
     const lookups = servicePlanLookups(this.client, groups);
     this.current = { projection: 'timeline', state: 'running', position: 0, head: await this.log.headPosition(), events: 0 };
     this.logger.log(`rebuilding timelines from the log (${this.current.head} events)`);
@@ -46,7 +47,8 @@ export class TimelineRebuild {
     const subscription = this.log.subscribeToAll({
       onEvents: async (events) => {
         const last = events[events.length - 1]!.position;
-        await store.deliver({ after: position, position: last, deliveries: await planDeliveries(events, lookups) });
+        const reply = await store.deliver({ after: position, position: last, deliveries: await planDeliveries(events, lookups) });
+        if (!reply.applied) throw new Error(`the new timelines stand at ${reply.position}, not at ${position}: not empty`);
         position = last;
         this.current.position = last;
         this.current.events += events.length;

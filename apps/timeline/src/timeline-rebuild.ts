@@ -39,7 +39,8 @@ export class TimelineRebuild {
     const groups = new FeedGroups(this.loadConfig());
     // A generation of its own (durable stores keep it in separate collections), never one an
     // earlier rebuild, in this process or another, may have left behind.
-    const store = await this.stores.timeline((reader) => groups.timelinePolicyOf(reader), Date.now());
+    const generation = Date.now();
+    const store = await this.stores.timeline((reader) => groups.timelinePolicyOf(reader), generation);
     const lookups = servicePlanLookups(this.client, groups);
     this.current = { projection: 'timeline', state: 'running', position: 0, head: await this.log.headPosition(), events: 0 };
     this.logger.log(`rebuilding timelines from the log (${this.current.head} events)`);
@@ -59,6 +60,7 @@ export class TimelineRebuild {
     void subscription.caughtUp
       .then(async () => {
         await subscription.stop();
+        await this.stores.activateTimeline(generation);
         this.handOver({ store, groups });
         this.current.state = 'done';
         this.logger.log(`rebuilt timelines from ${this.current.events} events; reads now use them`);

@@ -11,6 +11,7 @@ import {
   DriverCollection,
   timelineCollections,
   projectionCollections,
+  TimelineGenerations,
   type ContentStore,
   type GraphStore,
   type TimelinePolicy,
@@ -22,8 +23,13 @@ import type { RuntimeConfig } from './config/runtime-config.js';
 export interface StoreFactory {
   content(): Promise<ContentStore>;
   graph(): Promise<GraphStore>;
-  /** A timeline store; a rebuild asks for a new `generation`, kept apart from the live one. */
+  /**
+   * A timeline store: the active generation, or a new `generation` for a rebuild, kept apart
+   * from the live one until {@link activateTimeline}.
+   */
   timeline(policyOf: (reader: FeedId) => TimelinePolicy, generation?: number): Promise<TimelineStore>;
+  /** Makes a rebuilt generation the one a restart opens. */
+  activateTimeline(generation: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -34,6 +40,8 @@ export const memoryStores: StoreFactory = {
   content: async () => new MemoryContentStore(),
   graph: async () => new MemoryGraphStore(),
   timeline: async (policyOf) => new MemoryTimelineStore(policyOf),
+  // Memory timelines are rebuilt from the log at every start: nothing to remember.
+  activateTimeline: async () => undefined,
   close: async () => undefined,
 };
 
@@ -41,11 +49,16 @@ export async function openStores(config: RuntimeConfig): Promise<StoreFactory> {
   if (config.STORE !== 'mongodb') return memoryStores;
   const client = await MongoClient.connect(config.MONGODB_URL!);
   const db = client.db(config.MONGODB_DB);
+  const generations = new TimelineGenerations(new DriverCollection(db.collection('timeline_generations')));
   new Logger('stores').log(`MongoDB stores in database ${config.MONGODB_DB}`);
   return {
     content: async () => new MongoContentStore(await projectionCollections(db), new DriverCollection(db.collection('activities'))),
     graph: async () => new MongoGraphStore(await projectionCollections(db), new DriverCollection(db.collection('follows'))),
-    timeline: async (policyOf, generation = 0) => new MongoTimelineStore(await timelineCollections(db, generation === 0 ? '' : `g${generation}_`), policyOf),
+    timeline: async (policyOf, generation) => {
+      const prefix = TimelineGenerations.prefixOf(generation ?? (await generations.active()));
+      return new MongoTimelineStore(await timelineCollections(db, prefix), policyOf);
+    },
+    activateTimeline: (generation) => generations.activate(generation),
     close: () => client.close(),
   };
 }

@@ -8,6 +8,7 @@ export { MemoryTimelineStore } from './memory/memory-timeline-store.js';
 export { MongoTimelineStore } from './mongodb/mongo-timeline-store.js';
 export { DriverCollection, timelineCollections, projectionCollections } from './mongodb/driver-collection.js';
 export { MongoContentStore } from './mongodb/mongo-content-store.js';
+export { TimelineGenerations } from './mongodb/timeline-generations.js';
 export { MongoGraphStore } from './mongodb/mongo-graph-store.js';
 export type { ProjectionCollections } from './mongodb/mongo-projection.js';
 export type { DocumentCollection, TimelineCollections } from './mongodb/document-collection.js';

@@ -3,6 +3,7 @@ import { describeContentStoreContract } from '../contract/content-store.contract
 import { describeGraphStoreContract } from '../contract/graph-store.contract.js';
 import { MongoContentStore } from './mongo-content-store.js';
 import { MongoGraphStore } from './mongo-graph-store.js';
+import { TimelineGenerations } from './timeline-generations.js';
 
 const meta = () => ({ positions: new MingoCollection(), revisions: new MingoCollection() });
 
@@ -28,4 +29,15 @@ it('keeps its position and revisions in its documents, so that a restarted store
   expect(await restarted.streamRevision('feed-user:a')).toBe(0);
   await restarted.apply([event]);
   expect(activities.documents).toHaveLength(1);
+});
+
+describe('TimelineGenerations', () => {
+  it('starts at the first generation, and a restart opens the one a rebuild activated', async () => {
+    const pointers = new MingoCollection();
+    expect(await new TimelineGenerations(pointers).active()).toBe(0);
+    await new TimelineGenerations(pointers).activate(1763712000000);
+    expect(await new TimelineGenerations(pointers).active()).toBe(1763712000000);
+    expect(TimelineGenerations.prefixOf(0)).toBe('');
+    expect(TimelineGenerations.prefixOf(7)).toBe('g7_');
+  });
 });

@@ -45,10 +45,3 @@ export class Latencies {
     return [...this.sample];
   }
 }
-
-/** Times an async call in milliseconds. */
-export async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
-  const started = performance.now();
-  const value = await work();
-  return [value, performance.now() - started];
-}

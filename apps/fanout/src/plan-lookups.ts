@@ -1,8 +1,6 @@
-import { subjects, type Activity, type ActivityPage, type EdgePage, type FeedId, type GetActivitiesRequest, type RecentActivitiesRequest } from '@feedmill/contracts';
-import type { FeedGroups, ServiceClient } from '@feedmill/platform';
+import { subjects, type Activity, type ActivityPage, type GetActivitiesRequest, type RecentActivitiesRequest } from '@feedmill/contracts';
+import { allEdges, type FeedGroups, type ServiceClient } from '@feedmill/platform';
 import type { PlanLookups } from './delivery-plan.js';
-
-const FOLLOWERS_PAGE = 10_000;
 
 /**
  * Planning's lookups, asked of graph and content through the service client. Every follow
@@ -11,16 +9,7 @@ const FOLLOWERS_PAGE = 10_000;
  */
 export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): PlanLookups {
   return {
-    async followers(feed, atLeast) {
-      const readers: FeedId[] = [];
-      let after: FeedId | undefined;
-      do {
-        const page = await client.request<EdgePage>(subjects.graph.followers, { feed, limit: FOLLOWERS_PAGE, after, atLeast });
-        for (const reader of page.items) if (groups.isTimeline(reader)) readers.push(reader);
-        after = page.next ?? undefined;
-      } while (after !== undefined);
-      return readers;
-    },
+    followers: async (feed, atLeast) => (await allEdges(client, 'followers', feed, atLeast)).filter((reader) => groups.isTimeline(reader)),
     async recent(feed, limit, atLeast, atMost) {
       const request: RecentActivitiesRequest = { feeds: [feed], limit, atLeast, atMost, order: groups.timelinePolicyOf(feed).relevancy ? 'relevance' : 'time' };
       return (await client.request<ActivityPage>(subjects.content.recent, request)).items;

@@ -9,7 +9,6 @@ import {
   type ActivityPage,
   type DeliverReply,
   type DeliverRequest,
-  type EdgePage,
   type FeedConfig,
   type RebuildStatus,
   type FeedId,
@@ -18,12 +17,9 @@ import {
   type SortKey,
 } from '@feedmill/contracts';
 import type { TimelinePage } from '@feedmill/feed-models';
-import { FEED_CONFIG_LOADER, FEED_GROUPS, FeedGroups, SERVICE_CLIENT, STORE_FACTORY, type ServiceClient, type StoreFactory } from '@feedmill/platform';
+import { allEdges, FEED_CONFIG_LOADER, FEED_GROUPS, FeedGroups, SERVICE_CLIENT, STORE_FACTORY, type ServiceClient, type StoreFactory } from '@feedmill/platform';
 import { TimelineRebuild } from './timeline-rebuild.js';
 import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
-
-/** Followed feeds are read in pages of this size for the pull path. */
-const FOLLOWING_PAGE = 10_000;
 
 /** Materialized timelines: receives deliveries from fan-out, serves merged reads, rebuilds. */
 @Injectable()
@@ -86,21 +82,10 @@ export class TimelineService implements OnModuleDestroy {
 
   /** Fan-out on read: the newest activities of every feed the reader follows. */
   private async pull(reader: FeedId, before: SortKey | undefined, limit: number, atLeast: number, order: 'time' | 'relevance'): Promise<Activity[]> {
-    const feeds = await this.following(reader);
+    const feeds = await allEdges(this.client, 'following', reader);
     if (feeds.length === 0) return [];
     const request: RecentActivitiesRequest = { feeds, before, limit, atLeast, order };
     const page = await this.client.request<ActivityPage>(subjects.content.recent, request);
     return page.items;
-  }
-
-  private async following(reader: FeedId): Promise<FeedId[]> {
-    const feeds: FeedId[] = [];
-    let after: FeedId | undefined;
-    do {
-      const page: EdgePage = await this.client.request<EdgePage>(subjects.graph.following, { feed: reader, limit: FOLLOWING_PAGE, after });
-      feeds.push(...page.items);
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-    return feeds;
   }
 }

@@ -24,10 +24,6 @@ export class ProjectionPosition {
     }
   }
 
-  reset(): void {
-    this.current = 0;
-  }
-
   async reach(position: number | undefined, timeoutMs = 10_000): Promise<void> {
     if (position === undefined || position <= this.current) return;
     await new Promise<void>((resolve, reject) => {

@@ -18,8 +18,4 @@ export class StreamRevisions {
     this.revisions.set(event.stream, event.revision);
     return true;
   }
-
-  clear(): void {
-    this.revisions.clear();
-  }
 }

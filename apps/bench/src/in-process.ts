@@ -81,10 +81,10 @@ export async function measureInProcess(
   };
   const lookups: PlanLookups = {
     followers: (feed) => followersOf(feed),
-    recent: (feed, limit, _atLeast, atMost) => content.recent([feed], undefined, limit, atMost),
+    recent: (feed, limit, _atLeast, atMost, order) => content.recent([feed], undefined, limit, atMost, order),
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: () => CAP,
-    backfills: () => true,
+    orderOf: () => 'time',
     activities: (ids) => content.get(ids),
   };
   const timeline = new MemoryTimelineStore(() => ({ model: 'ring', cap: CAP, inactivityMs: 0 }));

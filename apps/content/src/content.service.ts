@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  sortKeyOf,
+  approximateBytes,
+  keyOfOrder,
   type Activity,
   type ActivityPage,
   type AddActivityRequest,
@@ -95,11 +96,23 @@ export class ContentService extends ProjectedService {
     );
   }
 
+  /** A page in the asked order, cut short (never empty) past `maxBytes`; `next` is a key of that order. */
   async recent(request: RecentActivitiesRequest): Promise<ActivityPage> {
     await this.store.reach(request.atLeast);
     const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost, request.order);
-    if (items.length <= request.limit) return { items, next: null };
-    items.length = request.limit;
-    return { items, next: sortKeyOf(items[items.length - 1]!) };
+    const fits = request.maxBytes === undefined ? items.length : countWithin(items, request.maxBytes);
+    if (items.length <= request.limit && fits === items.length) return { items, next: null };
+    items.length = Math.min(request.limit, fits);
+    return { items, next: keyOfOrder(request.order)(items[items.length - 1]!) };
   }
+}
+
+/** How many of the first items fit in `maxBytes`: at least one, so that paging moves on. */
+function countWithin(items: readonly Activity[], maxBytes: number): number {
+  let bytes = 0;
+  for (const [index, item] of items.entries()) {
+    bytes += approximateBytes(item);
+    if (bytes > maxBytes) return Math.max(1, index);
+  }
+  return items.length;
 }

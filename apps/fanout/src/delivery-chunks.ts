@@ -1,4 +1,4 @@
-import type { Activity, TimelineDelivery } from '@feedmill/contracts';
+import { approximateBytes, type TimelineDelivery } from '@feedmill/contracts';
 
 /** Readers per insert or remove delivery, and the rough byte budget of one request. */
 export const MAX_READERS_PER_DELIVERY = 2_000;
@@ -37,11 +37,4 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
-}
-
-/** About the JSON size of an activity: its text plus field names and punctuation. */
-function approximateBytes(activity: Activity): number {
-  const text = activity.id.length + activity.feed.length + activity.actor.length + activity.verb.length + activity.object.length;
-  const optional = (activity.foreignId?.length ?? 0) + (activity.extra ? JSON.stringify(activity.extra).length : 0);
-  return 110 + text + optional;
 }

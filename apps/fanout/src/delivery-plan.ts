@@ -1,16 +1,16 @@
-import { upcastEvent, type Activity, type FeedId, type TimelineDelivery } from '@feedmill/contracts';
+import { upcastEvent, type Activity, type FeedId, type TimelineDelivery, type TimelineOrder } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 
 /** What planning needs to know, from graph and content (over a transport or in-process). */
 export interface PlanLookups {
   /** Every timeline feed that follows `feed`, as of at least log position `atLeast`. */
   followers(feed: FeedId, atLeast: number): Promise<FeedId[]>;
-  /** The newest `limit` activities of `feed` added at or before `atMost`, newest first. */
-  recent(feed: FeedId, limit: number, atLeast: number, atMost: number): Promise<Activity[]>;
+  /** The newest `limit` activities of `feed` added at or before `atMost`, newest first in `order`. */
+  recent(feed: FeedId, limit: number, atLeast: number, atMost: number, order: TimelineOrder): Promise<Activity[]>;
   isTimeline(feed: FeedId): boolean;
   capOf(reader: FeedId): number;
-  /** Whether a follow brings the target's history into the reader's stored timeline now (`ring`). */
-  backfills(reader: FeedId): boolean;
+  /** The order of a reader's timeline, which its backfill must follow. */
+  orderOf(reader: FeedId): TimelineOrder;
   /** The activities as they are now (bumped), as of at least `atLeast`; missing ones left out. */
   activities(ids: readonly string[], atLeast: number): Promise<Activity[]>;
 }
@@ -34,22 +34,28 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
   }
   const bumpedIds = parsed.flatMap((event) => (event?.type === 'ActivityBumped' ? [event.data.id] : []));
   // Every lookup of the batch at once (over a network they would otherwise add up one round
-  // trip at a time), settled together so that a failure fails the batch and nothing else.
+  // trip at a time). All settle before a failure fails the batch: none is left running (or
+  // rejecting unheard) while the batch is retried.
   const followersOf = new Map<FeedId, FeedId[]>();
   const backfills = new Map<number, Activity[]>();
   const bumped = new Map<string, Activity>();
-  await Promise.all([
+  const settled = await Promise.allSettled([
     (async () => {
       if (bumpedIds.length > 0) for (const activity of await lookups.activities(bumpedIds, atLeast)) bumped.set(activity.id, activity);
     })(),
     ...[...authors].map(async (feed) => followersOf.set(feed, await lookups.followers(feed, atLeast))),
     ...parsed.map(async (event, index) => {
-      if (event?.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower) || !lookups.backfills(event.data.follower)) return;
-      // One more than the cap tells whether the target has older activities than these.
-      const limit = lookups.capOf(event.data.follower) + 1;
-      backfills.set(index, await lookups.recent(event.data.target, limit, atLeast, events[index]!.position));
+      if (event?.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower)) return;
+      const { follower, target } = event.data;
+      // One more than the cap tells whether the target has older activities than these. The
+      // reader's order, not the target's: a relevancy timeline needs the newest by relevance,
+      // or an old but bumped activity would fall below the floor and out of every page.
+      const limit = lookups.capOf(follower) + 1;
+      backfills.set(index, await lookups.recent(target, limit, atLeast, events[index]!.position, lookups.orderOf(follower)));
     }),
   ]);
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
 
   const deliveries: TimelineDelivery[] = [];
   for (const [index, event] of parsed.entries()) {
@@ -74,8 +80,7 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
       case 'FeedFollowed': {
         const { follower, target } = event.data;
         if (!lookups.isTimeline(follower)) break;
-        // Models without a backfill rebuild from the pull path; they need only to hear of it.
-        const recent = backfills.get(index) ?? [];
+        const recent = backfills.get(index)!;
         deliveries.push({ kind: 'follow', reader: follower, target, recent, exhausted: recent.length <= lookups.capOf(follower) });
         break;
       }

@@ -15,13 +15,13 @@ describe('planDeliveries', () => {
       calls.push(`followers ${feed} >=${atLeast}`);
       return feed === 'user:a' ? ['timeline:r', 'timeline:s'] : [];
     },
-    recent: async (feed, limit, atLeast, atMost) => {
-      calls.push(`recent ${feed} ${limit} >=${atLeast} <=${atMost}`);
+    recent: async (feed, limit, atLeast, atMost, order) => {
+      calls.push(`recent ${feed} ${limit} >=${atLeast} <=${atMost} by ${order}`);
       return [activity('old2', feed), activity('old1', feed)];
     },
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: () => 1,
-    backfills: () => true,
+    orderOf: (reader) => (reader.startsWith('hot:') ? 'relevance' : 'time'),
     activities: async (ids) => ids.map((id) => ({ ...activity(id, 'user:a'), bumpedAt: '2026-02-01T00:00:00.000Z' })),
   };
 
@@ -45,7 +45,33 @@ describe('planDeliveries', () => {
       { kind: 'unfollow', reader: 'timeline:t', target: 'user:b' },
     ]);
     expect(calls.filter((c) => c.startsWith('followers')).sort()).toEqual(['followers user:a >=15', 'followers user:c >=15']);
-    expect(calls).toContain('recent user:b 2 >=15 <=11');
+    expect(calls).toContain('recent user:b 2 >=15 <=11 by time');
+  });
+
+  it('backfills a follow in the reader’s order, not the followed feed’s', async () => {
+    const events = recorded([
+      { type: 'FeedFollowed', data: { follower: 'hot:t', target: 'user:b', time: 't' } },
+      { type: 'FeedFollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
+    ]);
+    await planDeliveries(events, { ...lookups, isTimeline: () => true });
+    expect(calls.filter((c) => c.startsWith('recent')).sort()).toEqual(['recent user:b 2 >=2 <=1 by relevance', 'recent user:b 2 >=2 <=2 by time']);
+  });
+
+  it('fails the batch only once every lookup it started has settled', async () => {
+    let followersSettled = false;
+    const failing: PlanLookups = {
+      ...lookups,
+      followers: () => new Promise((done) => setTimeout(() => ((followersSettled = true), done([])), 50)),
+      recent: async () => {
+        throw new Error('content is down');
+      },
+    };
+    const events = recorded([
+      { type: 'FeedFollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
+      { type: 'ActivityAdded', data: { activity: activity('a1', 'user:a') } },
+    ]);
+    await expect(planDeliveries(events, failing)).rejects.toThrow('content is down');
+    expect({ followersSettled }).toEqual({ followersSettled: true });
   });
 
   it('skips events it does not consume and follows by feeds that are not timelines', async () => {

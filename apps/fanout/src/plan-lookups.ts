@@ -1,5 +1,5 @@
-import { subjects, type Activity, type ActivityPage, type GetActivitiesRequest, type RecentActivitiesRequest } from '@feedmill/contracts';
-import { allEdges, type FeedGroups, type ServiceClient } from '@feedmill/platform';
+import { subjects, type Activity, type GetActivitiesRequest } from '@feedmill/contracts';
+import { allEdges, recentActivities, type FeedGroups, type ServiceClient } from '@feedmill/platform';
 import type { PlanLookups } from './delivery-plan.js';
 
 /**
@@ -10,13 +10,10 @@ import type { PlanLookups } from './delivery-plan.js';
 export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): PlanLookups {
   return {
     followers: async (feed, atLeast) => (await allEdges(client, 'followers', feed, atLeast)).filter((reader) => groups.isTimeline(reader)),
-    async recent(feed, limit, atLeast, atMost) {
-      const request: RecentActivitiesRequest = { feeds: [feed], limit, atLeast, atMost, order: groups.timelinePolicyOf(feed).relevancy ? 'relevance' : 'time' };
-      return (await client.request<ActivityPage>(subjects.content.recent, request)).items;
-    },
+    recent: (feed, limit, atLeast, atMost, order) => recentActivities(client, { feeds: [feed], limit, atLeast, atMost, order }),
     isTimeline: (feed) => groups.isTimeline(feed),
     capOf: (reader) => groups.capOf(reader),
-    backfills: () => true,
+    orderOf: (reader) => (groups.timelinePolicyOf(reader).relevancy ? 'relevance' : 'time'),
     activities: (ids, atLeast) => client.request<Activity[]>(subjects.content.get, { ids: [...ids], atLeast } satisfies GetActivitiesRequest),
   };
 }

@@ -6,18 +6,17 @@ import {
   type GetActivitiesRequest,
   type TimelineItem,
   type Activity,
-  type ActivityPage,
   type DeliverReply,
   type DeliverRequest,
   type FeedConfig,
   type RebuildStatus,
   type FeedId,
   type ReadTimelineRequest,
-  type RecentActivitiesRequest,
   type SortKey,
+  type TimelineOrder,
 } from '@feedmill/contracts';
 import type { TimelinePage } from '@feedmill/feed-models';
-import { allEdges, FEED_CONFIG_LOADER, FEED_GROUPS, FeedGroups, SERVICE_CLIENT, STORE_FACTORY, type ServiceClient, type StoreFactory } from '@feedmill/platform';
+import { allEdges, recentActivities, FEED_CONFIG_LOADER, FEED_GROUPS, FeedGroups, SERVICE_CLIENT, STORE_FACTORY, type ServiceClient, type StoreFactory } from '@feedmill/platform';
 import { TimelineRebuild } from './timeline-rebuild.js';
 import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
 
@@ -57,11 +56,8 @@ export class TimelineService implements OnModuleDestroy {
   }
 
   async read(request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
-    // Content answers as of at least what this store holds, so that a cache built from the
-    // pull path never misses a post that was delivered here before it existed.
-    const atLeast = await this.store.position();
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
-    const page = await this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit, atLeast, order));
+    const page = await this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit, order));
     return { items: await this.hydrate(page.items), next: page.next };
   }
 
@@ -80,12 +76,16 @@ export class TimelineService implements OnModuleDestroy {
     return { service: 'timeline', ready: true, position: await this.store.position(), counters: await this.store.counters() };
   }
 
-  /** Fan-out on read: the newest activities of every feed the reader follows. */
-  private async pull(reader: FeedId, before: SortKey | undefined, limit: number, atLeast: number, order: 'time' | 'relevance'): Promise<Activity[]> {
-    const feeds = await allEdges(this.client, 'following', reader);
+  /**
+   * Fan-out on read: the newest activities of every feed the reader follows. Graph and
+   * content answer as of at least what this store holds or is taking in when the pull
+   * starts (with several replicas, either may lag): a cache built from the pull then misses
+   * no follow and no post that a delivery brought here before the cache existed.
+   */
+  private async pull(reader: FeedId, before: SortKey | undefined, limit: number, order: TimelineOrder): Promise<Activity[]> {
+    const atLeast = await this.store.pullPosition();
+    const feeds = await allEdges(this.client, 'following', reader, atLeast);
     if (feeds.length === 0) return [];
-    const request: RecentActivitiesRequest = { feeds, before, limit, atLeast, order };
-    const page = await this.client.request<ActivityPage>(subjects.content.recent, request);
-    return page.items;
+    return recentActivities(this.client, { feeds, before, limit, atLeast, order });
   }
 }

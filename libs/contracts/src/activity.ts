@@ -68,3 +68,16 @@ export function referenceTo(activity: Activity): ActivityReference {
 export function isReference(item: TimelineItem): item is ActivityReference {
   return !('verb' in item);
 }
+
+/**
+ * About the JSON size of a timeline item, from its text, without serializing it (only
+ * `extra`, which is free-form, is). Used to keep messages and documents under their limits.
+ */
+export function approximateBytes(item: TimelineItem): number {
+  let text = item.id.length + item.feed.length + item.time.length + (item.bumpedAt?.length ?? 0);
+  if ('verb' in item) {
+    text += item.actor.length + item.verb.length + item.object.length + (item.foreignId?.length ?? 0);
+    if (item.extra) text += JSON.stringify(item.extra).length;
+  }
+  return 110 + text;
+}

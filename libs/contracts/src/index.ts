@@ -4,9 +4,9 @@ export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedI
 export type { FeedId } from './feeds.js';
 export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels } from './feed-config.js';
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel } from './feed-config.js';
-export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isReference } from './activity.js';
+export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isReference, approximateBytes } from './activity.js';
 export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';
-export { sortKeyOf, relevanceKeyOf, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
+export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
 export {
   currentEventVersion,
@@ -57,4 +57,5 @@ export type {
   DeliverReply,
   ServiceStatus,
   RebuildStatus,
+  TimelineOrder,
 } from './messages.js';

@@ -68,7 +68,10 @@ export const recentActivitiesRequestSchema = z.strictObject({
   atMost: z.number().int().min(0).optional(),
   /** @defaultValue 'time' */
   order: z.enum(['time', 'relevance']).optional(),
+  /** Fewer items (at least one) when more would pass about this many bytes; `next` then says where to go on. */
+  maxBytes: z.number().int().min(1).optional(),
 });
+export type TimelineOrder = 'time' | 'relevance';
 export type RecentActivitiesRequest = z.output<typeof recentActivitiesRequestSchema>;
 
 export const activityPageSchema = z.strictObject({

@@ -22,6 +22,11 @@ export function relevanceKeyOf(activity: { time: string; id: string; bumpedAt?: 
 /** How a timeline orders its entries: by time, or by relevance. */
 export type KeyOf = (activity: { time: string; id: string; bumpedAt?: string }) => SortKey;
 
+/** The key of an order: cursors of a page ordered by relevance are relevance keys. */
+export function keyOfOrder(order: 'time' | 'relevance' | undefined): KeyOf {
+  return order === 'relevance' ? relevanceKeyOf : sortKeyOf;
+}
+
 /**
  * The smallest key greater than `key`: turns "at or below" into the "strictly below"
  * bound every read takes.

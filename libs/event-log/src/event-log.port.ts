@@ -65,6 +65,8 @@ export interface EventLog {
   readStream(stream: string): Promise<RecordedEvent[]>;
   /** Delivers every event after `from` in global order, then follows new ones as they arrive. */
   subscribeToAll(options: SubscribeOptions): Subscription;
+  /** Subscriptions started and not yet stopped: a stopped one is forgotten. */
+  readonly openSubscriptions: number;
   /** Position of the last durable event (0 when the log is empty). */
   headPosition(): Promise<number>;
   saveCheckpoint(consumer: string, position: number): Promise<void>;

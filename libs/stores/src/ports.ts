@@ -54,7 +54,13 @@ export interface TimelinePolicy {
 }
 
 export interface TimelineStore {
+  /** The end of the last batch applied: fan-out's next batch must start here. */
   position(): Promise<number>;
+  /**
+   * A log position that covers every delivery applied here or being applied now: a pull as
+   * of at least it misses nothing those deliveries brought.
+   */
+  pullPosition(): Promise<number>;
   deliver(request: DeliverRequest): Promise<DeliverReply>;
   readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage>;
   /** Number of entries the reader's materialized timeline holds (0 when none). */

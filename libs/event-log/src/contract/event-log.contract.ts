@@ -126,6 +126,21 @@ export function describeEventLogContract(name: string, factory: EventLogContract
       await subscription.stop();
     });
 
+    it('forgets a subscription once it is stopped, so that rewinds and rebuilds leak none', async () => {
+      await log.appendToStream('s', [event(1)]);
+      const before = log.openSubscriptions;
+      for (let i = 0; i < 20; i++) {
+        const { done, subscription } = collect(log, 0, (seen) => seen.length >= 1);
+        await done;
+        await subscription.stop();
+      }
+      expect(log.openSubscriptions).toBe(before);
+      const { done, subscription } = collect(log, 0, (seen) => seen.length >= 1);
+      await done;
+      expect(log.openSubscriptions).toBe(before + 1);
+      await subscription.stop();
+    });
+
     it('resumes a consumer from its saved checkpoint', async () => {
       expect(await log.loadCheckpoint('projector')).toBeUndefined();
       const first = await log.appendToStream('x', [event(1), event(2)]);

@@ -10,7 +10,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-log.port.js';
-import { runSubscription } from '../subscription-loop.js';
+import { runSubscription, tracked } from '../subscription-loop.js';
 import { decodeRecords, encodeRecord } from './record-codec.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
 
@@ -180,8 +180,11 @@ export class FileEventLog implements EventLog {
           signal.addEventListener('abort', wake, { once: true });
         }),
     });
-    this.subscriptions.add(subscription);
-    return subscription;
+    return tracked(subscription, this.subscriptions);
+  }
+
+  get openSubscriptions(): number {
+    return this.subscriptions.size;
   }
 
   async headPosition(): Promise<number> {

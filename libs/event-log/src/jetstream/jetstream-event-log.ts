@@ -171,6 +171,10 @@ export class JetStreamEventLog implements EventLog {
     return tracked(subscription, this.subscriptions);
   }
 
+  get openSubscriptions(): number {
+    return this.subscriptions.size;
+  }
+
   async headPosition(): Promise<number> {
     const info = await this.jsm.streams.info(this.streamName);
     return info.state.last_seq;

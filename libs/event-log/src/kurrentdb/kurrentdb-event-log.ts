@@ -109,6 +109,10 @@ export class KurrentEventLog implements EventLog {
   }
 
   /** Commit position of the newest event of this log (system events and other namespaces aside). */
+  get openSubscriptions(): number {
+    return this.subscriptions.size;
+  }
+
   async headPosition(): Promise<number> {
     for await (const resolved of this.client.readAll({ fromPosition: 'end', direction: BACKWARDS, maxCount: 10_000 })) {
       if (this.toRecorded(resolved)) return Number(resolved.event!.position.commit);

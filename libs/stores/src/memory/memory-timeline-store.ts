@@ -44,6 +44,11 @@ export class MemoryTimelineStore implements TimelineStore {
     return this.applied;
   }
 
+  /** A batch is applied in one turn of the event loop: none is ever half applied. */
+  pullPosition(): Promise<number> {
+    return this.position();
+  }
+
   async deliver(request: DeliverRequest): Promise<DeliverReply> {
     if (request.after !== this.applied) return { applied: false, position: this.applied };
     for (const delivery of request.deliveries) this.applyDelivery(delivery);

@@ -45,9 +45,17 @@ export class MongoTimelineStore implements TimelineStore {
     return typeof document?.['position'] === 'number' ? document['position'] : 0;
   }
 
+  /** A batch is applied over many round trips, each visible at once: its end is marked before it starts. */
+  async pullPosition(): Promise<number> {
+    const document = await this.db.positions.findOne({ _id: POSITION_ID });
+    const number = (field: string) => (typeof document?.[field] === 'number' ? (document[field] as number) : 0);
+    return Math.max(number('position'), number('applying'));
+  }
+
   async deliver(request: DeliverRequest): Promise<DeliverReply> {
     const position = await this.position();
     if (request.after !== position) return { applied: false, position };
+    await this.db.positions.updateOne({ filter: { _id: POSITION_ID }, update: { $max: { applying: request.position } }, options: { upsert: true } });
     for (const delivery of request.deliveries) await this.applyDelivery(delivery);
     await this.db.positions.updateOne({ filter: { _id: POSITION_ID }, update: { $set: { position: request.position } }, options: { upsert: true } });
     await this.sweepExpiredCaches();

@@ -148,6 +148,19 @@ export function describeFeedScenarios(
       expect((await api.call('POST', path, { time: 'later' })).body).toMatchObject({ code: 'invalid_request', field: 'body.time' });
     });
 
+    it('shows an old but bumped activity first to a relevancy reader who follows after the bump', async () => {
+      const [bob, carol] = [feed('user', 'bob'), feed('hot', 'carol')];
+      const posted: Activity[] = [];
+      for (let i = 0; i < 2 * SCENARIO_CAP; i++) {
+        const time = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+        posted.push((await api.post(bob, { actor: 'bob', verb: 'post', object: `o${i}`, time })).body);
+      }
+      const path = `/v1/feeds/${bob.replace(':', '/')}/activities/${posted[0]!.id}/bump`;
+      const bumped = (await api.call<Activity>('POST', path, { time: '2026-01-01T01:00:00.000Z' })).body;
+      expect((await api.follow(carol, bob)).status).toBe(204);
+      await timelineEquals(carol, () => [bumped, ...posted.slice(1).reverse()]);
+    });
+
     it('returns the first activity again for a repeated foreignId and appends nothing', async () => {
       const bob = feed('user', 'bob');
       const first = await api.post(bob, { actor: 'bob', verb: 'like', object: 'post:9', foreignId: 'like-9' });

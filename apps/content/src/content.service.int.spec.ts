@@ -23,7 +23,7 @@ afterEach(async () => {
 
 const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
 
-async function post(count: number, extra?: Record<string, unknown>): Promise<Activity[]> {
+async function post(count: number, extra?: { text: string }): Promise<Activity[]> {
   const posted: Activity[] = [];
   for (let i = 0; i < count; i++) {
     const activity = { actor: 'a', verb: 'post', object: `o${i}`, time: at(i), ...(extra ? { extra } : {}) };

@@ -4,8 +4,19 @@ import { activityAt } from './recorded.js';
 
 const activity = (id: string, feed: FeedId, second: number) => activityAt(id, feed, second);
 
-/** Makes an empty store whose readers all have `policy`, reading time from `now`. */
-export type TimelineStoreFactory = (policy: TimelinePolicy, now: () => number) => Promise<TimelineStore>;
+/** Makes an empty store whose readers have the policies `policyOf` gives, reading time from `now`. */
+export type TimelineStoreFactory = (policyOf: (reader: FeedId) => TimelinePolicy, now: () => number) => Promise<TimelineStore>;
+
+/**
+ * Readers of two groups: `timeline:*` with the policy under test and `wide:*` with the same
+ * model and a larger cap, so that every scenario also checks that one group's policy never
+ * leaks into another's timelines.
+ */
+const WIDE_CAP_FACTOR = 2;
+function twoGroups(policy: TimelinePolicy): (reader: FeedId) => TimelinePolicy {
+  const wide = { ...policy, cap: policy.cap * WIDE_CAP_FACTOR + 1 };
+  return (reader) => (reader.startsWith('wide:') ? wide : policy);
+}
 
 /** A tiny seeded generator, so that a failure reproduces. */
 function seeded(seed: number): () => number {
@@ -26,7 +37,7 @@ function seeded(seed: number): () => number {
  */
 async function playAgainstReference(
   store: TimelineStore,
-  cap: number,
+  policyOf: (reader: FeedId) => TimelinePolicy,
   seed: number,
   keyOf: KeyOf = sortKeyOf,
   /** A fresh store of the same model, to check that replaying the deliveries gives the same pages. */
@@ -35,7 +46,7 @@ async function playAgainstReference(
   const random = seeded(seed);
   const newestFirst = (a: Activity, b: Activity) => (keyOf(a) < keyOf(b) ? 1 : -1);
   const feeds: FeedId[] = ['user:a', 'user:b', 'user:c'];
-  const readers: FeedId[] = ['timeline:r', 'timeline:s'];
+  const readers: FeedId[] = ['timeline:r', 'wide:s'];
   const posted = new Map<FeedId, Activity[]>(feeds.map((f) => [f, []]));
   const following = new Map<FeedId, Set<FeedId>>(readers.map((r) => [r, new Set()]));
   const followersOf = (feed: FeedId) => readers.filter((r) => following.get(r)!.has(feed));
@@ -87,6 +98,7 @@ async function playAgainstReference(
     } else if (roll < 0.72) {
       if (following.get(reader)!.has(feed)) continue;
       following.get(reader)!.add(feed);
+      const { cap } = policyOf(reader);
       const recent = [...posted.get(feed)!].sort(newestFirst).slice(0, cap + 1);
       await deliver([{ kind: 'follow', reader, target: feed, recent, exhausted: recent.length <= cap }]);
     } else if (roll < 0.8) {
@@ -100,6 +112,7 @@ async function playAgainstReference(
   }
   for (const reader of readers) {
     expect({ reader, ids: await scroll(reader, 4) }).toEqual({ reader, ids: timelineOf(reader).map((a) => a.id) });
+    expect(await store.size(reader)).toBeLessThanOrEqual(policyOf(reader).cap);
   }
   if (!rebuilt) return;
   // A rebuild: the same deliveries, in the same order, into a store that starts empty.
@@ -115,24 +128,58 @@ async function playAgainstReference(
  */
 export function describeTimelineStoreContract(name: string, createWith: TimelineStoreFactory): void {
   describe.each(timelineModels.map((model) => [model]))(`TimelineStore contract: ${name}, %s model`, (model: TimelineModel) => {
+    const play = async (policy: TimelinePolicy, seed: number, keyOf?: KeyOf, rebuild = false) => {
+      const policyOf = twoGroups(policy);
+      const store = await createWith(policyOf, Date.now);
+      await playAgainstReference(store, policyOf, seed, keyOf, rebuild ? await createWith(policyOf, Date.now) : undefined);
+      return store;
+    };
+
     it.each([1, 2, 3, 4])('pages the same timeline as the reference after random deliveries and reads (seed %i)', async (seed) => {
-      await playAgainstReference(await createWith({ model, cap: 4, inactivityMs: 60_000 }, Date.now), 4, seed);
+      await play({ model, cap: 4, inactivityMs: 60_000 }, seed);
     });
 
     it('gives the same pages when rebuilt from the same deliveries', async () => {
       const policy = { model, cap: 4, inactivityMs: 60_000 };
-      await playAgainstReference(await createWith(policy, Date.now), 4, 11, sortKeyOf, await createWith(policy, Date.now));
-      const byRelevance = { ...policy, relevancy: true };
-      await playAgainstReference(await createWith(byRelevance, Date.now), 4, 12, relevanceKeyOf, await createWith(byRelevance, Date.now));
+      await play(policy, 11, sortKeyOf, true);
+      await play({ ...policy, relevancy: true }, 12, relevanceKeyOf, true);
     });
 
     it.each([6, 7])('orders by relevance, bumps raising entries, the same as the reference (seed %i)', async (seed) => {
-      await playAgainstReference(await createWith({ model, cap: 4, inactivityMs: 60_000, relevancy: true }, Date.now), 4, seed, relevanceKeyOf);
+      await play({ model, cap: 4, inactivityMs: 60_000, relevancy: true }, seed, relevanceKeyOf);
+    });
+
+    it('keeps storing up to its cap after many removals and unfollows', async () => {
+      const cap = 6;
+      const store = await createWith(twoGroups({ model, cap, inactivityMs: 60_000 }), Date.now);
+      const reader: FeedId = 'timeline:r';
+      let position = 0;
+      const deliver = (deliveries: TimelineDelivery[]) => store.deliver({ after: position, position: ++position, deliveries });
+      let second = 0;
+      const post = async (feed: FeedId, count: number) => {
+        const posted = Array.from({ length: count }, () => activity(`p${++second}`, feed, second));
+        await deliver(posted.map((a) => ({ kind: 'insert', readers: [reader], activity: a })));
+        return posted;
+      };
+      await deliver([{ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true }, { kind: 'follow', reader, target: 'user:b', recent: [], exhausted: true }]);
+      for (let round = 0; round < 4; round++) {
+        const posted = await post('user:a', cap);
+        await deliver(posted.slice(0, cap - 1).map((a) => ({ kind: 'remove', readers: [reader], id: a.id })));
+        await post('user:b', 2);
+        await deliver([{ kind: 'unfollow', reader, target: 'user:b' }]);
+        await deliver([{ kind: 'follow', reader, target: 'user:b', recent: [], exhausted: true }]);
+      }
+      await post('user:a', 2 * cap);
+      const size = await store.size(reader);
+      // Size buckets drop a whole bucket (at most half the cap) at a time; a cache is dropped
+      // by some changes and built again at the next read; a pull timeline stores nothing.
+      const least = model === 'pull' || model === 'cache' ? 0 : model === 'size-buckets' ? Math.ceil(cap / 2) : cap;
+      expect(size).toBeGreaterThanOrEqual(least);
+      expect(size).toBeLessThanOrEqual(cap);
     });
 
     it('pages the same timeline when it links instead of embedding, and stores only references', async () => {
-      const store = await createWith({ model, cap: 4, inactivityMs: 60_000, embed: false }, Date.now);
-      await playAgainstReference(store, 4, 5);
+      const store = await play({ model, cap: 4, inactivityMs: 60_000, embed: false }, 5);
       const posted = activity('linked', 'user:a', 999);
       const reader: FeedId = 'timeline:linked';
       const position = await store.position();
@@ -146,7 +193,7 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
 
   describe(`TimelineStore contract: ${name}, pull model`, () => {
     it('stores nothing', async () => {
-      const store = await createWith({ model: 'pull', cap: 10, inactivityMs: 0 }, Date.now);
+      const store = await createWith(() => ({ model: 'pull', cap: 10, inactivityMs: 0 }), Date.now);
       await store.deliver({ after: 0, position: 1, deliveries: [{ kind: 'follow', reader: 'timeline:r', target: 'user:a', recent: [], exhausted: true }, { kind: 'insert', readers: ['timeline:r'], activity: activity('a1', 'user:a', 1) }] });
       await store.readPage('timeline:r', undefined, 10, async () => [activity('a1', 'user:a', 1)]);
       expect(await store.counters()).toMatchObject({ timelines: 0, entries: 0 });
@@ -159,7 +206,7 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
 
     it('builds a reader’s cache at its first read, keeps it while read, and drops it when idle', async () => {
       let clock = 1_000_000;
-      const store = await createWith({ model: 'cache', cap: 3, inactivityMs: 60_000 }, () => clock);
+      const store = await createWith(() => ({ model: 'cache', cap: 3, inactivityMs: 60_000 }), () => clock);
       const history = [activity('a2', 'user:a', 2), activity('a1', 'user:a', 1)];
       await store.deliver({ after: 0, position: 1, deliveries: [{ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: false }, insert(activity('a0', 'user:a', 0))] });
       expect(await store.size(reader)).toBe(0);
@@ -174,10 +221,40 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
       await store.deliver({ after: 2, position: 3, deliveries: [] });
       expect(await store.size(reader)).toBe(0);
     });
+
+    it.each<[string, TimelineDelivery[]]>([
+      ['a removal', [{ kind: 'remove', readers: [reader], id: 'a2' }]],
+      ['an unfollow', [{ kind: 'unfollow', reader, target: 'user:b' }]],
+      ['a removal and an unfollow', [{ kind: 'remove', readers: [reader], id: 'a2' }, { kind: 'unfollow', reader, target: 'user:b' }]],
+    ])('keeps %s that arrives while a build is pulling', async (_what, changes) => {
+      const store = await createWith(() => ({ model: 'cache', cap: 5, inactivityMs: 60_000 }), Date.now);
+      await store.deliver({ after: 0, position: 1, deliveries: [{ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true }, { kind: 'follow', reader, target: 'user:b', recent: [], exhausted: true }] });
+      let history = [activity('b1', 'user:b', 3), activity('a2', 'user:a', 2), activity('a1', 'user:a', 1)];
+      let pulling!: () => void;
+      const started = new Promise<void>((resolve) => (pulling = resolve));
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      // The first pull reads the followed feeds, then answers only after the changes below.
+      const slowPull = async (before: string | undefined, limit: number) => {
+        const snapshot = history.filter((a) => before === undefined || sortKeyOf(a) < before).slice(0, limit);
+        pulling();
+        await answered;
+        return snapshot;
+      };
+      const reading = store.readPage(reader, undefined, 10, slowPull);
+      await started;
+      await store.deliver({ after: 1, position: 2, deliveries: changes });
+      const gone = new Set(changes.map((change) => (change.kind === 'remove' ? change.id : 'b1')));
+      history = history.filter((a) => !gone.has(a.id));
+      answer();
+      await reading;
+      const pull = async (before: string | undefined, limit: number) => history.filter((a) => before === undefined || sortKeyOf(a) < before).slice(0, limit);
+      expect((await store.readPage(reader, undefined, 10, pull)).items.map((a) => a.id)).toEqual(history.map((a) => a.id));
+    });
   });
 
   describe(`TimelineStore contract: ${name}, ring model`, () => {
-    const create = (cap: number) => createWith({ model: 'ring', cap, inactivityMs: 0 }, Date.now);
+    const create = (cap: number) => createWith(() => ({ model: 'ring', cap, inactivityMs: 0 }), Date.now);
     const reader: FeedId = 'timeline:r';
     const follow = (target: FeedId, recent: Activity[] = [], exhausted = true): TimelineDelivery => ({ kind: 'follow', reader, target, recent, exhausted });
     const insert = (a: Activity, readers: FeedId[] = [reader]): TimelineDelivery => ({ kind: 'insert', readers, activity: a });

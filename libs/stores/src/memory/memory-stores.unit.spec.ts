@@ -7,4 +7,4 @@ import { MemoryTimelineStore } from './memory-timeline-store.js';
 
 describeContentStoreContract('memory', async () => new MemoryContentStore());
 describeGraphStoreContract('memory', async () => new MemoryGraphStore());
-describeTimelineStoreContract('memory', async (policy, now) => new MemoryTimelineStore(() => policy, now));
+describeTimelineStoreContract('memory', async (policyOf, now) => new MemoryTimelineStore(policyOf, now));

@@ -7,6 +7,11 @@ interface Materialized {
   /** For the `cache` model: when the reader last read, and the build in progress. */
   lastReadAt: number;
   building?: Promise<void>;
+  /**
+   * Changes delivered while a build pulls, applied once the pulled entries are in: the pull
+   * may have read the feeds before them, and must not undo a removal or an unfollow.
+   */
+  held?: Array<(cache: CappedCache) => void>;
 }
 
 /** How often idle `cache` timelines are looked for. */
@@ -68,7 +73,10 @@ export class MemoryTimelineStore implements TimelineStore {
           if (!timeline) continue;
           const policy = this.policyOf(reader);
           const item = policy.embed === false ? (reference ??= referenceTo(delivery.activity)) : delivery.activity;
-          if (timeline.cache.insert(item, policy.relevancy ? keys.relevance : keys.time)) this.delivered++;
+          const key = policy.relevancy ? keys.relevance : keys.time;
+          this.change(timeline, (cache) => {
+            if (cache.insert(item, key)) this.delivered++;
+          });
         }
         return;
       }
@@ -78,13 +86,18 @@ export class MemoryTimelineStore implements TimelineStore {
           if (!timeline) continue;
           const policy = this.policyOf(reader);
           const item = policy.embed === false ? referenceTo(delivery.activity) : delivery.activity;
-          // By relevance the entry moves up; by time it keeps its place with the new copy.
-          const held = timeline.cache.remove(delivery.activity.id);
-          if (held || policy.relevancy) timeline.cache.insert(item, keyOf(policy)(item));
+          this.change(timeline, (cache) => {
+            // By relevance the entry moves up; by time it keeps its place with the new copy.
+            const held = cache.remove(delivery.activity.id);
+            if (held || policy.relevancy) cache.insert(item, keyOf(policy)(item));
+          });
         }
         return;
       case 'remove':
-        for (const reader of delivery.readers) this.timelines.get(reader)?.cache.remove(delivery.id);
+        for (const reader of delivery.readers) {
+          const timeline = this.timelines.get(reader);
+          if (timeline) this.change(timeline, (cache) => cache.remove(delivery.id));
+        }
         return;
       case 'follow': {
         const policy = this.policyOf(delivery.reader);
@@ -96,10 +109,18 @@ export class MemoryTimelineStore implements TimelineStore {
         }
         return;
       }
-      case 'unfollow':
-        this.timelines.get(delivery.reader)?.cache.removeFeed(delivery.target);
+      case 'unfollow': {
+        const timeline = this.timelines.get(delivery.reader);
+        if (timeline) this.change(timeline, (cache) => cache.removeFeed(delivery.target));
         return;
+      }
     }
+  }
+
+  /** Applies a change now, or once the build in progress has merged what it pulled. */
+  private change(timeline: Materialized, apply: (cache: CappedCache) => void): void {
+    if (timeline.held) timeline.held.push(apply);
+    else apply(timeline.cache);
   }
 
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
@@ -110,9 +131,10 @@ export class MemoryTimelineStore implements TimelineStore {
   }
 
   /**
-   * Builds a reader's cache from the pull path. The cache exists (and receives deliveries)
-   * before the pull starts, so a post delivered meanwhile is not missed; concurrent readers
-   * wait for the same build.
+   * Builds a reader's cache from the pull path. The cache exists (and takes deliveries)
+   * before the pull starts, so a change delivered meanwhile is not missed: it is held and
+   * applied after the pulled entries, which may predate it. Concurrent readers wait for
+   * the same build.
    */
   private async buildOnRead(reader: FeedId, policy: TimelinePolicy, pull: PullPath): Promise<void> {
     const existing = this.timelines.get(reader);
@@ -122,9 +144,12 @@ export class MemoryTimelineStore implements TimelineStore {
       return;
     }
     const timeline = this.materialize(reader, policy);
+    timeline.held = [];
     timeline.building = (async () => {
       const recent = await pull(undefined, policy.cap + 1);
       timeline.cache.mergeFeed(stored(recent, policy), recent.length <= policy.cap);
+      for (const apply of timeline.held!) apply(timeline.cache);
+      timeline.held = undefined;
     })();
     try {
       await timeline.building;

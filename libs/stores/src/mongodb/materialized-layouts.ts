@@ -1,7 +1,7 @@
 import type { FeedId, SortKey, TimelineItem } from '@feedmill/contracts';
 import type { TimelinePolicy } from '../ports.js';
 import type { DocumentCollection, StoredDocument } from './document-collection.js';
-import { ringDocuments, timeBucketDocuments, sizeBucketDocuments, type EntryDocument } from './timeline-documents.js';
+import { ringDocuments, timeBucketDocuments, sizeBucketDocuments, type EntryDocument, type FindOperation, type UpdateOperation } from './timeline-documents.js';
 
 /**
  * How one model stores the entries of a timeline that exists from the reader's first follow
@@ -34,6 +34,25 @@ const isDuplicateKey = (error: unknown) => (error as { code?: number }).code ===
 const above = (floor: SortKey | undefined, before: SortKey | undefined) => (e: EntryDocument) =>
   (floor === undefined || e.k > floor) && (before === undefined || e.k < before);
 const newestFirst = (a: EntryDocument, b: EntryDocument) => (a.k < b.k ? 1 : -1);
+
+/**
+ * A bucket reader's entry total, trusted unless a removal marked it for a recount (a `$pull`
+ * over many readers cannot say how many entries each lost); then counted from its buckets.
+ */
+async function exactTotal(reader: FeedId, readerMeta: StoredDocument, buckets: DocumentCollection, meta: DocumentCollection, all: FindOperation): Promise<number> {
+  if (readerMeta['recount'] !== true) return (readerMeta['total'] as number | undefined) ?? 0;
+  const total = (await buckets.find(all)).reduce((sum, bucket) => sum + (bucket['entries'] as EntryDocument[]).length, 0);
+  await meta.updateOne(timeBucketDocuments.recounted(reader, total));
+  return total;
+}
+
+/** Removes an activity from the buckets of the readers holding it, marking their totals for a recount first. */
+async function removeFromBuckets(buckets: DocumentCollection, meta: DocumentCollection, readers: readonly FeedId[], id: string, holdingAmong: FindOperation, removal: UpdateOperation): Promise<void> {
+  const holders = [...new Set((await buckets.find(holdingAmong)).map((d) => d['r'] as FeedId))];
+  if (holders.length === 0) return;
+  await meta.updateMany(timeBucketDocuments.recountDue(holders));
+  await buckets.updateMany({ ...removal, filter: { ...removal.filter, r: { $in: holders } } });
+}
 
 /** Seed 000: claim the next slot and overwrite it, raising the floor past what it held. */
 export function ringLayout(entries: DocumentCollection, meta: DocumentCollection): MaterializedLayout {
@@ -81,7 +100,9 @@ export function ringLayout(entries: DocumentCollection, meta: DocumentCollection
  */
 export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentCollection): MaterializedLayout {
   /** Past the cap, drops the oldest entries of the oldest bucket and raises the floor to them. */
-  const trim = async (reader: FeedId, total: number, cap: number) => {
+  const trim = async (reader: FeedId, readerMeta: StoredDocument, cap: number) => {
+    if (((readerMeta['total'] as number | undefined) ?? 0) <= cap) return;
+    let total = await exactTotal(reader, readerMeta, buckets, meta, timeBucketDocuments.all(reader));
     while (total > cap) {
       const [oldest] = await buckets.find(timeBucketDocuments.oldest(reader));
       if (!oldest) break;
@@ -102,8 +123,7 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
         if (isDuplicateKey(error)) return false; // the bucket exists and already holds it
         throw error;
       }
-      const total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, 1)))!['total'] as number) ?? 0;
-      await trim(reader, total, policy.cap);
+      await trim(reader, (await meta.findOneAndUpdate(timeBucketDocuments.count(reader, 1)))!, policy.cap);
       return true;
     },
     async insertMany(items) {
@@ -114,10 +134,7 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       await meta.bulkUpdate(stored.map(({ reader }) => timeBucketDocuments.count(reader, 1)));
       const totals = await meta.find(ringDocuments.metaOf(stored.map((s) => s.reader)));
       const capOf = new Map(stored.map((s) => [s.reader, s.cap]));
-      for (const document of totals) {
-        const reader = document['_id'] as FeedId;
-        if ((document['total'] as number) > capOf.get(reader)!) await trim(reader, document['total'] as number, capOf.get(reader)!);
-      }
+      for (const document of totals) await trim(document['_id'] as FeedId, document, capOf.get(document['_id'] as FeedId)!);
       return stored.length;
     },
     async newestBelow(reader, floor, before, limit) {
@@ -133,8 +150,11 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       }
       return out.sort(newestFirst).slice(0, limit).map((e) => e.a);
     },
-    remove: async (readers, id) => buckets.updateMany(timeBucketDocuments.removal(readers, id)),
-    removeFeed: async (reader, feed) => buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed)),
+    remove: (readers, id) => removeFromBuckets(buckets, meta, readers, id, timeBucketDocuments.holdingAmong(readers, id), timeBucketDocuments.removal(readers, id)),
+    async removeFeed(reader, feed) {
+      await meta.updateMany(timeBucketDocuments.recountDue([reader]));
+      await buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed));
+    },
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
 }
@@ -147,7 +167,9 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
  */
 export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentCollection): MaterializedLayout {
   /** Past the cap, drops the oldest bucket and raises the floor past everything it held. */
-  const trim = async (reader: FeedId, total: number, cap: number) => {
+  const trim = async (reader: FeedId, readerMeta: StoredDocument, cap: number) => {
+    if (((readerMeta['total'] as number | undefined) ?? 0) <= cap) return;
+    let total = await exactTotal(reader, readerMeta, buckets, meta, sizeBucketDocuments.all(reader));
     while (total > cap) {
       const [oldest] = await buckets.find(sizeBucketDocuments.oldest(reader));
       if (!oldest) break;
@@ -172,8 +194,7 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
           seq += 1; // full: the next bucket
         }
       }
-      const total = ((await meta.findOneAndUpdate(sizeBucketDocuments.advance(reader, seq)))!['total'] as number) ?? 0;
-      await trim(reader, total, policy.cap);
+      await trim(reader, (await meta.findOneAndUpdate(sizeBucketDocuments.advance(reader, seq)))!, policy.cap);
       return true;
     },
     async insertMany(items) {
@@ -189,10 +210,7 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       }
       await meta.bulkUpdate(placed.map(({ reader, seq }) => sizeBucketDocuments.advance(reader, seq)));
       const capOf = new Map(placed.map((p) => [p.reader, p.cap]));
-      for (const document of await meta.find(ringDocuments.metaOf(placed.map((p) => p.reader)))) {
-        const reader = document['_id'] as FeedId;
-        if ((document['total'] as number) > capOf.get(reader)!) await trim(reader, document['total'] as number, capOf.get(reader)!);
-      }
+      for (const document of await meta.find(ringDocuments.metaOf(placed.map((p) => p.reader)))) await trim(document['_id'] as FeedId, document, capOf.get(document['_id'] as FeedId)!);
       return placed.length;
     },
     async newestBelow(reader, floor, before, limit) {
@@ -200,8 +218,11 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       const all = (await buckets.find(sizeBucketDocuments.all(reader))).flatMap((b) => b['entries'] as EntryDocument[]);
       return all.filter(above(floor, before)).sort(newestFirst).slice(0, limit).map((e) => e.a);
     },
-    remove: async (readers, id) => buckets.updateMany(sizeBucketDocuments.removal(readers, id)),
-    removeFeed: async (reader, feed) => buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed)),
+    remove: (readers, id) => removeFromBuckets(buckets, meta, readers, id, sizeBucketDocuments.holdingAmong(readers, id), sizeBucketDocuments.removal(readers, id)),
+    async removeFeed(reader, feed) {
+      await meta.updateMany(timeBucketDocuments.recountDue([reader]));
+      await buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed));
+    },
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
 }

@@ -31,7 +31,7 @@ if (url) {
     const prefix = `t${++run}_`;
     return new MongoGraphStore(await projectionCollections(db, prefix), new DriverCollection(db.collection(`${prefix}follows`)));
   });
-  describeTimelineStoreContract('mongodb', async (policy, now) => new MongoTimelineStore(await timelineCollections(db, `t${++run}_`), () => policy, now));
+  describeTimelineStoreContract('mongodb', async (policyOf, now) => new MongoTimelineStore(await timelineCollections(db, `t${++run}_`), policyOf, now));
 } else {
   console.log('SKIPPED: store contracts on MongoDB: MONGODB_URL is not set (no MongoDB server runs here; the same documents run on mingo in the unit tier)');
   it.todo('store contracts on MongoDB (set MONGODB_URL to run them)');

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { justAbove, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
@@ -8,6 +9,8 @@ import { cacheDocuments, entryOf, ringDocuments, type EntryDocument } from './ti
 const POSITION_ID = 'timeline';
 const SWEEP_INTERVAL_MS = 10_000;
 const MAX_BUILD_ATTEMPTS = 5;
+/** A cache build not finished after this long was left by a crash: the next read takes it over. */
+export const CACHE_BUILD_TIMEOUT_MS = 30_000;
 
 type MaterializedModel = Exclude<TimelineModel, 'cache' | 'pull'>;
 
@@ -78,10 +81,9 @@ export class MongoTimelineStore implements TimelineStore {
         }
         // Each model's readers in a fixed number of round trips, however many there are.
         for (const [model, items] of byModel) this.delivered += await this.layouts[model].insertMany(items);
-        // One update for every cache of the group (readers of one timeline group share a policy).
-        if (cacheReaders.length > 0) {
-          const policy = this.policyOf(cacheReaders[0]!);
-          await this.db.cache.updateMany(cacheDocuments.insert(cacheReaders, this.entryFor(delivery.activity, policy), policy.cap));
+        // One update per timeline group: its readers share a cap and an entry shape.
+        for (const { policy, readers } of byGroupPolicy(cacheReaders, this.policyOf)) {
+          await this.db.cache.updateMany(cacheDocuments.insert(readers, this.entryFor(delivery.activity, policy), policy.cap));
         }
         return;
       }
@@ -163,22 +165,22 @@ export class MongoTimelineStore implements TimelineStore {
     };
   }
 
-  /** The reader's cache, built from the pull path when there is none. */
+  /**
+   * The reader's cache, built from the pull path when there is none. While another read
+   * builds it, this one pulls; a build left unfinished past its timeout is taken over.
+   */
   private async storedCache(reader: FeedId, policy: TimelinePolicy, pull: PullPath): Promise<StoredTimeline | undefined> {
-    const expiresAt = new Date(this.now() + policy.inactivityMs);
+    const now = this.now();
+    const expiresAt = new Date(now + policy.inactivityMs);
     let document = await this.db.cache.findOne({ _id: reader });
-    if (document?.['building']) return undefined; // another read is building it: pull this once
-    if (document) {
+    if (document && document['building'] === undefined) {
       await this.db.cache.updateOne(cacheDocuments.touch(reader, expiresAt));
     } else {
-      await this.db.cache.updateOne(cacheDocuments.startBuild(reader, expiresAt));
-      const pulled = await pull(undefined, policy.cap + 1);
-      for (let attempt = 0; attempt < MAX_BUILD_ATTEMPTS; attempt++) {
-        const current = ((await this.db.cache.findOne({ _id: reader }))?.['entries'] ?? []) as EntryDocument[];
-        if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, current, pulled, policy.cap, expiresAt, policy.embed !== false, keyOf(policy)))) break;
-      }
-      document = await this.db.cache.findOne({ _id: reader });
-      if (!document || document['building']) return undefined;
+      const token = randomUUID();
+      if (!document) await this.db.cache.updateOne(cacheDocuments.startBuild(reader, token, new Date(now), expiresAt));
+      else if (!(await this.db.cache.findOneAndUpdate(cacheDocuments.takeOverBuild(reader, new Date(now - CACHE_BUILD_TIMEOUT_MS), token, new Date(now))))) return undefined;
+      document = await this.finishBuild(reader, token, policy, pull, expiresAt);
+      if (!document || document['building'] !== undefined) return undefined;
     }
     const entries = document['entries'] as EntryDocument[];
     const bound = cacheDocuments.pullBelow({ entries }, policy.cap);
@@ -186,6 +188,21 @@ export class MongoTimelineStore implements TimelineStore {
       pullBelow: bound ?? null,
       newestBelow: (before, limit) => entries.filter((e) => before === undefined || e.k < before).slice(0, limit).map((e) => e.a),
     };
+  }
+
+  /**
+   * Merges the pulled entries into the cache under construction, unless the build stopped
+   * being this one's (a change deleted it, or another reader took it over): then nothing.
+   */
+  private async finishBuild(reader: FeedId, token: string, policy: TimelinePolicy, pull: PullPath, expiresAt: Date) {
+    const pulled = await pull(undefined, policy.cap + 1);
+    for (let attempt = 0; attempt < MAX_BUILD_ATTEMPTS; attempt++) {
+      const building = await this.db.cache.findOne({ _id: reader });
+      if (building?.['building'] !== token) return null;
+      const current = building['entries'] as EntryDocument[];
+      if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, token, current, pulled, policy.cap, expiresAt, policy.embed !== false, keyOf(policy)))) break;
+    }
+    return this.db.cache.findOne({ _id: reader });
   }
 
   private async sweepExpiredCaches(): Promise<void> {
@@ -212,6 +229,19 @@ export class MongoTimelineStore implements TimelineStore {
     ]);
     return { timelines: materialized + caches, entries: cacheEntries + layoutEntries.reduce((a, b) => a + b, 0), delivered: this.delivered };
   }
+}
+
+/** Readers grouped by the policy fields that shape a cache entry and its cap. */
+function byGroupPolicy(readers: readonly FeedId[], policyOf: (reader: FeedId) => TimelinePolicy): Array<{ policy: TimelinePolicy; readers: FeedId[] }> {
+  const groups = new Map<string, { policy: TimelinePolicy; readers: FeedId[] }>();
+  for (const reader of readers) {
+    const policy = policyOf(reader);
+    const key = `${policy.cap}|${policy.embed !== false}|${policy.relevancy === true}`;
+    const group = groups.get(key);
+    if (group) group.readers.push(reader);
+    else groups.set(key, { policy, readers: [reader] });
+  }
+  return [...groups.values()];
 }
 
 /** A reader's order: by relevance when its group says so, else by time. */

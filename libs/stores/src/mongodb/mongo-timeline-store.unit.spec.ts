@@ -1,10 +1,10 @@
 import { describeTimelineStoreContract } from '../contract/timeline-store.contract.js';
 import { MingoCollection } from '../contract/mingo-collection.js';
 import type { TimelineCollections } from './document-collection.js';
-import { MongoTimelineStore } from './mongo-timeline-store.js';
+import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore } from './mongo-timeline-store.js';
 import { cacheDocuments, entryOf, ringDocuments, sizeBucketDocuments, timeBucketDocuments } from './timeline-documents.js';
 
-const collections = (): TimelineCollections & Record<string, MingoCollection> => ({
+const collections = (): { [K in keyof TimelineCollections]: MingoCollection } => ({
   positions: new MingoCollection(),
   cache: new MingoCollection(),
   meta: new MingoCollection(),
@@ -13,7 +13,7 @@ const collections = (): TimelineCollections & Record<string, MingoCollection> =>
   sizeBuckets: new MingoCollection(),
 });
 
-describeTimelineStoreContract('mongodb documents on mingo', async (policy, now) => new MongoTimelineStore(collections(), () => policy, now));
+describeTimelineStoreContract('mongodb documents on mingo', async (policyOf, now) => new MongoTimelineStore(collections(), policyOf, now));
 
 const at = (second: number, id = `a${second}`) => ({ id, feed: 'user:a' as const, actor: 'a', verb: 'post', object: 'o', time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
 
@@ -22,7 +22,7 @@ describe('capped cache documents', () => {
     const cache = new MingoCollection();
     await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(1)), 3));
     expect(cache.documents).toEqual([]);
-    await cache.updateOne(cacheDocuments.startBuild('timeline:r', new Date(0)));
+    await cache.updateOne(cacheDocuments.startBuild('timeline:r', 'build-1', new Date(0), new Date(0)));
     for (const second of [5, 1, 4, 4, 2, 3, 6]) await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(second)), 3));
     const [document] = cache.documents;
     expect((document!['entries'] as Array<{ id: string }>).map((e) => e.id)).toEqual(['a6', 'a5', 'a4']);
@@ -30,16 +30,53 @@ describe('capped cache documents', () => {
     expect(cacheDocuments.pullBelow({ entries: [entryOf(at(9))] }, 3)).toBeUndefined();
   });
 
-  it('finish a build only on the entries they were merged with', async () => {
+  it('finish a build only on the entries they were merged with, and only by its builder', async () => {
     const cache = new MingoCollection();
-    await cache.updateOne(cacheDocuments.startBuild('timeline:r', new Date(0)));
-    const stale = cacheDocuments.finishBuild('timeline:r', [], [at(1)], 3, new Date(0));
+    await cache.updateOne(cacheDocuments.startBuild('timeline:r', 'build-1', new Date(0), new Date(0)));
+    const stale = cacheDocuments.finishBuild('timeline:r', 'build-1', [], [at(1)], 3, new Date(0));
     await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(2)), 3));
-    expect(await cache.replaceOne(stale)).toBe(false);
-    const fresh = cacheDocuments.finishBuild('timeline:r', cache.documents[0]!['entries'] as never, [at(2), at(1)], 3, new Date(0));
-    expect(await cache.replaceOne(fresh)).toBe(true);
+    expect({ staleFinished: await cache.replaceOne(stale) }).toEqual({ staleFinished: false });
+    const current = cache.documents[0]!['entries'] as never;
+    const another = cacheDocuments.finishBuild('timeline:r', 'build-2', current, [at(2), at(1)], 3, new Date(0));
+    expect({ anotherFinished: await cache.replaceOne(another) }).toEqual({ anotherFinished: false });
+    const fresh = cacheDocuments.finishBuild('timeline:r', 'build-1', current, [at(2), at(1)], 3, new Date(0));
+    expect({ freshFinished: await cache.replaceOne(fresh) }).toEqual({ freshFinished: true });
     expect((cache.documents[0]!['entries'] as Array<{ id: string }>).map((e) => e.id)).toEqual(['a2', 'a1']);
     expect(cache.documents[0]!['building']).toBeUndefined();
+  });
+});
+
+describe('MongoTimelineStore caches', () => {
+  const reader = 'timeline:r' as const;
+  const policy = { model: 'cache' as const, cap: 5, inactivityMs: 3_600_000 };
+
+  it('take over a build left unfinished by a crash once it is older than the timeout, and not before', async () => {
+    let clock = 1_000_000;
+    const db = collections();
+    const store = new MongoTimelineStore(db, () => policy, () => clock);
+    // A reader started a build and died before finishing it; a post was delivered to it since.
+    await db.cache.updateOne(cacheDocuments.startBuild(reader, 'crashed', new Date(clock), new Date(clock + 3_600_000)));
+    await store.deliver({ after: 0, position: 1, deliveries: [{ kind: 'insert', readers: [reader], activity: at(3) }] });
+    const pull = async () => [at(2), at(1)];
+    clock += CACHE_BUILD_TIMEOUT_MS - 1;
+    expect((await store.readPage(reader, undefined, 10, pull)).items.map((a) => a.id)).toEqual(['a2', 'a1']);
+    expect({ sizeWhileFresh: await store.size(reader) }).toEqual({ sizeWhileFresh: 1 });
+    clock += 2;
+    expect((await store.readPage(reader, undefined, 10, pull)).items.map((a) => a.id)).toEqual(['a3', 'a2', 'a1']);
+    expect(db.cache.documents[0]).toMatchObject({ _id: reader, entries: [{ id: 'a3' }, { id: 'a2' }, { id: 'a1' }] });
+    expect(db.cache.documents[0]!['building']).toBeUndefined();
+  });
+
+  it('keep each group’s cap when one post reaches caches of groups with different caps', async () => {
+    const db = collections();
+    const caps: Record<string, number> = { 'small:r': 2, 'large:r': 4 };
+    const store = new MongoTimelineStore(db, (r) => ({ ...policy, cap: caps[r]! }), Date.now);
+    for (const r of Object.keys(caps)) await store.readPage(r as never, undefined, 1, async () => []);
+    const posts = [1, 2, 3, 4, 5].map((second) => at(second));
+    for (const [index, activity] of posts.entries()) {
+      await store.deliver({ after: index, position: index + 1, deliveries: [{ kind: 'insert', readers: ['small:r', 'large:r'], activity }] });
+    }
+    expect({ small: await store.size('small:r'), large: await store.size('large:r') }).toEqual({ small: 2, large: 4 });
   });
 });
 

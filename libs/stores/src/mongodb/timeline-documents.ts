@@ -52,9 +52,12 @@ export const cacheDocuments = {
     };
   },
 
-  /** deleteMany filter: the caches of these readers that hold the activity. */
+  /**
+   * deleteMany filter: the caches of these readers that hold the activity, and those being
+   * built (what their build pulled may predate the change: it starts again at the next read).
+   */
   holding(readers: readonly FeedId[], activityId: string): Record<string, unknown> {
-    return { _id: { $in: readers }, 'entries.id': activityId };
+    return { _id: { $in: readers }, $or: [{ 'entries.id': activityId }, { building: { $exists: true } }] };
   },
 
   /** deleteMany filter: these readers' caches. */
@@ -63,22 +66,36 @@ export const cacheDocuments = {
   },
 
   /**
-   * updateOne with upsert: a cache being built. It takes deliveries at once, so that none
-   * is missed while the pull path is read; readers ignore it until it is built.
+   * updateOne with upsert: a cache being built, under the builder's `token`. It takes
+   * deliveries at once, so that none is missed while the pull path is read; readers ignore
+   * it until it is built.
    */
-  startBuild(reader: FeedId, expiresAt: Date): UpdateOperation {
-    return { filter: { _id: reader }, update: { $set: { building: true, expiresAt }, $push: { entries: { $each: [] } } }, options: { upsert: true } };
+  startBuild(reader: FeedId, token: string, now: Date, expiresAt: Date): UpdateOperation {
+    return { filter: { _id: reader }, update: { $set: { building: token, buildStartedAt: now, expiresAt }, $push: { entries: { $each: [] } } }, options: { upsert: true } };
   },
 
   /**
-   * replaceOne, on the condition that the entries are still `current`: the built cache, the
-   * pulled entries merged with what was delivered meanwhile, newest `cap` kept.
+   * findOneAndUpdate, after: a build begun before `staleBefore` was left by a reader that
+   * crashed or gave up; another takes it over under its own token, keeping what was delivered.
    */
-  finishBuild(reader: FeedId, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embed = true, keyOf: KeyOf = sortKeyOf): UpdateOperation {
+  takeOverBuild(reader: FeedId, staleBefore: Date, token: string, now: Date): UpdateOperation {
+    return {
+      filter: { _id: reader, building: { $exists: true }, $or: [{ buildStartedAt: { $lt: staleBefore } }, { buildStartedAt: { $exists: false } }] },
+      update: { $set: { building: token, buildStartedAt: now } },
+      options: { returnDocument: 'after' },
+    };
+  },
+
+  /**
+   * replaceOne, on the condition that the build is still this builder's and the entries are
+   * still `current`: the built cache, the pulled entries merged with what was delivered
+   * meanwhile, newest `cap` kept.
+   */
+  finishBuild(reader: FeedId, token: string, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embed = true, keyOf: KeyOf = sortKeyOf): UpdateOperation {
     const byId = new Map<string, EntryDocument>();
     for (const entry of [...current, ...pulled.map((a) => entryOf(a, embed, keyOf))]) byId.set(entry.id, entry);
     const entries = [...byId.values()].sort((a, b) => (a.k < b.k ? 1 : -1)).slice(0, cap);
-    return { filter: { _id: reader, entries: current }, update: { _id: reader, entries, expiresAt } };
+    return { filter: { _id: reader, building: token, entries: current }, update: { _id: reader, entries, expiresAt } };
   },
 
   /** updateOne: the reader read; keep the cache alive. */
@@ -205,6 +222,24 @@ export const timeBucketDocuments = {
   /** findOneAndUpdate on meta, after: the reader's entry total moves by `by`. */
   count(reader: FeedId, by: number): UpdateOperation {
     return { filter: { _id: reader }, update: { $inc: { total: by } }, options: { upsert: true, returnDocument: 'after' } };
+  },
+
+  /**
+   * updateMany on meta, before a `$pull` that may take entries out: those readers' totals are
+   * counted again before they are next trusted. Set before the removal, so that a crash
+   * between the two leaves a recount due rather than a total that stays too high.
+   */
+  recountDue(readers: readonly FeedId[]): UpdateOperation {
+    return { filter: { _id: { $in: readers } }, update: { $set: { recount: true } } };
+  },
+
+  /** updateOne on meta: the reader's total as counted from its buckets. */
+  recounted(reader: FeedId, total: number): UpdateOperation {
+    return { filter: { _id: reader }, update: { $set: { total }, $unset: { recount: '' } } };
+  },
+
+  all(reader: FeedId): FindOperation {
+    return { filter: { r: reader }, sort: { b: 1 }, limit: 100_000 };
   },
 
   oldest(reader: FeedId): FindOperation {

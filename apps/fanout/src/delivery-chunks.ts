@@ -30,11 +30,32 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
         push({ ...delivery, readers }, payload + readers.length * 40);
       }
     } else if (delivery.kind === 'follow') {
-      push(delivery, delivery.recent.reduce((sum, activity) => sum + approximateBytes(activity), 100));
+      for (const piece of splitFollow(delivery)) push(piece, piece.recent.reduce((sum, activity) => sum + approximateBytes(activity), 100));
     } else {
       push(delivery, 100);
     }
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
+}
+
+type FollowDelivery = Extract<TimelineDelivery, { kind: 'follow' }>;
+
+/**
+ * A follow's backfill (up to cap + 1 activities of any size) as pieces of at most the byte
+ * budget, oldest first: the oldest piece carries `exhausted` and so sets the reader's floor,
+ * and every newer piece lands above it. Applied in that order they store what the whole
+ * delivery would.
+ */
+export function splitFollow(delivery: FollowDelivery): FollowDelivery[] {
+  const pieces: FollowDelivery[] = [];
+  let end = delivery.recent.length;
+  while (end > 0) {
+    let start = end - 1;
+    let bytes = approximateBytes(delivery.recent[start]!);
+    while (start > 0 && bytes + approximateBytes(delivery.recent[start - 1]!) <= DELIVERY_BUDGET_BYTES) bytes += approximateBytes(delivery.recent[--start]!);
+    pieces.push({ ...delivery, recent: delivery.recent.slice(start, end), exhausted: pieces.length === 0 ? delivery.exhausted : true });
+    end = start;
+  }
+  return pieces.length > 0 ? pieces : [delivery];
 }

@@ -1,4 +1,5 @@
 import type { Activity, FeedId, TimelineDelivery } from '@feedmill/contracts';
+import { MemoryTimelineStore } from '@feedmill/stores';
 import { chunkDeliveries, DELIVERY_BUDGET_BYTES, MAX_READERS_PER_DELIVERY } from './delivery-chunks.js';
 
 const activity: Activity = { id: 'a', feed: 'user:x', actor: 'x', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' };
@@ -8,7 +9,7 @@ describe('chunkDeliveries', () => {
   it('splits a delivery to many readers and keeps every reader once, in order', () => {
     const chunks = chunkDeliveries([{ kind: 'insert', readers: readers(MAX_READERS_PER_DELIVERY * 2 + 5), activity }]);
     const all = chunks.flat() as Array<Extract<TimelineDelivery, { kind: 'insert' }>>;
-    expect(all.every((d) => d.readers.length <= MAX_READERS_PER_DELIVERY)).toBe(true);
+    expect(Math.max(...all.map((d) => d.readers.length))).toBeLessThanOrEqual(MAX_READERS_PER_DELIVERY);
     expect(all.flatMap((d) => d.readers)).toEqual(readers(MAX_READERS_PER_DELIVERY * 2 + 5));
   });
 
@@ -23,5 +24,32 @@ describe('chunkDeliveries', () => {
 
   it('returns no chunk for no deliveries', () => {
     expect(chunkDeliveries([])).toEqual([]);
+  });
+});
+
+describe('splitFollow', () => {
+  const at = (i: number): Activity => ({ ...activity, id: `b${i}`, feed: 'user:b', time: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), extra: { text: 'x'.repeat(60_000) } });
+  // Newest first, as planning gives them: a cap of 12 and one more to tell that older ones exist.
+  const recent = Array.from({ length: 13 }, (_, i) => at(12 - i));
+  const follow: TimelineDelivery = { kind: 'follow', reader: 'timeline:r', target: 'user:b', recent, exhausted: false };
+
+  it('splits a large backfill into pieces under the budget, oldest first, the oldest carrying exhausted', () => {
+    const chunks = chunkDeliveries([follow]);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) expect(JSON.stringify(chunk).length).toBeLessThan(DELIVERY_BUDGET_BYTES * 1.2);
+    const pieces = chunks.flat() as Array<Extract<TimelineDelivery, { kind: 'follow' }>>;
+    expect(pieces.map((p) => p.exhausted)).toEqual([false, ...pieces.slice(1).map(() => true)]);
+    expect(pieces.flatMap((p) => [...p.recent].reverse().map((a) => a.id))).toEqual([...recent].reverse().map((a) => a.id));
+  });
+
+  it('stores what the whole delivery stores when its pieces are applied in order', async () => {
+    const policy = { model: 'ring' as const, cap: 12, inactivityMs: 0 };
+    const whole = new MemoryTimelineStore(() => policy);
+    const pieced = new MemoryTimelineStore(() => policy);
+    await whole.deliver({ after: 0, position: 1, deliveries: [follow] });
+    await pieced.deliver({ after: 0, position: 1, deliveries: chunkDeliveries([follow]).flat() });
+    const page = (store: MemoryTimelineStore) => store.readPage('timeline:r', undefined, 20, async () => [at(0)]);
+    expect((await page(pieced)).items.map((a) => a.id)).toEqual((await page(whole)).items.map((a) => a.id));
+    expect((await page(pieced)).items).toHaveLength(13);
   });
 });

@@ -87,4 +87,14 @@ describe('feed config', () => {
     expect(feedConfigSchema.safeParse({ groups: { t: { kind: 'producer', cap: 3 } } }).success).toBe(false);
     expect(feedConfigSchema.safeParse({ groups: {} }).success).toBe(false);
   });
+
+  it('takes caps up to 100,000, and up to 10,000 for the models that may keep a reader in one document', () => {
+    const refused = (group: Record<string, unknown>) => feedConfigSchema.safeParse({ groups: { t: { kind: 'timeline', ...group } } }).error?.issues.map((i) => [i.path.join('.'), i.message]);
+    expect(refused({ model: 'ring', cap: 100_000 })).toBeUndefined();
+    expect(refused({ model: 'size-buckets', cap: 100_000 })).toBeUndefined();
+    expect(refused({ model: 'cache', cap: 10_000 })).toBeUndefined();
+    expect(refused({ model: 'ring', cap: 100_001 })).toEqual([['groups.t.cap', expect.stringContaining('100000')]]);
+    expect(refused({ model: 'cache', cap: 10_001 })).toEqual([['groups.t.cap', expect.stringContaining('at most 10000')]]);
+    expect(refused({ model: 'time-buckets', cap: 20_000 })).toEqual([['groups.t.cap', expect.stringContaining('use ring or size-buckets')]]);
+  });
 });

@@ -23,15 +23,21 @@ const producerGroupSchema = z.strictObject({ kind: z.literal('producer') });
 export const timelineModels = ['ring', 'cache', 'pull', 'time-buckets', 'size-buckets'] as const;
 export type TimelineModel = (typeof timelineModels)[number];
 
+export const MAX_CAP = 100_000;
+/** The largest cap of the models that may keep a reader's entries in one document. */
+export const MAX_SINGLE_DOCUMENT_CAP = 10_000;
+
 const timelineGroupSchema = z.strictObject({
   kind: z.literal('timeline'),
   /** @defaultValue 'cache' */
   model: z.enum(timelineModels).default('cache'),
   /**
-   * Entries kept per reader; older pages come from the pull path.
+   * Entries kept per reader; older pages come from the pull path. At most 100,000, and at
+   * most 10,000 for `cache` and `time-buckets`, whose readers may hold every entry in one
+   * MongoDB document (16 MB at most).
    * @defaultValue 800
    */
-  cap: z.number().int().min(1).max(100_000).default(800),
+  cap: z.number().int().min(1).max(MAX_CAP).default(800),
   /**
    * For `cache`: a reader's cache is dropped after this long without a read.
    * @defaultValue 240
@@ -65,7 +71,14 @@ export const groupConfigSchema = z.discriminatedUnion('kind', [producerGroupSche
 export const feedConfigSchema = z.strictObject({
   groups: z
     .record(z.string().regex(GROUP_PATTERN, 'group names must match ' + GROUP_PATTERN), groupConfigSchema)
-    .refine((groups) => Object.keys(groups).length > 0, 'at least one group is needed'),
+    .refine((groups) => Object.keys(groups).length > 0, 'at least one group is needed')
+    .superRefine((groups, ctx) => {
+      for (const [name, group] of Object.entries(groups)) {
+        if (group.kind === 'timeline' && (group.model === 'cache' || group.model === 'time-buckets') && group.cap > MAX_SINGLE_DOCUMENT_CAP) {
+          ctx.addIssue({ code: 'custom', path: [name, 'cap'], message: `a ${group.model} timeline keeps at most ${MAX_SINGLE_DOCUMENT_CAP} entries; use ring or size-buckets for more` });
+        }
+      }
+    }),
 });
 
 export type GroupConfig = z.output<typeof groupConfigSchema>;

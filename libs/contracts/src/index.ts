@@ -2,7 +2,7 @@ export { errorStatus, FeedmillError } from './errors.js';
 export type { ErrorBody, ErrorCode } from './errors.js';
 export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup } from './feeds.js';
 export type { FeedId } from './feeds.js';
-export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels } from './feed-config.js';
+export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels, MAX_CAP, MAX_SINGLE_DOCUMENT_CAP } from './feed-config.js';
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel } from './feed-config.js';
 export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isReference, approximateBytes } from './activity.js';
 export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Activity, TimelineModel } from '@feedmill/contracts';
+import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type TimelineModel } from '@feedmill/contracts';
 import { FeedClient } from './feed-client.js';
 import type { Deployment } from './processes.js';
 import { waitFor } from './wait-for.js';
@@ -27,12 +27,14 @@ export function describeFeedScenarios(
     let configDir: string;
     let run = 0;
     /** Fresh feed names per test, so tests share one deployment without sharing feeds. */
-    const feed = (group: 'user' | 'timeline' | 'hot', id: string) => `${group}:t${run}-${id}`;
+    const feed = (group: 'user' | 'timeline' | 'hot' | 'deep', id: string) => `${group}:t${run}-${id}`;
+    /** The largest cap the model allows: past what one request to content may ask for. */
+    const deepCap = model === 'cache' || model === 'time-buckets' ? MAX_SINGLE_DOCUMENT_CAP : MAX_CAP;
 
     beforeAll(async () => {
       configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
       const configPath = join(configDir, 'feeds.json');
-      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true } } }));
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed } } }));
       deployment = await start({ FEED_CONFIG: configPath });
       api = new FeedClient(deployment.baseUrl);
     });
@@ -159,6 +161,17 @@ export function describeFeedScenarios(
       const bumped = (await api.call<Activity>('POST', path, { time: '2026-01-01T01:00:00.000Z' })).body;
       expect((await api.follow(carol, bob)).status).toBe(204);
       await timelineEquals(carol, () => [bumped, ...posted.slice(1).reverse()]);
+    });
+
+    it('backfills a reader whose cap passes what one request carries, with a history of large activities that passes one message', async () => {
+      const [bob, dora] = [feed('user', 'bob'), feed('deep', 'dora')];
+      const text = 'x'.repeat(60_000);
+      const posted: Activity[] = [];
+      for (let i = 0; i < 20; i++) posted.unshift((await api.post(bob, { actor: 'bob', verb: 'post', object: `big${i}`, extra: { text } })).body);
+      expect((await api.follow(dora, bob)).status).toBe(204);
+      await timelineEquals(dora, () => posted);
+      const later = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'small' })).body;
+      await timelineEquals(dora, () => [later, ...posted]);
     });
 
     it('returns the first activity again for a repeated foreignId and appends nothing', async () => {

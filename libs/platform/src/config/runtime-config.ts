@@ -22,8 +22,12 @@ export const runtimeConfigSchema = z.object({
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** JetStream stream holding the log. */
   JETSTREAM_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default('FEEDMILL'),
-  /** Largest request body the gateway accepts, in bytes. */
-  BODY_LIMIT: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(64 * 1024),
+  /**
+   * Largest request body the gateway accepts, in bytes, and so the largest activity. At most
+   * 512 KiB, so that one activity always fits a NATS message (1 MiB by default) with room
+   * for its delivery's readers.
+   */
+  BODY_LIMIT: z.coerce.number().int().min(1024).max(512 * 1024).default(64 * 1024),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });
 

@@ -4,7 +4,7 @@ import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
 import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type MaterializedLayout } from './materialized-layouts.js';
-import { cacheDocuments, entryOf, ringDocuments, type EntryDocument } from './timeline-documents.js';
+import { cacheDocuments, embedLimit, entryOf, ringDocuments, type EntryDocument } from './timeline-documents.js';
 
 const POSITION_ID = 'timeline';
 const SWEEP_INTERVAL_MS = 10_000;
@@ -136,7 +136,7 @@ export class MongoTimelineStore implements TimelineStore {
   }
 
   private entryFor(activity: Activity, policy: TimelinePolicy): EntryDocument {
-    return entryOf(activity, policy.embed !== false, keyOf(policy));
+    return entryOf(activity, embedLimit(policy), keyOf(policy));
   }
 
   /** Stores an entry for a materialized reader above its floor; false when skipped. */
@@ -200,7 +200,7 @@ export class MongoTimelineStore implements TimelineStore {
       const building = await this.db.cache.findOne({ _id: reader });
       if (building?.['building'] !== token) return null;
       const current = building['entries'] as EntryDocument[];
-      if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, token, current, pulled, policy.cap, expiresAt, policy.embed !== false, keyOf(policy)))) break;
+      if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, token, current, pulled, policy.cap, expiresAt, embedLimit(policy), keyOf(policy)))) break;
     }
     return this.db.cache.findOne({ _id: reader });
   }

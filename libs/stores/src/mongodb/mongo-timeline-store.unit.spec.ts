@@ -2,7 +2,8 @@ import { describeTimelineStoreContract } from '../contract/timeline-store.contra
 import { MingoCollection } from '../contract/mingo-collection.js';
 import type { TimelineCollections } from './document-collection.js';
 import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore } from './mongo-timeline-store.js';
-import { cacheDocuments, entryOf, ringDocuments, sizeBucketDocuments, timeBucketDocuments } from './timeline-documents.js';
+import { referenceTo } from '@feedmill/contracts';
+import { cacheDocuments, EMBEDDED_BYTES_PER_DOCUMENT, embedLimit, entryOf, ringDocuments, sizeBucketDocuments, timeBucketDocuments } from './timeline-documents.js';
 
 const collections = (): { [K in keyof TimelineCollections]: MingoCollection } => ({
   positions: new MingoCollection(),
@@ -77,6 +78,31 @@ describe('MongoTimelineStore caches', () => {
       await store.deliver({ after: index, position: index + 1, deliveries: [{ kind: 'insert', readers: ['small:r', 'large:r'], activity }] });
     }
     expect({ small: await store.size('small:r'), large: await store.size('large:r') }).toEqual({ small: 2, large: 4 });
+  });
+});
+
+describe('entries of large activities', () => {
+  const large = (second: number) => ({ ...at(second), extra: { text: 'x'.repeat(60_000) } });
+
+  it('are linked where a document could otherwise pass 16 MB, and embedded where it cannot', () => {
+    for (const model of ['cache', 'time-buckets'] as const) {
+      // A full document at the embed limit stays under MongoDB's 16 MB with room for references.
+      expect(embedLimit({ model, cap: 10_000 }) * 10_000).toBeLessThanOrEqual(EMBEDDED_BYTES_PER_DOCUMENT);
+      expect(entryOf(large(1), embedLimit({ model, cap: 800 })).a).toEqual(referenceTo(large(1)));
+    }
+    expect(entryOf(large(1), embedLimit({ model: 'ring', cap: 800 })).a).toEqual(large(1));
+    expect(entryOf(at(1), embedLimit({ model: 'cache', cap: 800 })).a).toEqual(at(1));
+    expect(entryOf(at(1), embedLimit({ model: 'cache', cap: 800, embed: false })).a).toEqual(referenceTo(at(1)));
+  });
+
+  it('keep a cache of 800 large activities far below 16 MB', async () => {
+    const db = collections();
+    const store = new MongoTimelineStore(db, () => ({ model: 'cache', cap: 800, inactivityMs: 3_600_000 }), Date.now);
+    await store.readPage('timeline:r', undefined, 1, async () => []);
+    const deliveries = Array.from({ length: 800 }, (_, i) => ({ kind: 'insert' as const, readers: ['timeline:r' as const], activity: large(i) }));
+    await store.deliver({ after: 0, position: 1, deliveries });
+    expect(await store.size('timeline:r')).toBe(800);
+    expect(JSON.stringify(db.cache.documents[0]).length).toBeLessThan(1024 * 1024);
   });
 });
 

@@ -1,4 +1,4 @@
-import { referenceTo, sortKeyOf, type Activity, type FeedId, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
+import { approximateBytes, referenceTo, sortKeyOf, type Activity, type FeedId, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 /**
  * The MongoDB documents of the timeline models, built by pure functions: every filter,
@@ -13,9 +13,30 @@ export interface EntryDocument {
   a: TimelineItem;
 }
 
-/** @param embed store a copy of the activity (`true`) or a reference (seed 002's linking). */
-export function entryOf(activity: Activity, embed = true, keyOf: KeyOf = sortKeyOf): EntryDocument {
+/**
+ * @param embedUpTo store a copy of the activity when it is at most this many bytes, else a
+ *   reference (seed 002's linking). @defaultValue every activity is copied
+ */
+export function entryOf(activity: Activity, embedUpTo = Number.POSITIVE_INFINITY, keyOf: KeyOf = sortKeyOf): EntryDocument {
+  const embed = embedUpTo === Number.POSITIVE_INFINITY || (embedUpTo > 0 && approximateBytes(activity) <= embedUpTo);
   return { k: keyOf(activity), id: activity.id, a: embed ? activity : referenceTo(activity) };
+}
+
+/**
+ * Embedded copies a document may hold in all: MongoDB refuses documents over 16 MB, and the
+ * rest of the budget is for references (a few hundred bytes each at most).
+ */
+export const EMBEDDED_BYTES_PER_DOCUMENT = 8 * 1024 * 1024;
+
+/**
+ * The largest activity a reader's entries embed; larger ones are stored as references and
+ * read from content. A cache or a time bucket may hold all `cap` entries in one document, a
+ * size bucket its bucket size, a ring slot one. 0 when the group links every entry.
+ */
+export function embedLimit(policy: { model: string; cap: number; embed?: boolean; bucketSize?: number }): number {
+  if (policy.embed === false) return 0;
+  const perDocument = policy.model === 'ring' ? 1 : policy.model === 'size-buckets' ? sizeBucketDocuments.effectiveSize(policy) : policy.cap;
+  return Math.floor(EMBEDDED_BYTES_PER_DOCUMENT / perDocument);
 }
 
 export interface UpdateOperation {
@@ -91,9 +112,9 @@ export const cacheDocuments = {
    * still `current`: the built cache, the pulled entries merged with what was delivered
    * meanwhile, newest `cap` kept.
    */
-  finishBuild(reader: FeedId, token: string, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embed = true, keyOf: KeyOf = sortKeyOf): UpdateOperation {
+  finishBuild(reader: FeedId, token: string, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embedUpTo = Number.POSITIVE_INFINITY, keyOf: KeyOf = sortKeyOf): UpdateOperation {
     const byId = new Map<string, EntryDocument>();
-    for (const entry of [...current, ...pulled.map((a) => entryOf(a, embed, keyOf))]) byId.set(entry.id, entry);
+    for (const entry of [...current, ...pulled.map((a) => entryOf(a, embedUpTo, keyOf))]) byId.set(entry.id, entry);
     const entries = [...byId.values()].sort((a, b) => (a.k < b.k ? 1 : -1)).slice(0, cap);
     return { filter: { _id: reader, building: token, entries: current }, update: { _id: reader, entries, expiresAt } };
   },

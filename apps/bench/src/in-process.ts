@@ -86,6 +86,7 @@ export async function measureInProcess(
     capOf: () => CAP,
     orderOf: () => 'time',
     activities: (ids) => content.get(ids),
+    follows: (follower, target) => graph.isFollowing(follower, target),
   };
   const timeline = new MemoryTimelineStore(() => ({ model: 'ring', cap: CAP, inactivityMs: 0 }));
   const beforeTimelines = heapAfterGc();

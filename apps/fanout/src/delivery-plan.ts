@@ -13,6 +13,8 @@ export interface PlanLookups {
   orderOf(reader: FeedId): TimelineOrder;
   /** The activities as they are now (bumped), as of at least `atLeast`; missing ones left out. */
   activities(ids: readonly string[], atLeast: number): Promise<Activity[]>;
+  /** Whether `follower` follows `target`, as of at least `atLeast`. */
+  follows(follower: FeedId, target: FeedId, atLeast: number): Promise<boolean>;
 }
 
 /**
@@ -92,4 +94,28 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
     }
   }
   return deliveries;
+}
+
+/**
+ * The deliveries an event calls for as the log stands now, at `head`: replaying a dead letter
+ * long after its event must bring back neither an activity removed since nor the history of
+ * a feed unfollowed since.
+ */
+export async function replanAsOfNow(event: RecordedEvent, head: number, lookups: PlanLookups): Promise<TimelineDelivery[]> {
+  const parsed = upcastEvent(event.type, event.data, event.metadata['v'] as number | undefined);
+  const now: RecordedEvent = { ...event, position: head };
+  switch (parsed?.type) {
+    case 'ActivityAdded': {
+      const [current] = await lookups.activities([parsed.data.activity.id], head);
+      return current ? planDeliveries([{ ...now, data: { activity: current } }], lookups) : [];
+    }
+    case 'FeedFollowed':
+    case 'FeedUnfollowed': {
+      const follows = await lookups.follows(parsed.data.follower, parsed.data.target, head);
+      return follows === (parsed.type === 'FeedFollowed') ? planDeliveries([now], lookups) : [];
+    }
+    default:
+      // Removals remove whatever is there; bumps read the activity as it is now.
+      return planDeliveries([now], lookups);
+  }
 }

@@ -22,6 +22,7 @@ describe('planDeliveries', () => {
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: () => 1,
     orderOf: (reader) => (reader.startsWith('hot:') ? 'relevance' : 'time'),
+    follows: async () => true,
     activities: async (ids) => ids.map((id) => ({ ...activity(id, 'user:a'), bumpedAt: '2026-02-01T00:00:00.000Z' })),
   };
 

@@ -13,4 +13,14 @@ export class FanoutMessageController {
   status() {
     return this.fanout.status();
   }
+
+  @MessagePattern(subjects.fanout.deadLetters)
+  deadLetters() {
+    return this.fanout.deadLetters();
+  }
+
+  @MessagePattern(subjects.fanout.replayDeadLetters)
+  replayDeadLetters() {
+    return this.fanout.replayDeadLetters();
+  }
 }

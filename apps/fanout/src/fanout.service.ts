@@ -1,9 +1,21 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { subjects, type DeliverReply, type DeliverRequest, type ServiceStatus } from '@feedmill/contracts';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  DEAD_LETTER_STREAM,
+  openDeadLetters,
+  subjects,
+  type DeadLetter,
+  type DeadLetterEvent,
+  type DeadLetterList,
+  type DeadLetterReplay,
+  type DeliverReply,
+  type DeliverRequest,
+  type ServiceStatus,
+  type TimelineDelivery,
+} from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
-import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, SerialQueues, type ServiceClient } from '@feedmill/platform';
 import { chunkDeliveries } from './delivery-chunks.js';
-import { planDeliveries, type PlanLookups } from './delivery-plan.js';
+import { planDeliveries, replanAsOfNow, type PlanLookups } from './delivery-plan.js';
 import { servicePlanLookups } from './plan-lookups.js';
 
 /** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
@@ -14,10 +26,32 @@ class TimelineMovedError extends Error {
   }
 }
 
+class FanoutStoppingError extends Error {
+  override readonly name = 'FanoutStoppingError';
+}
+
+/** How fan-out retries what fails before it decides that an event cannot be delivered. */
+export interface FanoutRetryPolicy {
+  /** Attempts of a batch, and then of each of its events alone. @defaultValue 5 */
+  attempts: number;
+  /** Wait before the second attempt, doubled before each next one. @defaultValue 100 ms */
+  firstBackoffMs: number;
+}
+
+export const FANOUT_RETRY_POLICY = Symbol('FanoutRetryPolicy');
+const defaultRetryPolicy: FanoutRetryPolicy = { attempts: 5, firstBackoffMs: 100 };
+
+type Outcome = { ok: true } | { ok: false; error: unknown };
+
 /**
  * Follows the log and sends each batch's deliveries ({@link planDeliveries}) to timeline.
  * It starts where timeline says it stands, and timeline moves its position only with the
  * last delivery of each batch (at-least-once, idempotent).
+ *
+ * A batch that keeps failing is taken apart: its events are delivered one at a time, and
+ * one that still fails alone while the services answer is a dead letter. It is appended to
+ * the dead-letter stream of the log with its reason, and fan-out goes on past it. While a
+ * service does not answer, nothing is dead-lettered: fan-out waits for it.
  */
 @Injectable()
 export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -27,15 +61,22 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private caughtUp = false;
   private stopping = false;
   private rewinding = false;
+  /** Positions of the dead letters not replayed yet. */
+  private readonly deadLettered = new Set<number>();
+  /** Batches and replays take turns: both move timeline from where fan-out stands. */
+  private readonly turns = new SerialQueues();
   /** Planning asks graph and content through the service client. */
   private readonly lookups: PlanLookups;
+  private readonly retry: FanoutRetryPolicy;
 
   constructor(
     @Inject(EVENT_LOG) private readonly log: EventLog,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) groups: FeedGroups,
+    @Optional() @Inject(FANOUT_RETRY_POLICY) retry?: FanoutRetryPolicy,
   ) {
     this.lookups = servicePlanLookups(client, groups);
+    this.retry = retry ?? defaultRetryPolicy;
   }
 
   onApplicationBootstrap(): void {
@@ -49,10 +90,42 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   status(): ServiceStatus {
-    return { service: 'fanout', ready: this.caughtUp, position: this.delivered };
+    return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { deadLettered: this.deadLettered.size } };
+  }
+
+  /** The dead letters not replayed yet, oldest first. */
+  async deadLetters(): Promise<DeadLetterList> {
+    return { items: openDeadLetters(await this.log.readStream(DEAD_LETTER_STREAM)) };
+  }
+
+  /**
+   * Delivers every open dead letter again, as the log stands now, between two batches. One
+   * that fails again stays a dead letter; the others are marked replayed in the log.
+   */
+  replayDeadLetters(): Promise<DeadLetterReplay> {
+    return this.turns.run('timeline', async () => {
+      let replayed = 0;
+      for (const letter of (await this.deadLetters()).items) {
+        try {
+          const event = (await this.log.readStream(letter.stream))[letter.revision];
+          if (!event || event.position !== letter.position) throw new Error(`the log holds no event at position ${letter.position}`);
+          const deliveries = await replanAsOfNow(event, await this.log.headPosition(), this.lookups);
+          await this.send(chunkDeliveries(deliveries), this.delivered);
+          await this.appendDeadLetterEvent({ type: 'DeadLetterReplayed', data: { position: letter.position, time: new Date().toISOString() } });
+          this.deadLettered.delete(letter.position);
+          replayed++;
+          this.logger.log(`replayed the dead letter at position ${letter.position} (${letter.type})`);
+        } catch (error) {
+          this.logger.error(`the dead letter at position ${letter.position} failed again: ${String(error)}`);
+        }
+      }
+      const { items } = await this.deadLetters();
+      return { replayed, failed: items.length, items };
+    });
   }
 
   private async startFromTimeline(): Promise<void> {
+    for (const letter of (await this.deadLetters()).items) this.deadLettered.add(letter.position);
     for (let attempt = 1; !this.stopping; attempt++) {
       try {
         const timeline = await this.client.request<ServiceStatus>(subjects.timeline.status, {});
@@ -70,10 +143,10 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     this.caughtUp = false;
     const subscription = this.log.subscribeToAll({
       from: position,
-      onEvents: (events) => this.fanOut(events),
+      onEvents: (events) => this.turns.run('timeline', () => this.fanOut(events)),
       onError: (error, attempt) => {
         if (error instanceof TimelineMovedError) return this.rewind(error.position);
-        this.logger.error(`fan-out batch failed (attempt ${attempt}): ${String(error)}`);
+        if (!(error instanceof FanoutStoppingError)) this.logger.error(`fan-out batch failed (attempt ${attempt}): ${String(error)}`);
       },
     });
     this.subscription = subscription;
@@ -100,16 +173,93 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async fanOut(events: readonly RecordedEvent[]): Promise<void> {
-    const last = events[events.length - 1]!.position;
-    const chunks = chunkDeliveries(await planDeliveries(events, this.lookups));
+    if ((await this.withRetries(() => this.deliverEvents(events))).ok) return;
+    // The batch keeps failing: one event at a time, so that only what fails alone stops.
+    for (const event of events) {
+      for (;;) {
+        const outcome = await this.withRetries(() => this.deliverEvents([event]));
+        if (outcome.ok) break;
+        if (await this.servicesAnswer()) {
+          await this.deadLetter(event, outcome.error);
+          break;
+        }
+        this.logger.warn(`waiting for the services to answer before retrying position ${event.position}`);
+        await this.pause(this.retry.firstBackoffMs * 2 ** this.retry.attempts);
+      }
+    }
+  }
+
+  /** Plans and sends the events' deliveries; timeline then stands at the last one's position. */
+  private async deliverEvents(events: readonly RecordedEvent[]): Promise<void> {
+    const deliveries = await planDeliveries(events, this.lookups).catch((error: unknown) => {
+      throw new Error(`planning failed: ${describe(error)}`, { cause: error });
+    });
+    await this.send(chunkDeliveries(deliveries), events[events.length - 1]!.position).catch((error: unknown) => {
+      if (error instanceof TimelineMovedError) throw error;
+      throw new Error(`delivering to ${subjects.timeline.deliver} failed: ${describe(error)}`, { cause: error });
+    });
+  }
+
+  /** Sends chunks from where fan-out stands; the last one moves timeline to `position`. */
+  private async send(chunks: TimelineDelivery[][], position: number): Promise<void> {
     if (chunks.length === 0) chunks.push([]);
     for (const [index, deliveries] of chunks.entries()) {
-      const request: DeliverRequest = { after: this.delivered, position: index === chunks.length - 1 ? last : this.delivered, deliveries };
+      const request: DeliverRequest = { after: this.delivered, position: index === chunks.length - 1 ? position : this.delivered, deliveries };
       const reply = await this.client.request<DeliverReply>(subjects.timeline.deliver, request);
       if (!reply.applied) throw new TimelineMovedError(reply.position);
     }
-    this.delivered = last;
+    this.delivered = position;
   }
 
+  /** Runs `attempt` until it succeeds or has failed the policy's number of times, waiting longer each time. */
+  private async withRetries(attempt: () => Promise<void>): Promise<Outcome> {
+    let error: unknown;
+    for (let tries = 1; tries <= this.retry.attempts; tries++) {
+      if (this.stopping) throw new FanoutStoppingError('fan-out is stopping');
+      try {
+        await attempt();
+        return { ok: true };
+      } catch (failure) {
+        if (failure instanceof TimelineMovedError) throw failure;
+        error = failure;
+        if (tries < this.retry.attempts) await this.pause(this.retry.firstBackoffMs * 2 ** (tries - 1));
+      }
+    }
+    return { ok: false, error };
+  }
 
+  /** Whether timeline, content and graph answer: if one does not, a failure is an outage, not a dead letter. */
+  private async servicesAnswer(): Promise<boolean> {
+    const statuses = [subjects.timeline.status, subjects.content.status, subjects.graph.status].map((subject) => this.client.request(subject, {}));
+    return (await Promise.allSettled(statuses)).every((status) => status.status === 'fulfilled');
+  }
+
+  /** Keeps the event as a dead letter in the log, then moves timeline past it. */
+  private async deadLetter(event: RecordedEvent, error: unknown): Promise<void> {
+    const letter: DeadLetter = {
+      position: event.position,
+      stream: event.stream,
+      revision: event.revision,
+      type: event.type,
+      reason: describe(error),
+      attempts: this.retry.attempts,
+      time: new Date().toISOString(),
+    };
+    await this.appendDeadLetterEvent({ type: 'DeliveryDeadLettered', data: letter });
+    await this.send([[]], event.position);
+    this.deadLettered.add(event.position);
+    this.logger.error(`dead-lettered ${event.type} at position ${event.position} after ${letter.attempts} attempts: ${letter.reason}`);
+  }
+
+  private async appendDeadLetterEvent(event: DeadLetterEvent): Promise<void> {
+    await this.log.appendToStream(DEAD_LETTER_STREAM, [{ type: event.type, data: event.data, metadata: { v: 1 } }]);
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -14,6 +14,7 @@ export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): P
     isTimeline: (feed) => groups.isTimeline(feed),
     capOf: (reader) => groups.capOf(reader),
     orderOf: (reader) => (groups.timelinePolicyOf(reader).relevancy ? 'relevance' : 'time'),
+    follows: async (follower, target, atLeast) => (await allEdges(client, 'following', follower, atLeast)).includes(target),
     activities: (ids, atLeast) => client.request<Activity[]>(subjects.content.get, { ids: [...ids], atLeast } satisfies GetActivitiesRequest),
   };
 }

@@ -1,9 +1,9 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, UseFilters } from '@nestjs/common';
-import { FeedmillError, subjects, type RebuildStatus } from '@feedmill/contracts';
+import { FeedmillError, subjects, type DeadLetterList, type DeadLetterReplay, type RebuildStatus } from '@feedmill/contracts';
 import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
 import { HttpErrorFilter } from './http-errors.js';
 
-/** Operations on the projections: rebuilding the timelines after a change to their config. */
+/** Operations: rebuilding the timelines after a change to their config, and fan-out's dead letters. */
 @Controller('v1/admin')
 @UseFilters(HttpErrorFilter)
 export class AdminHttpController {
@@ -21,6 +21,19 @@ export class AdminHttpController {
   status(@Param('projection') projection: string): Promise<RebuildStatus> {
     this.rebuildable(projection);
     return this.client.request<RebuildStatus>(subjects.timeline.rebuildStatus, {});
+  }
+
+  /** The deliveries fan-out gave up on, with their reasons, until they are replayed. */
+  @Get('deadletters')
+  deadLetters(): Promise<DeadLetterList> {
+    return this.client.request<DeadLetterList>(subjects.fanout.deadLetters, {});
+  }
+
+  /** Delivers every dead letter again as the log now stands; those that fail again stay. */
+  @Post('deadletters/replay')
+  @HttpCode(200)
+  replayDeadLetters(): Promise<DeadLetterReplay> {
+    return this.client.request<DeadLetterReplay>(subjects.fanout.replayDeadLetters, {});
   }
 
   private rebuildable(projection: string): void {

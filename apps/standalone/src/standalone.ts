@@ -1,9 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ContentModule } from '@feedmill/content';
-import { FanoutModule } from '@feedmill/fanout';
+import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout';
 import { createHttpApp, GatewayModule } from '@feedmill/gateway';
 import { GraphModule } from '@feedmill/graph';
-import { InProcessServer, InProcessServiceClient, loadFeedConfig, openEventLog, openStores, rootModule, type RuntimeConfig } from '@feedmill/platform';
+import { InProcessServer, InProcessServiceClient, loadFeedConfig, openEventLog, openStores, rootModule, type RuntimeConfig, type StoreFactory } from '@feedmill/platform';
 import { TimelineModule } from '@feedmill/timeline';
 
 /**
@@ -11,18 +11,25 @@ import { TimelineModule } from '@feedmill/timeline';
  * in-process through the same message controllers the cluster serves over NATS, with the
  * file log and memory stores rebuilt from it at start.
  */
-export async function createStandaloneApp(config: RuntimeConfig): Promise<NestFastifyApplication> {
+export interface StandaloneOptions {
+  /** @defaultValue the stores `config` names */
+  stores?: StoreFactory;
+  /** @defaultValue fan-out's own */
+  fanoutRetry?: FanoutRetryPolicy;
+}
+
+export async function createStandaloneApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<NestFastifyApplication> {
   const feedConfig = loadFeedConfig(config.FEED_CONFIG);
   const eventLog = await openEventLog(config, 'file');
   const server = new InProcessServer();
   const client = new InProcessServiceClient(server);
   const app = await createHttpApp(
-    rootModule([ContentModule, GraphModule, TimelineModule, FanoutModule, GatewayModule], {
+    rootModule([ContentModule, GraphModule, TimelineModule, options.fanoutRetry ? FanoutModule.withRetryPolicy(options.fanoutRetry) : FanoutModule, GatewayModule], {
       feedConfig,
       reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG),
       eventLog,
       client,
-      stores: await openStores(config),
+      stores: options.stores ?? (await openStores(config)),
     }),
     { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL },
   );

@@ -59,3 +59,5 @@ export type {
   RebuildStatus,
   TimelineOrder,
 } from './messages.js';
+export { DEAD_LETTER_STREAM, deadLetterEventSchema, openDeadLetters, deadLetterListSchema, deadLetterReplaySchema } from './dead-letters.js';
+export type { DeadLetter, DeadLetterEvent, DeadLetterList, DeadLetterReplay } from './dead-letters.js';

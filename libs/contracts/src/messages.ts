@@ -29,6 +29,8 @@ export const subjects = {
   },
   fanout: {
     status: 'feed.fanout.status',
+    deadLetters: 'feed.fanout.dead-letters',
+    replayDeadLetters: 'feed.fanout.replay-dead-letters',
   },
 } as const;
 

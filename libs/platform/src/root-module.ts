@@ -5,6 +5,6 @@ import { CoreModule, type CoreOptions } from './core.module.js';
 class FeedmillRootModule {}
 
 /** One process's module: the shared infrastructure plus the service modules it runs. */
-export function rootModule(features: Type[], core: CoreOptions): DynamicModule {
+export function rootModule(features: Array<Type | DynamicModule>, core: CoreOptions): DynamicModule {
   return { module: FeedmillRootModule, imports: [CoreModule.forRoot(core), ...features] };
 }

@@ -1,0 +1,66 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ContentService } from '@feedmill/content';
+import { defaultFeedConfig, subjects, type EdgePageRequest, type FeedId, type RecentActivitiesRequest } from '@feedmill/contracts';
+import { FileEventLog } from '@feedmill/event-log';
+import { GraphService } from '@feedmill/graph';
+import { FeedGroups, memoryStores, type ServiceClient } from '@feedmill/platform';
+import { MemoryContentStore, MemoryGraphStore, MemoryTimelineStore } from '@feedmill/stores';
+import { TimelineService } from '@feedmill/timeline';
+
+/**
+ * With several graph or content replicas, the one that answers may lag behind the log. A
+ * replica answers as of at least the `atLeast` it is given (it waits until it has applied
+ * that much), and as it stands otherwise. Here the lagging replicas are real services whose
+ * stores catch up with the log only when a request asks them to.
+ */
+let dir: string;
+let log: FileEventLog;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'feedmill-lag-'));
+  log = await FileEventLog.open({ dir });
+});
+afterEach(async () => {
+  await log.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const reader = 'timeline:r' as FeedId;
+const author = 'user:a' as FeedId;
+
+it('builds a cache from follows and posts at least as new as what the timeline holds, whichever replica answers', async () => {
+  const groups = new FeedGroups(defaultFeedConfig);
+  await log.appendToStream(`follows-${reader}`, [{ type: 'FeedFollowed', data: { follower: reader, target: author, time: '2026-01-01T00:00:00.000Z' }, metadata: { v: 1 } }]);
+  const activity = { id: 'a1', feed: author, actor: 'a', verb: 'post', object: 'o', time: '2026-01-01T00:00:01.000Z' };
+  await log.appendToStream(`feed-${author}`, [{ type: 'ActivityAdded', data: { activity }, metadata: { v: 1 } }]);
+
+  const graphStore = new MemoryGraphStore();
+  const contentStore = new MemoryContentStore();
+  const graph = new GraphService(log, graphStore, groups);
+  const content = new ContentService(log, contentStore);
+  const catchUp = async (store: MemoryGraphStore | MemoryContentStore, atLeast: number | undefined) => {
+    const applied = await store.position();
+    if (atLeast !== undefined && atLeast > applied) await store.apply((await readAll()).filter((e) => e.position > applied && e.position <= atLeast));
+  };
+  const readAll = async () => [...(await log.readStream(`follows-${reader}`)), ...(await log.readStream(`feed-${author}`))].sort((a, b) => a.position - b.position);
+  const asked: string[] = [];
+  const client: ServiceClient = {
+    async request<T>(subject: string, payload: unknown): Promise<T> {
+      const { atLeast } = payload as { atLeast?: number };
+      asked.push(`${subject} atLeast=${atLeast}`);
+      if (subject === subjects.graph.following) return (await catchUp(graphStore, atLeast), graph.following(payload as EdgePageRequest)) as Promise<T>;
+      if (subject === subjects.content.recent) return (await catchUp(contentStore, atLeast), content.recent(payload as RecentActivitiesRequest)) as Promise<T>;
+      throw new Error(`unexpected ${subject}`);
+    },
+    close: async () => undefined,
+  };
+
+  // The timeline has applied the follow and the post (position 2); the replicas nothing yet.
+  const store = new MemoryTimelineStore((feed) => groups.timelinePolicyOf(feed));
+  await store.deliver({ after: 0, position: 2, deliveries: [{ kind: 'follow', reader, target: author, recent: [], exhausted: true }, { kind: 'insert', readers: [reader], activity }] });
+  const timeline = new TimelineService(store, client, groups, log, memoryStores, () => defaultFeedConfig);
+  const page = await timeline.read({ feed: reader, limit: 10 });
+  expect(page.items.map((a) => a.id)).toEqual(['a1']);
+  expect(asked).toEqual([`${subjects.graph.following} atLeast=2`, `${subjects.content.recent} atLeast=2`]);
+});

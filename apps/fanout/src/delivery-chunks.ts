@@ -30,7 +30,7 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
         push({ ...delivery, readers }, payload + readers.length * 40);
       }
     } else if (delivery.kind === 'follow') {
-      for (const piece of splitFollow(delivery)) push(piece, piece.recent.reduce((sum, activity) => sum + approximateBytes(activity), 100));
+      for (const { piece, bytes } of splitFollow(delivery)) push(piece, bytes);
     } else {
       push(delivery, 100);
     }
@@ -47,15 +47,16 @@ type FollowDelivery = Extract<TimelineDelivery, { kind: 'follow' }>;
  * and every newer piece lands above it. Applied in that order they store what the whole
  * delivery would.
  */
-export function splitFollow(delivery: FollowDelivery): FollowDelivery[] {
-  const pieces: FollowDelivery[] = [];
+function splitFollow(delivery: FollowDelivery): Array<{ piece: FollowDelivery; bytes: number }> {
+  const sizes = delivery.recent.map(approximateBytes);
+  const pieces: Array<{ piece: FollowDelivery; bytes: number }> = [];
   let end = delivery.recent.length;
   while (end > 0) {
     let start = end - 1;
-    let bytes = approximateBytes(delivery.recent[start]!);
-    while (start > 0 && bytes + approximateBytes(delivery.recent[start - 1]!) <= DELIVERY_BUDGET_BYTES) bytes += approximateBytes(delivery.recent[--start]!);
-    pieces.push({ ...delivery, recent: delivery.recent.slice(start, end), exhausted: pieces.length === 0 ? delivery.exhausted : true });
+    let bytes = 100 + sizes[start]!;
+    while (start > 0 && bytes + sizes[start - 1]! <= DELIVERY_BUDGET_BYTES) bytes += sizes[--start]!;
+    pieces.push({ piece: { ...delivery, recent: delivery.recent.slice(start, end), exhausted: pieces.length === 0 ? delivery.exhausted : true }, bytes });
     end = start;
   }
-  return pieces.length > 0 ? pieces : [delivery];
+  return pieces.length > 0 ? pieces : [{ piece: delivery, bytes: 100 }];
 }

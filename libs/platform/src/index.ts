@@ -9,7 +9,7 @@ export { RpcErrorFilter } from './rpc/rpc-error.filter.js';
 export { SERVICE_CLIENT, ProxyServiceClient, InProcessServiceClient } from './rpc/service-client.js';
 export type { ServiceClient } from './rpc/service-client.js';
 export { InProcessServer } from './rpc/in-process.server.js';
-export { allEdges, recentActivities } from './rpc/all-edges.js';
+export { allEdges, recentActivities } from './rpc/paged-queries.js';
 export { openEventLog } from './event-log-factory.js';
 export { CoreModule, FEED_CONFIG_LOADER } from './core.module.js';
 export { STORE_FACTORY, memoryStores, openStores } from './store-factory.js';

@@ -74,9 +74,14 @@ export class MemoryTimelineStore implements TimelineStore {
           const policy = this.policyOf(reader);
           const item = policy.embed === false ? (reference ??= referenceTo(delivery.activity)) : delivery.activity;
           const key = policy.relevancy ? keys.relevance : keys.time;
-          this.change(timeline, (cache) => {
-            if (cache.insert(item, key)) this.delivered++;
-          });
+          // The hot path: a closure only while a build holds changes back.
+          if (!timeline.held) {
+            if (timeline.cache.insert(item, key)) this.delivered++;
+          } else {
+            this.change(timeline, (cache) => {
+              if (cache.insert(item, key)) this.delivered++;
+            });
+          }
         }
         return;
       }

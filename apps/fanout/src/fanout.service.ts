@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import {
   DEAD_LETTER_STREAM,
+  FeedmillError,
   openDeadLetters,
   subjects,
   type DeadLetter,
@@ -51,7 +52,8 @@ type Outcome = { ok: true } | { ok: false; error: unknown };
  * A batch that keeps failing is taken apart: its events are delivered one at a time, and
  * one that still fails alone while the services answer is a dead letter. It is appended to
  * the dead-letter stream of the log with its reason, and fan-out goes on past it. While a
- * service does not answer, nothing is dead-lettered: fan-out waits for it.
+ * service does not answer, times out or has not caught up, nothing is dead-lettered:
+ * fan-out waits for it.
  */
 @Injectable()
 export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -179,11 +181,11 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       for (;;) {
         const outcome = await this.withRetries(() => this.deliverEvents([event]));
         if (outcome.ok) break;
-        if (await this.servicesAnswer()) {
+        if (!isTransient(outcome.error) && (await this.servicesAnswer())) {
           await this.deadLetter(event, outcome.error);
           break;
         }
-        this.logger.warn(`waiting for the services to answer before retrying position ${event.position}`);
+        this.logger.warn(`waiting for the services before retrying position ${event.position}: ${describe(outcome.error)}`);
         await this.pause(this.retry.firstBackoffMs * 2 ** this.retry.attempts);
       }
     }
@@ -258,6 +260,17 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms));
   }
+}
+
+/**
+ * A failure that says a service is unreachable, timed out or not caught up yet: it passes
+ * with time, so it is waited out, never dead-lettered.
+ */
+function isTransient(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof FeedmillError) return cause.code === 'unavailable' || cause.code === 'not_ready';
+  }
+  return false;
 }
 
 function describe(error: unknown): string {

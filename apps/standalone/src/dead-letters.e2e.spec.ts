@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DeliverRequest, FeedId, ServiceStatus } from '@feedmill/contracts';
+import { FeedmillError, type DeliverRequest, type FeedId, type ServiceStatus } from '@feedmill/contracts';
 import { loadRuntimeConfig, memoryStores, type StoreFactory } from '@feedmill/platform';
 import { MemoryTimelineStore, type TimelineStore } from '@feedmill/stores';
 import { FeedClient, waitFor } from '@feedmill/testing';
@@ -16,10 +16,12 @@ import { createStandaloneApp } from './standalone.js';
  */
 class RefusingTimelineStore extends MemoryTimelineStore {
   refusing = true;
+  /** Refuse as a store that is down for a while does: unavailable, which passes with time. */
+  unavailable = false;
 
   override deliver(request: DeliverRequest) {
     const poisoned = request.deliveries.some((d) => d.kind === 'insert' && d.activity.object === 'poison');
-    if (this.refusing && poisoned) return Promise.reject(new Error('the store refuses this entry'));
+    if (this.refusing && poisoned) return Promise.reject(this.unavailable ? new FeedmillError('unavailable', 'the store is not answering') : new Error('the store refuses this entry'));
     return super.deliver(request);
   }
 }
@@ -95,6 +97,21 @@ describe('dead letters', () => {
     await shows(alice, ['third', 'poison', 'first']);
     expect(await deadletters('list')).toEqual({ code: 0, output: 'no dead letters\n' });
     expect(await fanoutCounters()).toEqual({ deadLettered: 0 });
+  });
+
+  it('waits out a failure that passes with time instead of dead-lettering it', async () => {
+    const erin = 'user:erin' as FeedId;
+    const fay = 'timeline:fay' as FeedId;
+    Object.assign(store, { refusing: true, unavailable: true });
+    await api.follow(fay, erin);
+    await api.post(erin, { actor: 'erin', verb: 'post', object: 'poison' });
+    // Longer than the retries of the batch and of the event alone (3 attempts each, 10 ms doubling).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await ids(fay)).toEqual([]);
+    expect(await fanoutCounters()).toEqual({ deadLettered: 0 });
+    Object.assign(store, { refusing: false, unavailable: false });
+    await shows(fay, ['poison']);
+    expect(await deadletters('list')).toEqual({ code: 0, output: 'no dead letters\n' });
   });
 
   it('replays as the log now stands: a dead-lettered post removed since stays away', async () => {

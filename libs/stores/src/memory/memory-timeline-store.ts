@@ -75,13 +75,8 @@ export class MemoryTimelineStore implements TimelineStore {
           const item = policy.embed === false ? (reference ??= referenceTo(delivery.activity)) : delivery.activity;
           const key = policy.relevancy ? keys.relevance : keys.time;
           // The hot path: a closure only while a build holds changes back.
-          if (!timeline.held) {
-            if (timeline.cache.insert(item, key)) this.delivered++;
-          } else {
-            this.change(timeline, (cache) => {
-              if (cache.insert(item, key)) this.delivered++;
-            });
-          }
+          if (timeline.held) timeline.held.push((cache) => this.insertCounted(cache, item, key));
+          else this.insertCounted(timeline.cache, item, key);
         }
         return;
       }
@@ -120,6 +115,10 @@ export class MemoryTimelineStore implements TimelineStore {
         return;
       }
     }
+  }
+
+  private insertCounted(cache: CappedCache, item: TimelineItem, key: SortKey): void {
+    if (cache.insert(item, key)) this.delivered++;
   }
 
   /** Applies a change now, or once the build in progress has merged what it pulled. */

@@ -46,12 +46,24 @@ async function exactTotal(reader: FeedId, readerMeta: StoredDocument, buckets: D
   return total;
 }
 
+/** How a bucket model finds and removes an activity in its readers' buckets. */
+interface BucketRemovals {
+  holdingAmong(readers: readonly FeedId[], activityId: string): FindOperation;
+  removal(readers: readonly FeedId[], activityId: string): UpdateOperation;
+}
+
 /** Removes an activity from the buckets of the readers holding it, marking their totals for a recount first. */
-async function removeFromBuckets(buckets: DocumentCollection, meta: DocumentCollection, readers: readonly FeedId[], id: string, holdingAmong: FindOperation, removal: UpdateOperation): Promise<void> {
-  const holders = [...new Set((await buckets.find(holdingAmong)).map((d) => d['r'] as FeedId))];
+async function removeFromBuckets(buckets: DocumentCollection, meta: DocumentCollection, documents: BucketRemovals, readers: readonly FeedId[], id: string): Promise<void> {
+  const holders = [...new Set((await buckets.find(documents.holdingAmong(readers, id))).map((d) => d['r'] as FeedId))];
   if (holders.length === 0) return;
   await meta.updateMany(timeBucketDocuments.recountDue(holders));
-  await buckets.updateMany({ ...removal, filter: { ...removal.filter, r: { $in: holders } } });
+  await buckets.updateMany(documents.removal(holders, id));
+}
+
+/** Removes an unfollowed feed's entries from a reader's buckets, marking its total for a recount first. */
+async function removeFeedFromBuckets(buckets: DocumentCollection, meta: DocumentCollection, reader: FeedId, feed: FeedId): Promise<void> {
+  await meta.updateMany(timeBucketDocuments.recountDue([reader]));
+  await buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed));
 }
 
 /** Seed 000: claim the next slot and overwrite it, raising the floor past what it held. */
@@ -150,11 +162,8 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       }
       return out.sort(newestFirst).slice(0, limit).map((e) => e.a);
     },
-    remove: (readers, id) => removeFromBuckets(buckets, meta, readers, id, timeBucketDocuments.holdingAmong(readers, id), timeBucketDocuments.removal(readers, id)),
-    async removeFeed(reader, feed) {
-      await meta.updateMany(timeBucketDocuments.recountDue([reader]));
-      await buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed));
-    },
+    remove: (readers, id) => removeFromBuckets(buckets, meta, timeBucketDocuments, readers, id),
+    removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, reader, feed),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
 }
@@ -218,11 +227,8 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       const all = (await buckets.find(sizeBucketDocuments.all(reader))).flatMap((b) => b['entries'] as EntryDocument[]);
       return all.filter(above(floor, before)).sort(newestFirst).slice(0, limit).map((e) => e.a);
     },
-    remove: (readers, id) => removeFromBuckets(buckets, meta, readers, id, sizeBucketDocuments.holdingAmong(readers, id), sizeBucketDocuments.removal(readers, id)),
-    async removeFeed(reader, feed) {
-      await meta.updateMany(timeBucketDocuments.recountDue([reader]));
-      await buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed));
-    },
+    remove: (readers, id) => removeFromBuckets(buckets, meta, sizeBucketDocuments, readers, id),
+    removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, reader, feed),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
 }

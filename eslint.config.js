@@ -50,6 +50,8 @@ export default tseslint.config(
   {
     // The domain may not import infrastructure packages at all.
     files: ['libs/contracts/src/**/*.ts', 'libs/feed-models/src/**/*.ts'],
+    // Tests may read their fixtures from disk.
+    ignores: ['**/*.spec.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -1,6 +1,6 @@
-import { sortKeyOf, type Activity, type FeedId } from '@feedmill/contracts';
+import { decodeFeedEvents, sortKeyOf, type Activity, type FeedId } from '@feedmill/contracts';
 import type { EventLog } from '@feedmill/event-log';
-import { planDeliveries, type PlanLookups } from '@feedmill/fanout';
+import { fanOutBatch, type PlanLookups } from '@feedmill/feed-models';
 import { MemoryContentStore, MemoryGraphStore, MemoryTimelineStore } from '@feedmill/stores';
 import { readAllEvents } from '@feedmill/testing';
 import { Latencies } from './latency.js';
@@ -95,7 +95,7 @@ export async function measureInProcess(
   for (let i = 0; i < events.length; i += BATCH) {
     const batch = events.slice(i, i + BATCH);
     const last = batch[batch.length - 1]!.position;
-    await timeline.deliver({ after: position, position: last, deliveries: await planDeliveries(batch, lookups) });
+    await fanOutBatch(decodeFeedEvents(batch), lookups, timeline, position, last);
     position = last;
   }
   const oursSeconds = (performance.now() - started) / 1000;

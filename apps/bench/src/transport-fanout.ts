@@ -1,9 +1,9 @@
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
-import { defaultFeedConfig, subjects, type DeliverReply, type DeliverRequest, type TimelineDelivery } from '@feedmill/contracts';
+import { decodeFeedEvents, defaultFeedConfig, type PositionedEvent, type TimelineDelivery } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
-import { chunkDeliveries, planDeliveries, type PlanLookups } from '@feedmill/fanout';
-import { InProcessServer, InProcessServiceClient, natsClient, rootModule, type ServiceClient } from '@feedmill/platform';
+import { fanOutBatch, planDeliveries, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
+import { InProcessServer, InProcessServiceClient, natsClient, rootModule, serviceDeliveryTarget, type ServiceClient } from '@feedmill/platform';
 import { TimelineModule } from '@feedmill/timeline';
 import { round } from './deployment.js';
 
@@ -45,47 +45,46 @@ async function timelineEndpoint(natsUrl: string | undefined): Promise<{ client: 
  * `maxDeliveries` entries, so that the naive run stays short.
  */
 export async function measureTransportFanout(
-  events: readonly RecordedEvent[],
+  records: readonly RecordedEvent[],
   lookups: PlanLookups,
   natsUrl: string | undefined,
   maxDeliveries: number,
 ): Promise<TransportFanoutResult> {
-  const setup = events.filter((e) => e.type === 'FeedFollowed' || e.type === 'FeedUnfollowed');
-  const posts: RecordedEvent[] = [];
+  const events = decodeFeedEvents(records);
+  const setup = events.filter(({ event }) => event.type === 'FeedFollowed' || event.type === 'FeedUnfollowed');
+  const posts: PositionedEvent[] = [];
   let planned = 0;
-  for (const event of events) {
-    if (event.type !== 'ActivityAdded' || planned >= maxDeliveries) continue;
-    const feed = (event.data as { activity: { feed: string } }).activity.feed;
-    planned += (await lookups.followers(feed as never, 0)).length;
-    posts.push(event);
+  for (const positioned of events) {
+    if (positioned.event.type !== 'ActivityAdded' || planned >= maxDeliveries) continue;
+    planned += (await lookups.followers(positioned.event.data.activity.feed, 0)).length;
+    posts.push(positioned);
   }
 
-  const run = async (deliver: (client: ServiceClient, batch: RecordedEvent[], position: { at: number }) => Promise<number>) => {
+  const run = async (deliver: (timeline: DeliveryTarget, batch: PositionedEvent[], position: { at: number }) => Promise<number>) => {
     const endpoint = await timelineEndpoint(natsUrl);
+    const timeline = countingRequests(serviceDeliveryTarget(endpoint.client));
     const position = { at: 0 };
     try {
-      for (let i = 0; i < setup.length; i += BATCH) await sendBatched(endpoint.client, setup.slice(i, i + BATCH), lookups, position);
+      for (let i = 0; i < setup.length; i += BATCH) await sendBatched(timeline, setup.slice(i, i + BATCH), lookups, position);
       const started = performance.now();
-      let requests = 0;
-      for (let i = 0; i < posts.length; i += BATCH) requests += await deliver(endpoint.client, posts.slice(i, i + BATCH), position);
-      return { requests, seconds: (performance.now() - started) / 1000 };
+      timeline.requests = 0;
+      for (let i = 0; i < posts.length; i += BATCH) await deliver(timeline, posts.slice(i, i + BATCH), position);
+      return { requests: timeline.requests, seconds: (performance.now() - started) / 1000 };
     } finally {
       await endpoint.close();
     }
   };
 
-  const ours = await run((client, batch, position) => sendBatched(client, batch, lookups, position));
-  const naive = await run(async (client, batch, position) => {
-    let requests = 0;
+  const ours = await run((timeline, batch, position) => sendBatched(timeline, batch, lookups, position));
+  const naive = await run(async (timeline, batch, position) => {
     for (const delivery of await planDeliveries(batch, lookups)) {
       if (delivery.kind !== 'insert') continue;
       for (const reader of delivery.readers) {
         const one: TimelineDelivery = { kind: 'insert', readers: [reader], activity: delivery.activity };
-        await deliver(client, { after: position.at, position: position.at, deliveries: [one] });
-        requests++;
+        expectApplied(await timeline.deliver({ after: position.at, position: position.at, deliveries: [one] }), position.at);
       }
     }
-    return requests;
+    return 0;
   });
   const rate = (seconds: number) => Math.round(planned / seconds);
   return {
@@ -98,19 +97,26 @@ export async function measureTransportFanout(
   };
 }
 
-/** What the fan-out service does with a batch: plan, chunk, and send in order. */
-async function sendBatched(client: ServiceClient, batch: RecordedEvent[], lookups: PlanLookups, position: { at: number }): Promise<number> {
-  const last = batch[batch.length - 1]!.position;
-  const chunks = chunkDeliveries(await planDeliveries(batch, lookups));
-  if (chunks.length === 0) chunks.push([]);
-  for (const [index, deliveries] of chunks.entries()) {
-    await deliver(client, { after: position.at, position: index === chunks.length - 1 ? last : position.at, deliveries });
-  }
-  position.at = last;
-  return chunks.length;
+/** A delivery target that counts the requests sent through it. */
+function countingRequests(target: DeliveryTarget): DeliveryTarget & { requests: number } {
+  const counting = {
+    requests: 0,
+    deliver: (request: Parameters<DeliveryTarget['deliver']>[0]) => {
+      counting.requests++;
+      return target.deliver(request);
+    },
+  };
+  return counting;
 }
 
-async function deliver(client: ServiceClient, request: DeliverRequest): Promise<void> {
-  const reply = await client.request<DeliverReply>(subjects.timeline.deliver, request);
-  if (!reply.applied) throw new Error(`timeline refused a delivery after ${request.after}: it stands at ${reply.position}`);
+/** What the fan-out service does with a batch: plan, chunk, and send in order. */
+async function sendBatched(timeline: DeliveryTarget, batch: PositionedEvent[], lookups: PlanLookups, position: { at: number }): Promise<number> {
+  const last = batch[batch.length - 1]!.position;
+  expectApplied(await fanOutBatch(batch, lookups, timeline, position.at, last), position.at);
+  position.at = last;
+  return 0;
+}
+
+function expectApplied(reply: { applied: boolean; position: number }, after: number): void {
+  if (!reply.applied) throw new Error(`timeline refused a delivery after ${after}: it stands at ${reply.position}`);
 }

@@ -11,7 +11,7 @@ import {
   type RemoveActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import { decideAddActivity, decideBumpActivity, decideRemoveActivity } from '@feedmill/feed-models';
+import { decideActivity, evolveActivity, streamOf, type ActivityCommand } from '@feedmill/feed-models';
 import { SerialQueues } from '@feedmill/platform';
 import { ProjectedService } from '@feedmill/projections';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
@@ -54,10 +54,10 @@ export class ContentService extends ProjectedService {
     const inFlight = key === undefined ? undefined : this.addsInFlight.get(key);
     if (inFlight) return inFlight;
     const sameForeignId = foreignId === undefined ? undefined : await this.store.byForeignId(request.feed, foreignId);
-    const decision = decideAddActivity(request, sameForeignId);
-    if (decision.kind === 'duplicate') return { activity: decision.activity, durable: Promise.resolve() };
-    const { durable } = await this.writer.enqueue(decision.stream, decision.event);
-    const pending = { activity: decision.activity, durable };
+    const [added] = decideActivity({ type: 'AddActivity', data: request }, sameForeignId);
+    if (!added) return { activity: sameForeignId!, durable: Promise.resolve() };
+    const { durable } = await this.writer.enqueue(streamOf(added), added);
+    const pending = { activity: evolveActivity(undefined, added)!, durable };
     if (key !== undefined) {
       this.addsInFlight.set(key, pending);
       void durable
@@ -72,9 +72,7 @@ export class ContentService extends ProjectedService {
   remove(request: RemoveActivityRequest): Promise<void> {
     return this.perFeed.run(request.feed, () =>
       this.writer.decideWithRetry(async () => {
-        const [existing] = await this.store.get([request.id]);
-        const { stream, event } = decideRemoveActivity(request, existing);
-        await this.writer.append(stream, event);
+        await this.decideOnExisting({ type: 'RemoveActivity', data: request });
       }),
     );
   }
@@ -87,13 +85,16 @@ export class ContentService extends ProjectedService {
   /** Raises an activity for relevancy-ordered timelines; returns it as it now is. */
   bump(request: BumpActivityRequest): Promise<Activity> {
     return this.perFeed.run(request.feed, () =>
-      this.writer.decideWithRetry(async () => {
-        const [existing] = await this.store.get([request.id]);
-        const decision = decideBumpActivity(request, existing);
-        if (decision.event) await this.writer.append(decision.stream, decision.event);
-        return decision.activity;
-      }),
+      this.writer.decideWithRetry(async () => (await this.decideOnExisting({ type: 'BumpActivity', data: request }))!),
     );
+  }
+
+  /** Decides a command on the activity it names, appends the events, and returns the activity they leave. */
+  private async decideOnExisting(command: Extract<ActivityCommand, { data: { id: string; feed: unknown; time: string } }>): Promise<Activity | undefined> {
+    const [existing] = await this.store.get([command.data.id]);
+    const events = decideActivity(command, existing);
+    for (const event of events) await this.writer.append(streamOf(event), event);
+    return events.reduce(evolveActivity, existing);
   }
 
   /** A page in the asked order, cut short (never empty) past `maxBytes`; `next` is a key of that order. */

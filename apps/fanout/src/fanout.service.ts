@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import {
   DEAD_LETTER_STREAM,
+  deadLetterEvents,
+  decodeFeedEvents,
   FeedmillError,
   openDeadLetters,
   subjects,
@@ -8,16 +10,12 @@ import {
   type DeadLetterEvent,
   type DeadLetterList,
   type DeadLetterReplay,
-  type DeliverReply,
-  type DeliverRequest,
   type ServiceStatus,
   type TimelineDelivery,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
-import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, SerialQueues, type ServiceClient } from '@feedmill/platform';
-import { chunkDeliveries } from './delivery-chunks.js';
-import { planDeliveries, replanAsOfNow, type PlanLookups } from './delivery-plan.js';
-import { servicePlanLookups } from './plan-lookups.js';
+import { chunkDeliveries, deliverInOrder, planDeliveries, replanAsOfNow, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
+import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, SerialQueues, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/platform';
 
 /** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
 class TimelineMovedError extends Error {
@@ -69,6 +67,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly turns = new SerialQueues();
   /** Planning asks graph and content through the service client. */
   private readonly lookups: PlanLookups;
+  private readonly timeline: DeliveryTarget;
   private readonly retry: FanoutRetryPolicy;
 
   constructor(
@@ -78,6 +77,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     @Optional() @Inject(FANOUT_RETRY_POLICY) retry?: FanoutRetryPolicy,
   ) {
     this.lookups = servicePlanLookups(client, groups);
+    this.timeline = serviceDeliveryTarget(client);
     this.retry = retry ?? defaultRetryPolicy;
   }
 
@@ -111,7 +111,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
         try {
           const event = (await this.log.readStream(letter.stream))[letter.revision];
           if (!event || event.position !== letter.position) throw new Error(`the log holds no event at position ${letter.position}`);
-          const deliveries = await replanAsOfNow(event, await this.log.headPosition(), this.lookups);
+          const [decoded] = decodeFeedEvents([event]);
+          const deliveries = decoded ? await replanAsOfNow(decoded, await this.log.headPosition(), this.lookups) : [];
           await this.send(chunkDeliveries(deliveries), this.delivered);
           await this.appendDeadLetterEvent({ type: 'DeadLetterReplayed', data: { position: letter.position, time: new Date().toISOString() } });
           this.deadLettered.delete(letter.position);
@@ -193,7 +194,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Plans and sends the events' deliveries; timeline then stands at the last one's position. */
   private async deliverEvents(events: readonly RecordedEvent[]): Promise<void> {
-    const deliveries = await planDeliveries(events, this.lookups).catch((error: unknown) => {
+    const deliveries = await planDeliveries(decodeFeedEvents(events), this.lookups).catch((error: unknown) => {
       throw new Error(`planning failed: ${describe(error)}`, { cause: error });
     });
     await this.send(chunkDeliveries(deliveries), events[events.length - 1]!.position).catch((error: unknown) => {
@@ -204,12 +205,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Sends chunks from where fan-out stands; the last one moves timeline to `position`. */
   private async send(chunks: TimelineDelivery[][], position: number): Promise<void> {
-    if (chunks.length === 0) chunks.push([]);
-    for (const [index, deliveries] of chunks.entries()) {
-      const request: DeliverRequest = { after: this.delivered, position: index === chunks.length - 1 ? position : this.delivered, deliveries };
-      const reply = await this.client.request<DeliverReply>(subjects.timeline.deliver, request);
-      if (!reply.applied) throw new TimelineMovedError(reply.position);
-    }
+    const reply = await deliverInOrder(this.timeline, chunks, this.delivered, position);
+    if (!reply.applied) throw new TimelineMovedError(reply.position);
     this.delivered = position;
   }
 
@@ -254,7 +251,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async appendDeadLetterEvent(event: DeadLetterEvent): Promise<void> {
-    await this.log.appendToStream(DEAD_LETTER_STREAM, [{ type: event.type, data: event.data, metadata: { v: 1 } }]);
+    await this.log.appendToStream(DEAD_LETTER_STREAM, [deadLetterEvents.encode(event)]);
   }
 
   private pause(ms: number): Promise<void> {

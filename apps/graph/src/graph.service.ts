@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FeedmillError, type EdgePage, type EdgePageRequest, type FeedId, type FollowCounts, type FollowRequest } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import { decideFollow, decideUnfollow } from '@feedmill/feed-models';
+import { decideFollowEdge, streamOf, type FollowEdgeCommand } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups, SerialQueues } from '@feedmill/platform';
 import { ProjectedService } from '@feedmill/projections';
 import { GRAPH_STORE, type GraphStore } from '@feedmill/stores';
@@ -24,19 +24,18 @@ export class GraphService extends ProjectedService {
     if (!this.groups.isTimeline(request.follower)) {
       throw new FeedmillError('group_cannot_follow', `${request.follower} is not a timeline feed; only timeline feeds follow`, 'group');
     }
-    return this.perFollower.run(request.follower, () =>
-      this.writer.decideWithRetry(async () => {
-        const decision = decideFollow(request, await this.store.isFollowing(request.follower, request.target));
-        if (decision) await this.writer.append(decision.stream, decision.event);
-      }),
-    );
+    return this.decide({ type: 'Follow', data: request });
   }
 
   unfollow(request: FollowRequest): Promise<void> {
-    return this.perFollower.run(request.follower, () =>
+    return this.decide({ type: 'Unfollow', data: request });
+  }
+
+  private decide(command: FollowEdgeCommand): Promise<void> {
+    const { follower, target } = command.data;
+    return this.perFollower.run(follower, () =>
       this.writer.decideWithRetry(async () => {
-        const decision = decideUnfollow(request, await this.store.isFollowing(request.follower, request.target));
-        if (decision) await this.writer.append(decision.stream, decision.event);
+        for (const event of decideFollowEdge(command, await this.store.isFollowing(follower, target))) await this.writer.append(streamOf(event), event);
       }),
     );
   }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContentService } from '@feedmill/content';
-import { defaultFeedConfig, subjects, type EdgePageRequest, type FeedId, type RecentActivitiesRequest } from '@feedmill/contracts';
+import { defaultFeedConfig, feedEvents, subjects, type EdgePageRequest, type FeedId, type RecentActivitiesRequest } from '@feedmill/contracts';
 import { FileEventLog } from '@feedmill/event-log';
 import { GraphService } from '@feedmill/graph';
 import { FeedGroups, memoryStores, type ServiceClient } from '@feedmill/platform';
@@ -31,9 +31,9 @@ const author = 'user:a' as FeedId;
 
 it('builds a cache from follows and posts at least as new as what the timeline holds, whichever replica answers', async () => {
   const groups = new FeedGroups(defaultFeedConfig);
-  await log.appendToStream(`follows-${reader}`, [{ type: 'FeedFollowed', data: { follower: reader, target: author, time: '2026-01-01T00:00:00.000Z' }, metadata: { v: 1 } }]);
+  await log.appendToStream(`follows-${reader}`, [feedEvents.encode({ type: 'FeedFollowed', data: { follower: reader, target: author, time: '2026-01-01T00:00:00.000Z' } })]);
   const activity = { id: 'a1', feed: author, actor: 'a', verb: 'post', object: 'o', time: '2026-01-01T00:00:01.000Z' };
-  await log.appendToStream(`feed-${author}`, [{ type: 'ActivityAdded', data: { activity }, metadata: { v: 1 } }]);
+  await log.appendToStream(`feed-${author}`, [feedEvents.encode({ type: 'ActivityAdded', data: { activity } })]);
 
   const graphStore = new MemoryGraphStore();
   const contentStore = new MemoryContentStore();

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
-import type { FeedConfig, RebuildStatus } from '@feedmill/contracts';
+import { decodeFeedEvents, type FeedConfig, type RebuildStatus } from '@feedmill/contracts';
 import type { EventLog, Subscription } from '@feedmill/event-log';
-import { planDeliveries, servicePlanLookups } from '@feedmill/fanout';
-import { FeedGroups, type ServiceClient, type StoreFactory } from '@feedmill/platform';
+import { fanOutBatch } from '@feedmill/feed-models';
+import { FeedGroups, servicePlanLookups, type ServiceClient, type StoreFactory } from '@feedmill/platform';
 import type { TimelineStore } from '@feedmill/stores';
 
 /** What a finished rebuild hands over: the new store and the config it was built with. */
@@ -48,7 +48,7 @@ export class TimelineRebuild {
     const subscription = this.log.subscribeToAll({
       onEvents: async (events) => {
         const last = events[events.length - 1]!.position;
-        const reply = await store.deliver({ after: position, position: last, deliveries: await planDeliveries(events, lookups) });
+        const reply = await fanOutBatch(decodeFeedEvents(events), lookups, store, position, last);
         if (!reply.applied) throw new Error(`the new timelines stand at ${reply.position}, not at ${position}: not empty`);
         position = last;
         this.current.position = last;

@@ -1,6 +1,5 @@
 import { decodeCursor, encodeCursor, justAbove, sortKeyOf } from './sort-key.js';
 import { newActivitySchema } from './activity.js';
-import { MalformedEventError, upcastEvent, UnknownEventVersionError } from './events.js';
 import { deliverRequestSchema } from './messages.js';
 import { feedConfigSchema } from './feed-config.js';
 import { isFeedId } from './feeds.js';
@@ -43,22 +42,6 @@ describe('feed ids', () => {
     expect(isFeedId('user:b:ob')).toBe(false);
     expect(isFeedId('User:bob')).toBe(false);
     expect(isFeedId(`user:${'x'.repeat(129)}`)).toBe(false);
-  });
-});
-
-describe('events', () => {
-  it('ignores types this build does not consume and refuses versions newer than it knows', () => {
-    expect(upcastEvent('SomethingNew', {})).toBeUndefined();
-    expect(upcastEvent('FeedFollowed', { follower: 'timeline:a', target: 'user:b', time: 't' }, 1)).toEqual({
-      type: 'FeedFollowed',
-      data: { follower: 'timeline:a', target: 'user:b', time: 't' },
-    });
-    expect(() => upcastEvent('ActivityAdded', {}, 2)).toThrow(UnknownEventVersionError);
-  });
-
-  it('refuses a stored event that does not have its type’s shape', () => {
-    expect(() => upcastEvent('FeedFollowed', { follower: 'timeline:a' })).toThrow(MalformedEventError);
-    expect(() => upcastEvent('ActivityRemoved', { id: 'x', feed: 'not a feed', time: 't' })).toThrow(/feed/);
   });
 });
 

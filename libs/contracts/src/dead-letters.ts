@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventCodec, type StoredEvent } from './event-codec.js';
 
 /**
  * What fan-out could not deliver, kept in the event log so that it survives restarts: a log
@@ -18,20 +19,20 @@ const deadLetteredData = z.strictObject({
   time: z.string(),
 });
 
-export const deadLetterEventSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('DeliveryDeadLettered'), data: deadLetteredData }),
-  z.strictObject({ type: z.literal('DeadLetterReplayed'), data: z.strictObject({ position: z.number().int().min(0), time: z.string() }) }),
-]);
-export type DeadLetterEvent = z.output<typeof deadLetterEventSchema>;
+export const deadLetterEvents = eventCodec({
+  DeliveryDeadLettered: { schema: deadLetteredData },
+  DeadLetterReplayed: { schema: z.strictObject({ position: z.number().int().min(0), time: z.string() }) },
+});
+export type DeadLetterEvent = NonNullable<ReturnType<typeof deadLetterEvents.decode>>;
 export type DeadLetter = z.output<typeof deadLetteredData>;
 
 /** The dead letters not replayed yet, oldest first, from the dead-letter stream's events. */
-export function openDeadLetters(events: ReadonlyArray<{ type: string; data: unknown }>): DeadLetter[] {
+export function openDeadLetters(events: readonly StoredEvent[]): DeadLetter[] {
   const open = new Map<number, DeadLetter>();
   for (const recorded of events) {
-    const event = deadLetterEventSchema.parse({ type: recorded.type, data: recorded.data });
-    if (event.type === 'DeliveryDeadLettered') open.set(event.data.position, event.data);
-    else open.delete(event.data.position);
+    const event = deadLetterEvents.decode(recorded);
+    if (event?.type === 'DeliveryDeadLettered') open.set(event.data.position, event.data);
+    else if (event?.type === 'DeadLetterReplayed') open.delete(event.data.position);
   }
   return [...open.values()].sort((a, b) => a.position - b.position);
 }

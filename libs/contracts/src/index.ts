@@ -8,15 +8,10 @@ export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isRefere
 export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
-export {
-  currentEventVersion,
-  activityStream,
-  followStream,
-  upcastEvent,
-  feedEventSchema,
-  UnknownEventVersionError,
-  MalformedEventError,
-} from './events.js';
+export { feedEvents, decodeFeedEvents, activityStream, followStream } from './events.js';
+export type { PositionedEvent } from './events.js';
+export { eventCodec, UnknownEventVersionError, MalformedEventError } from './event-codec.js';
+export type { EventCodec, EventDefinition, EncodedEvent, StoredEvent } from './event-codec.js';
 export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, ActivityBumped, FeedFollowed, FeedUnfollowed } from './events.js';
 export {
   subjects,
@@ -59,5 +54,5 @@ export type {
   RebuildStatus,
   TimelineOrder,
 } from './messages.js';
-export { DEAD_LETTER_STREAM, deadLetterEventSchema, openDeadLetters, deadLetterListSchema, deadLetterReplaySchema } from './dead-letters.js';
+export { DEAD_LETTER_STREAM, deadLetterEvents, openDeadLetters, deadLetterListSchema, deadLetterReplaySchema } from './dead-letters.js';
 export type { DeadLetter, DeadLetterEvent, DeadLetterList, DeadLetterReplay } from './dead-letters.js';

@@ -1,5 +1,13 @@
-export { decideAddActivity, decideRemoveActivity, decideBumpActivity, decideFollow, decideUnfollow } from './deciders.js';
-export type { AddActivityCommand, AddActivityDecision, FollowCommand } from './deciders.js';
+export { decideActivity, evolveActivity, activityIdOf, activityEventTypes, isActivityEvent } from './aggregates/activity.js';
+export type { ActivityCommand, ActivityEvent } from './aggregates/activity.js';
+export { decideFollowEdge, evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from './aggregates/follow-edge.js';
+export type { FollowEdgeCommand, FollowEdgeEvent } from './aggregates/follow-edge.js';
+export { streamOf } from './aggregates/streams.js';
+export { planDeliveries, replanAsOfNow } from './fanout/delivery-plan.js';
+export type { PlanLookups } from './fanout/delivery-plan.js';
+export { chunkDeliveries, MAX_READERS_PER_DELIVERY, DELIVERY_BUDGET_BYTES } from './fanout/delivery-chunks.js';
+export { deliverInOrder, fanOutBatch } from './fanout/fan-out-batch.js';
+export type { DeliveryTarget } from './fanout/fan-out-batch.js';
 export { CappedCache } from './capped-cache.js';
 export type { TimelineEntry } from './capped-cache.js';
 export { readTimelinePage, storedCache } from './timeline-read.js';

@@ -10,6 +10,7 @@ export { SERVICE_CLIENT, ProxyServiceClient, InProcessServiceClient } from './rp
 export type { ServiceClient } from './rpc/service-client.js';
 export { InProcessServer } from './rpc/in-process.server.js';
 export { allEdges, recentActivities } from './rpc/paged-queries.js';
+export { servicePlanLookups, serviceDeliveryTarget } from './rpc/service-plan-lookups.js';
 export { openEventLog } from './event-log-factory.js';
 export { CoreModule, FEED_CONFIG_LOADER } from './core.module.js';
 export { STORE_FACTORY, memoryStores, openStores } from './store-factory.js';

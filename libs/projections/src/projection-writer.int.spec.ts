@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activityStream, type Activity, type FeedEvent } from '@feedmill/contracts';
+import { activityStream, feedEvents, type Activity, type FeedEvent } from '@feedmill/contracts';
 import { FileEventLog, WrongExpectedVersionError } from '@feedmill/event-log';
 import { MemoryContentStore } from '@feedmill/stores';
 import { ProjectionWriter } from './projection-writer.js';
@@ -39,7 +39,7 @@ describe('ProjectionWriter', () => {
     const store = new MemoryContentStore();
     const writer = new ProjectionWriter(log, store);
     // Another writer appends; this projection has not seen it yet.
-    await log.appendToStream(stream, [{ type: 'ActivityAdded', data: added('other').data, metadata: { v: 1 } }]);
+    await log.appendToStream(stream, [feedEvents.encode(added('other'))]);
     const failed = await writer.enqueue(stream, added('mine'));
     await expect(failed.durable).rejects.toBeInstanceOf(WrongExpectedVersionError);
     // The projection catches up only once the first attempt has failed, so that the first

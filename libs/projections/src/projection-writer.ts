@@ -1,4 +1,4 @@
-import { currentEventVersion, type FeedEvent } from '@feedmill/contracts';
+import { feedEvents, type FeedEvent } from '@feedmill/contracts';
 import { WrongExpectedVersionError, type EventLog } from '@feedmill/event-log';
 import type { Projection } from '@feedmill/stores';
 
@@ -41,8 +41,8 @@ export class ProjectionWriter {
    */
   async enqueue(stream: string, event: FeedEvent): Promise<QueuedAppend> {
     const revision = this.queued.get(stream) ?? (await this.projection.streamRevision(stream));
-    const metadata = { v: currentEventVersion[event.type] };
-    const appended = this.log.appendToStream(stream, [{ type: event.type, data: event.data, metadata }], {
+    const encoded = feedEvents.encode(event);
+    const appended = this.log.appendToStream(stream, [encoded], {
       expectedVersion: revision === -1 ? 'no_stream' : revision,
     });
     const mine = revision + 1;
@@ -53,9 +53,7 @@ export class ProjectionWriter {
           stream,
           revision: result.nextExpectedVersion,
           position: result.position,
-          type: event.type,
-          data: event.data,
-          metadata,
+          ...encoded,
           recordedAt: new Date().toISOString(),
         }),
       )

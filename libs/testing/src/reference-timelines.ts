@@ -1,5 +1,6 @@
-import { sortKeyOf, upcastEvent, type Activity, type FeedId } from '@feedmill/contracts';
+import { decodeFeedEvents, sortKeyOf, type Activity, type FeedId } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
+import { activityIdOf, evolveActivity, evolveFollowEdge, isActivityEvent } from '@feedmill/feed-models';
 
 /**
  * What every timeline must show, computed the slow and obvious way from the log: the
@@ -12,17 +13,19 @@ export function referenceTimelines(events: readonly RecordedEvent[]): {
 } {
   const activities = new Map<string, Activity>();
   const following = new Map<FeedId, Set<FeedId>>();
-  for (const recorded of events) {
-    const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
-    if (!event) continue;
-    if (event.type === 'ActivityAdded') activities.set(event.data.activity.id, event.data.activity);
-    if (event.type === 'ActivityRemoved') activities.delete(event.data.id);
-    if (event.type === 'FeedFollowed') {
-      const set = following.get(event.data.follower) ?? new Set();
-      set.add(event.data.target);
-      following.set(event.data.follower, set);
+  // The same evolvers as every store, kept in the plainest structures.
+  for (const { event } of decodeFeedEvents(events)) {
+    if (isActivityEvent(event)) {
+      const id = activityIdOf(event);
+      const activity = evolveActivity(activities.get(id), event);
+      if (activity) activities.set(id, activity);
+      else activities.delete(id);
+    } else {
+      const { follower, target } = event.data;
+      const set = following.get(follower) ?? new Set<FeedId>();
+      if (evolveFollowEdge(set.has(target), event)) following.set(follower, set.add(target));
+      else set.delete(target);
     }
-    if (event.type === 'FeedUnfollowed') following.get(event.data.follower)?.delete(event.data.target);
   }
   return {
     readers: () => [...following.keys()],

@@ -1,4 +1,4 @@
-import type { Activity, FeedEvent, FeedId } from '@feedmill/contracts';
+import { feedEvents, type Activity, type FeedEvent, type FeedId } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 
 /** Records events as a log would: positions across streams, revisions within each. */
@@ -7,7 +7,7 @@ export function recordEvents(events: Array<[string, FeedEvent]>, firstPosition =
   return events.map(([stream, event], index) => {
     const revision = (revisions.get(stream) ?? -1) + 1;
     revisions.set(stream, revision);
-    return { stream, revision, position: firstPosition + index, type: event.type, data: event.data, metadata: { v: 1 }, recordedAt: 't' };
+    return { stream, revision, position: firstPosition + index, ...feedEvents.encode(event), recordedAt: 't' };
   });
 }
 

@@ -1,6 +1,5 @@
-import { relevanceKeyOf, sortKeyOf, upcastEvent, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
-import type { RecordedEvent } from '@feedmill/event-log';
-import { lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
+import { relevanceKeyOf, sortKeyOf, type Activity, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
+import { activityEventTypes, activityIdOf, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import { MemoryProjection } from './memory-projection.js';
 
@@ -18,38 +17,47 @@ const relevanceOfStored = (s: Stored) => s.relevance;
 /** Activities by id, by feed (oldest first) and by foreign id, rebuilt from the log at start. */
 export class MemoryContentStore extends MemoryProjection implements ContentStore {
   readonly name = 'content';
-  protected readonly eventTypes = new Set(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
+  protected readonly eventTypes = activityEventTypes;
   private readonly byId = new Map<string, Stored>();
   private readonly byFeed = new Map<FeedId, Stored[]>();
   /** The same activities per feed by relevance key: only bumps make it differ from byFeed. */
   private readonly byFeedRelevance = new Map<FeedId, Stored[]>();
   private readonly byForeign = new Map<string, string>();
 
-  protected evolve(recorded: RecordedEvent): void {
-    const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
-    if (event?.type === 'ActivityAdded') {
-      const { activity } = event.data;
-      const stored = { key: sortKeyOf(activity), relevance: relevanceKeyOf(activity), activity, position: recorded.position };
-      this.byId.set(activity.id, stored);
-      insertOrdered(listOf(this.byFeed, activity.feed), stored, keyOfStored);
-      insertOrdered(listOf(this.byFeedRelevance, activity.feed), stored, relevanceOfStored);
-      if (activity.foreignId !== undefined) this.byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
-    } else if (event?.type === 'ActivityBumped') {
-      const stored = this.byId.get(event.data.id);
-      if (!stored) return;
-      const relevance = this.byFeedRelevance.get(stored.activity.feed)!;
-      removeOrdered(relevance, stored, relevanceOfStored);
-      stored.activity = { ...stored.activity, bumpedAt: event.data.time };
-      stored.relevance = relevanceKeyOf(stored.activity);
-      insertOrdered(relevance, stored, relevanceOfStored);
-    } else if (event?.type === 'ActivityRemoved') {
-      const stored = this.byId.get(event.data.id);
-      if (!stored) return;
-      this.byId.delete(event.data.id);
-      removeOrdered(this.byFeed.get(stored.activity.feed)!, stored, keyOfStored);
-      removeOrdered(this.byFeedRelevance.get(stored.activity.feed)!, stored, relevanceOfStored);
-      if (stored.activity.foreignId !== undefined) this.byForeign.delete(foreignKey(stored.activity.feed, stored.activity.foreignId));
-    }
+  /** Indexes the activity as {@link evolveActivity} leaves it. */
+  protected evolve(event: FeedEvent, position: number): void {
+    if (!isActivityEvent(event)) return;
+    const id = activityIdOf(event);
+    const stored = this.byId.get(id);
+    const activity = evolveActivity(stored?.activity, event);
+    if (!stored && activity) this.index({ key: sortKeyOf(activity), relevance: relevanceKeyOf(activity), activity, position });
+    else if (stored && !activity) this.unindex(stored);
+    else if (stored && activity) this.reindexRelevance(stored, activity);
+  }
+
+  private index(stored: Stored): void {
+    const { activity } = stored;
+    this.byId.set(activity.id, stored);
+    insertOrdered(listOf(this.byFeed, activity.feed), stored, keyOfStored);
+    insertOrdered(listOf(this.byFeedRelevance, activity.feed), stored, relevanceOfStored);
+    if (activity.foreignId !== undefined) this.byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
+  }
+
+  private unindex(stored: Stored): void {
+    const { activity } = stored;
+    this.byId.delete(activity.id);
+    removeOrdered(this.byFeed.get(activity.feed)!, stored, keyOfStored);
+    removeOrdered(this.byFeedRelevance.get(activity.feed)!, stored, relevanceOfStored);
+    if (activity.foreignId !== undefined) this.byForeign.delete(foreignKey(activity.feed, activity.foreignId));
+  }
+
+  /** A bump changes the activity and its place by relevance; its place by time stays. */
+  private reindexRelevance(stored: Stored, activity: Activity): void {
+    const relevance = this.byFeedRelevance.get(activity.feed)!;
+    removeOrdered(relevance, stored, relevanceOfStored);
+    stored.activity = activity;
+    stored.relevance = relevanceKeyOf(activity);
+    insertOrdered(relevance, stored, relevanceOfStored);
   }
 
   async get(ids: readonly string[]): Promise<Activity[]> {

@@ -1,5 +1,5 @@
-import { upcastEvent, type FeedId } from '@feedmill/contracts';
-import type { RecordedEvent } from '@feedmill/event-log';
+import type { FeedEvent, FeedId } from '@feedmill/contracts';
+import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import { MemoryProjection } from './memory-projection.js';
 import sortedBtree from 'sorted-btree';
@@ -14,15 +14,16 @@ type FeedTree = InstanceType<typeof sortedBtree.default<FeedId, true>>;
  */
 export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   readonly name = 'graph';
-  protected readonly eventTypes = new Set(['FeedFollowed', 'FeedUnfollowed']);
+  protected readonly eventTypes = followEdgeEventTypes;
   private readonly followersOf = new Map<FeedId, FeedTree>();
   private readonly followingOf = new Map<FeedId, FeedTree>();
 
-  protected evolve(recorded: RecordedEvent): void {
-    const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
-    if (event?.type !== 'FeedFollowed' && event?.type !== 'FeedUnfollowed') return;
+  /** Keeps or drops the edge as {@link evolveFollowEdge} leaves it. */
+  protected evolve(event: FeedEvent): void {
+    if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
-    if (event.type === 'FeedFollowed') {
+    const following = this.followingOf.get(follower)?.has(target) ?? false;
+    if (evolveFollowEdge(following, event)) {
       treeOf(this.followersOf, target).setIfNotPresent(follower, true);
       treeOf(this.followingOf, follower).setIfNotPresent(target, true);
     } else {

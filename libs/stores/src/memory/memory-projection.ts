@@ -1,3 +1,4 @@
+import { feedEvents, type FeedEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
@@ -14,8 +15,8 @@ export abstract class MemoryProjection implements Projection {
   private readonly revisions = new StreamRevisions();
   private readonly applied = new ProjectionPosition();
 
-  /** Changes the state for one event; called once per event, in stream order. */
-  protected abstract evolve(event: RecordedEvent): void;
+  /** Stores what one event changes; called once per event of `eventTypes`, in stream order. */
+  protected abstract evolve(event: FeedEvent, position: number): void;
 
   async position(): Promise<number> {
     return this.applied.value;
@@ -39,8 +40,9 @@ export abstract class MemoryProjection implements Projection {
     this.applyOne(event);
   }
 
-  private applyOne(event: RecordedEvent): void {
-    // Checking the type first skips other services' events before any parsing.
-    if (this.eventTypes.has(event.type) && this.revisions.claim(event)) this.evolve(event);
+  private applyOne(record: RecordedEvent): void {
+    // Checking the type first skips other services' events before any decoding.
+    const event = this.eventTypes.has(record.type) ? feedEvents.decode(record) : undefined;
+    if (event && this.revisions.claim(record)) this.evolve(event, record.position);
   }
 }

@@ -1,5 +1,5 @@
-import { upcastEvent, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
-import type { RecordedEvent } from '@feedmill/event-log';
+import type { Activity, FeedEvent, FeedId, SortKey } from '@feedmill/contracts';
+import { activityEventTypes, activityIdOf, evolveActivity, isActivityEvent } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { MongoProjection, type ProjectionCollections } from './mongo-projection.js';
@@ -8,7 +8,7 @@ import { activityDocuments } from './projection-documents.js';
 /** Activities in MongoDB, one document each. */
 export class MongoContentStore extends MongoProjection implements ContentStore {
   readonly name = 'content';
-  protected readonly eventTypes = new Set(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
+  protected readonly eventTypes = activityEventTypes;
 
   constructor(
     meta: ProjectionCollections,
@@ -17,14 +17,22 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
     super(meta);
   }
 
-  protected async evolve(recorded: RecordedEvent): Promise<void> {
-    const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
-    if (event?.type === 'ActivityAdded') await this.activities.replaceOne(activityDocuments.added(event.data.activity, recorded.position));
-    else if (event?.type === 'ActivityRemoved') await this.activities.deleteMany(activityDocuments.removed(event.data.id));
-    else if (event?.type === 'ActivityBumped') {
-      const current = (await this.activities.findOne({ _id: event.data.id }))?.['a'] as Activity | undefined;
-      if (current) await this.activities.updateOne(activityDocuments.bumped(current, event.data.time));
+  /**
+   * Writes the activity document as {@link evolveActivity} leaves it: an add replaces it
+   * whole (idempotent), a removal deletes it, and a change to a held activity (a bump) sets
+   * the activity and its relevance key, keeping the position it was added at.
+   */
+  protected async evolve(event: FeedEvent, position: number): Promise<void> {
+    if (!isActivityEvent(event)) return;
+    const id = activityIdOf(event);
+    if (event.type === 'ActivityAdded') {
+      await this.activities.replaceOne(activityDocuments.added(evolveActivity(undefined, event)!, position));
+      return;
     }
+    const before = event.type === 'ActivityRemoved' ? undefined : ((await this.activities.findOne({ _id: id }))?.['a'] as Activity | undefined);
+    const after = evolveActivity(before, event);
+    if (!after) await this.activities.deleteMany(activityDocuments.removed(id));
+    else await this.activities.updateOne(activityDocuments.changed(after));
   }
 
   async get(ids: readonly string[]): Promise<Activity[]> {

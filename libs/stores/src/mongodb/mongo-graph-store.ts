@@ -1,5 +1,5 @@
-import { upcastEvent, type FeedId } from '@feedmill/contracts';
-import type { RecordedEvent } from '@feedmill/event-log';
+import type { FeedEvent, FeedId } from '@feedmill/contracts';
+import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { MongoProjection, type ProjectionCollections } from './mongo-projection.js';
@@ -8,7 +8,7 @@ import { edgeDocuments } from './projection-documents.js';
 /** Follow edges in MongoDB, one document each, paged by index both ways. */
 export class MongoGraphStore extends MongoProjection implements GraphStore {
   readonly name = 'graph';
-  protected readonly eventTypes = new Set(['FeedFollowed', 'FeedUnfollowed']);
+  protected readonly eventTypes = followEdgeEventTypes;
 
   constructor(
     meta: ProjectionCollections,
@@ -17,10 +17,15 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
     super(meta);
   }
 
-  protected async evolve(recorded: RecordedEvent): Promise<void> {
-    const event = upcastEvent(recorded.type, recorded.data, recorded.metadata['v'] as number | undefined);
-    if (event?.type === 'FeedFollowed') await this.edges.replaceOne(edgeDocuments.followed(event.data.follower, event.data.target));
-    else if (event?.type === 'FeedUnfollowed') await this.edges.deleteMany({ _id: edgeDocuments.id(event.data.follower, event.data.target) });
+  /**
+   * Keeps or drops the edge document as {@link evolveFollowEdge} leaves it. The edge's state
+   * before does not change the outcome, and both writes are idempotent: no read first.
+   */
+  protected async evolve(event: FeedEvent): Promise<void> {
+    if (!isFollowEdgeEvent(event)) return;
+    const { follower, target } = event.data;
+    if (evolveFollowEdge(false, event)) await this.edges.replaceOne(edgeDocuments.followed(follower, target));
+    else await this.edges.deleteMany({ _id: edgeDocuments.id(follower, target) });
   }
 
   async isFollowing(follower: FeedId, target: FeedId): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { feedEvents, type FeedEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
@@ -24,8 +25,8 @@ export abstract class MongoProjection implements Projection {
 
   constructor(protected readonly meta: ProjectionCollections) {}
 
-  /** Changes the documents for one event; must be idempotent. */
-  protected abstract evolve(event: RecordedEvent): Promise<void>;
+  /** Stores what one event of `eventTypes` changes; must be idempotent. */
+  protected abstract evolve(event: FeedEvent, position: number): Promise<void>;
 
   async position(): Promise<number> {
     if (!this.loaded) {
@@ -57,12 +58,13 @@ export abstract class MongoProjection implements Projection {
     await this.applyOne(event);
   }
 
-  private async applyOne(event: RecordedEvent): Promise<void> {
-    if (!this.eventTypes.has(event.type)) return;
-    if ((await this.streamRevision(event.stream)) !== event.revision - 1) return;
-    await this.evolve(event);
+  private async applyOne(record: RecordedEvent): Promise<void> {
+    const event = this.eventTypes.has(record.type) ? feedEvents.decode(record) : undefined;
+    if (!event) return;
+    if ((await this.streamRevision(record.stream)) !== record.revision - 1) return;
+    await this.evolve(event, record.position);
     try {
-      await this.meta.revisions.findOneAndUpdate(projectionDocuments.claim(this.name, event.stream, event.revision));
+      await this.meta.revisions.findOneAndUpdate(projectionDocuments.claim(this.name, record.stream, record.revision));
     } catch (error) {
       if (!isDuplicateKey(error)) throw error; // applied meanwhile by the other path: fine
     }

@@ -50,10 +50,9 @@ export const activityDocuments = {
 
   byForeignId: (feed: FeedId, foreignId: string) => ({ f: feed, fid: foreignId }),
 
-  /** updateOne: a bumped activity, with its relevance key raised. */
-  bumped(activity: Activity, time: string): UpdateOperation {
-    const bumped = { ...activity, bumpedAt: time };
-    return { filter: { _id: activity.id }, update: { $set: { a: bumped, rk: relevanceKeyOf(bumped) } } };
+  /** updateOne: a held activity as it now is (bumped), with its relevance key; its time key and position stay. */
+  changed(activity: Activity): UpdateOperation {
+    return { filter: { _id: activity.id }, update: { $set: { a: activity, rk: relevanceKeyOf(activity) } } };
   },
 
   recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order: 'time' | 'relevance' = 'time'): FindOperation {

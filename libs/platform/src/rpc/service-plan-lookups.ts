@@ -1,6 +1,8 @@
-import { subjects, type Activity, type GetActivitiesRequest } from '@feedmill/contracts';
-import { allEdges, recentActivities, type FeedGroups, type ServiceClient } from '@feedmill/platform';
-import type { PlanLookups } from './delivery-plan.js';
+import { subjects, type Activity, type DeliverReply, type GetActivitiesRequest } from '@feedmill/contracts';
+import type { DeliveryTarget, PlanLookups } from '@feedmill/feed-models';
+import type { FeedGroups } from '../config/feed-groups.js';
+import { allEdges, recentActivities } from './paged-queries.js';
+import type { ServiceClient } from './service-client.js';
 
 /**
  * Planning's lookups, asked of graph and content through the service client. Every follow
@@ -17,4 +19,9 @@ export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): P
     follows: async (follower, target, atLeast) => (await allEdges(client, 'following', follower, atLeast)).includes(target),
     activities: (ids, atLeast) => client.request<Activity[]>(subjects.content.get, { ids: [...ids], atLeast } satisfies GetActivitiesRequest),
   };
+}
+
+/** The timeline service as fan-out's delivery target. */
+export function serviceDeliveryTarget(client: ServiceClient): DeliveryTarget {
+  return { deliver: (request) => client.request<DeliverReply>(subjects.timeline.deliver, request) };
 }

@@ -1,5 +1,4 @@
-import { upcastEvent, type Activity, type FeedId, type TimelineDelivery, type TimelineOrder } from '@feedmill/contracts';
-import type { RecordedEvent } from '@feedmill/event-log';
+import type { Activity, FeedId, PositionedEvent, TimelineDelivery, TimelineOrder } from '@feedmill/contracts';
 
 /** What planning needs to know, from graph and content (over a transport or in-process). */
 export interface PlanLookups {
@@ -26,15 +25,15 @@ export interface PlanLookups {
  * gives the right final timelines, because deliveries are applied in log order and each is
  * idempotent. A follow's backfill is what the target held at the follow itself.
  */
-export async function planDeliveries(events: readonly RecordedEvent[], lookups: PlanLookups): Promise<TimelineDelivery[]> {
+export async function planDeliveries(events: readonly PositionedEvent[], lookups: PlanLookups): Promise<TimelineDelivery[]> {
   const atLeast = events[events.length - 1]?.position ?? 0;
-  const parsed = events.map((e) => upcastEvent(e.type, e.data, e.metadata['v'] as number | undefined));
+  const parsed = events.map((e) => e.event);
   const authors = new Set<FeedId>();
   for (const event of parsed) {
-    if (event?.type === 'ActivityAdded') authors.add(event.data.activity.feed);
-    if (event?.type === 'ActivityRemoved' || event?.type === 'ActivityBumped') authors.add(event.data.feed);
+    if (event.type === 'ActivityAdded') authors.add(event.data.activity.feed);
+    if (event.type === 'ActivityRemoved' || event.type === 'ActivityBumped') authors.add(event.data.feed);
   }
-  const bumpedIds = parsed.flatMap((event) => (event?.type === 'ActivityBumped' ? [event.data.id] : []));
+  const bumpedIds = parsed.flatMap((event) => (event.type === 'ActivityBumped' ? [event.data.id] : []));
   // Every lookup of the batch at once (over a network they would otherwise add up one round
   // trip at a time). All settle before a failure fails the batch: none is left running (or
   // rejecting unheard) while the batch is retried.
@@ -47,7 +46,7 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
     })(),
     ...[...authors].map(async (feed) => followersOf.set(feed, await lookups.followers(feed, atLeast))),
     ...parsed.map(async (event, index) => {
-      if (event?.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower)) return;
+      if (event.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower)) return;
       const { follower, target } = event.data;
       // One more than the cap tells whether the target has older activities than these. The
       // reader's order, not the target's: a relevancy timeline needs the newest by relevance,
@@ -61,7 +60,7 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
 
   const deliveries: TimelineDelivery[] = [];
   for (const [index, event] of parsed.entries()) {
-    switch (event?.type) {
+    switch (event.type) {
       case 'ActivityAdded': {
         const readers = followersOf.get(event.data.activity.feed)!;
         if (readers.length > 0) deliveries.push({ kind: 'insert', readers, activity: event.data.activity });
@@ -89,8 +88,6 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
       case 'FeedUnfollowed':
         deliveries.push({ kind: 'unfollow', reader: event.data.follower, target: event.data.target });
         break;
-      default:
-        break;
     }
   }
   return deliveries;
@@ -101,13 +98,13 @@ export async function planDeliveries(events: readonly RecordedEvent[], lookups: 
  * long after its event must bring back neither an activity removed since nor the history of
  * a feed unfollowed since.
  */
-export async function replanAsOfNow(event: RecordedEvent, head: number, lookups: PlanLookups): Promise<TimelineDelivery[]> {
-  const parsed = upcastEvent(event.type, event.data, event.metadata['v'] as number | undefined);
-  const now: RecordedEvent = { ...event, position: head };
-  switch (parsed?.type) {
+export async function replanAsOfNow(event: PositionedEvent, head: number, lookups: PlanLookups): Promise<TimelineDelivery[]> {
+  const parsed = event.event;
+  const now: PositionedEvent = { position: head, event: parsed };
+  switch (parsed.type) {
     case 'ActivityAdded': {
       const [current] = await lookups.activities([parsed.data.activity.id], head);
-      return current ? planDeliveries([{ ...now, data: { activity: current } }], lookups) : [];
+      return current ? planDeliveries([{ position: head, event: { type: 'ActivityAdded', data: { activity: current } } }], lookups) : [];
     }
     case 'FeedFollowed':
     case 'FeedUnfollowed': {

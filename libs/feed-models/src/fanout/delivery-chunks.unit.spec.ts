@@ -1,5 +1,4 @@
 import type { Activity, FeedId, TimelineDelivery } from '@feedmill/contracts';
-import { MemoryTimelineStore } from '@feedmill/stores';
 import { chunkDeliveries, DELIVERY_BUDGET_BYTES, MAX_READERS_PER_DELIVERY } from './delivery-chunks.js';
 
 const activity: Activity = { id: 'a', feed: 'user:x', actor: 'x', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' };
@@ -40,16 +39,5 @@ describe('splitFollow', () => {
     const pieces = chunks.flat() as Array<Extract<TimelineDelivery, { kind: 'follow' }>>;
     expect(pieces.map((p) => p.exhausted)).toEqual([false, ...pieces.slice(1).map(() => true)]);
     expect(pieces.flatMap((p) => [...p.recent].reverse().map((a) => a.id))).toEqual([...recent].reverse().map((a) => a.id));
-  });
-
-  it('stores what the whole delivery stores when its pieces are applied in order', async () => {
-    const policy = { model: 'ring' as const, cap: 12, inactivityMs: 0 };
-    const whole = new MemoryTimelineStore(() => policy);
-    const pieced = new MemoryTimelineStore(() => policy);
-    await whole.deliver({ after: 0, position: 1, deliveries: [follow] });
-    await pieced.deliver({ after: 0, position: 1, deliveries: chunkDeliveries([follow]).flat() });
-    const page = (store: MemoryTimelineStore) => store.readPage('timeline:r', undefined, 20, async () => [at(0)]);
-    expect((await page(pieced)).items.map((a) => a.id)).toEqual((await page(whole)).items.map((a) => a.id));
-    expect((await page(pieced)).items).toHaveLength(13);
   });
 });

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { openDeadLetters, deadLetterEvents } from './dead-letters.js';
+import { eventCodec, MalformedEventError, UnknownEventVersionError, type StoredEvent } from './event-codec.js';
+import { decodeFeedEvents, feedEvents } from './events.js';
+
+/** One stored event of each type as the first version wrote it; never edit it, add a file for a new version. */
+const firstVersions = JSON.parse(readFileSync(new URL('./fixtures/events-v1.json', import.meta.url), 'utf8')) as Array<Required<StoredEvent>>;
+
+describe('event codec', () => {
+  it('has a stored first version of every event type', () => {
+    const types = new Set(firstVersions.map((stored) => stored.type));
+    expect([...types].sort()).toEqual([...Object.keys(feedEvents.versions), ...Object.keys(deadLetterEvents.versions)].sort());
+  });
+
+  it.each(firstVersions.map((stored) => [stored.type, stored] as const))('decodes the stored first version of %s', (_type, stored) => {
+    const codec = feedEvents.knows(stored.type) ? feedEvents : deadLetterEvents;
+    const decoded = codec.decode(stored);
+    expect(decoded).toEqual({ type: stored.type, data: stored.data });
+    // Every type is at its first version today, so encoding writes back what is stored.
+    expect(codec.encode(decoded as never)).toEqual({ type: stored.type, data: stored.data, metadata: stored.metadata });
+  });
+
+  it('reads events stored without a version as version 1', () => {
+    const [followed] = firstVersions.filter((stored) => stored.type === 'FeedFollowed');
+    expect(feedEvents.decode({ type: followed!.type, data: followed!.data })).toEqual({ type: 'FeedFollowed', data: followed!.data });
+  });
+
+  it('lifts an older version through each upcaster in turn, then checks today’s schema', () => {
+    const codec = eventCodec({
+      Renamed: {
+        schema: z.strictObject({ who: z.string(), when: z.string(), source: z.string() }),
+        upcasters: {
+          1: (data) => ({ who: (data as { user: string }).user, when: (data as { at: string }).at }),
+          2: (data) => ({ ...(data as object), source: 'unknown' }),
+        },
+      },
+    });
+    expect(codec.versions).toEqual({ Renamed: 3 });
+    expect(codec.decode({ type: 'Renamed', data: { user: 'u', at: 't' }, metadata: { v: 1 } })).toEqual({ type: 'Renamed', data: { who: 'u', when: 't', source: 'unknown' } });
+    expect(codec.decode({ type: 'Renamed', data: { who: 'u', when: 't' }, metadata: { v: 2 } })).toEqual({ type: 'Renamed', data: { who: 'u', when: 't', source: 'unknown' } });
+    expect(codec.decode({ type: 'Renamed', data: { who: 'u', when: 't', source: 'app' }, metadata: { v: 3 } })?.data.source).toBe('app');
+    expect(codec.encode({ type: 'Renamed', data: { who: 'u', when: 't', source: 'app' } }).metadata).toEqual({ v: 3 });
+    expect(() => codec.decode({ type: 'Renamed', data: { user: 'u' }, metadata: { v: 1 } })).toThrow(MalformedEventError);
+  });
+
+  it('ignores types it does not read and refuses versions newer than it knows', () => {
+    expect(feedEvents.decode({ type: 'SomethingNew', data: {} })).toBeUndefined();
+    expect(() => feedEvents.decode({ type: 'ActivityAdded', data: {}, metadata: { v: 2 } })).toThrow(UnknownEventVersionError);
+  });
+
+  it('refuses a stored event that does not have its type’s shape or a version that is not one', () => {
+    expect(() => feedEvents.decode({ type: 'FeedFollowed', data: { follower: 'timeline:a' } })).toThrow(MalformedEventError);
+    expect(() => feedEvents.decode({ type: 'ActivityRemoved', data: { id: 'x', feed: 'not a feed', time: 't' } })).toThrow(/feed/);
+    expect(() => feedEvents.decode({ type: 'FeedFollowed', data: { follower: 'timeline:a', target: 'user:b', time: 't' }, metadata: { v: 'one' } })).toThrow(/metadata\.v/);
+  });
+
+  it('decodes a batch of the log with positions, leaving out events that are not feed events', () => {
+    const records = firstVersions.map((stored, index) => ({ ...stored, position: index + 1 }));
+    const decoded = decodeFeedEvents(records);
+    expect(decoded.map((e) => [e.position, e.event.type])).toEqual([
+      [1, 'ActivityAdded'],
+      [2, 'ActivityBumped'],
+      [3, 'ActivityRemoved'],
+      [4, 'FeedFollowed'],
+      [5, 'FeedUnfollowed'],
+    ]);
+  });
+
+  it('reads the dead letters still open from the dead-letter events', () => {
+    const letters = firstVersions.filter((stored) => deadLetterEvents.knows(stored.type));
+    expect(openDeadLetters(letters.slice(0, 1)).map((letter) => letter.position)).toEqual([42]);
+    expect(openDeadLetters(letters)).toEqual([]);
+  });
+});

@@ -1,0 +1,76 @@
+import { FeedmillError, type Activity, type ActivityAdded, type ActivityBumped, type ActivityRemoved, type FeedEvent, type FeedId, type NewActivity } from '@feedmill/contracts';
+
+/**
+ * An activity as an aggregate: `decide` turns a command and the activity's state into
+ * events, `evolve` gives the state after an event. Both are pure: ids and times come in with
+ * the command. Services append what `decide` returns; every projection of activities (memory
+ * and MongoDB stores, tests' reference models) stores what `evolve` returns.
+ */
+export type ActivityEvent = ActivityAdded | ActivityRemoved | ActivityBumped;
+
+export const activityEventTypes: ReadonlySet<string> = new Set<ActivityEvent['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
+export const isActivityEvent = (event: FeedEvent): event is ActivityEvent => activityEventTypes.has(event.type);
+
+export type ActivityCommand =
+  | { type: 'AddActivity'; data: { feed: FeedId; activity: NewActivity & { time?: string }; id: string; receivedAt: string } }
+  | { type: 'RemoveActivity'; data: { feed: FeedId; id: string; time: string } }
+  | { type: 'BumpActivity'; data: { feed: FeedId; id: string; time: string } };
+
+/**
+ * `state` is the activity the command is about as the projection holds it: for an add, the
+ * one the feed already holds under the same `foreignId` (a repeated add decides nothing and
+ * answers that one); otherwise the activity with the command's id.
+ */
+export function decideActivity(command: ActivityCommand, state: Activity | undefined): ActivityEvent[] {
+  switch (command.type) {
+    case 'AddActivity': {
+      if (state) return [];
+      const { feed, id, receivedAt } = command.data;
+      const { actor, verb, object, time, foreignId, extra } = command.data.activity;
+      const activity: Activity = {
+        id,
+        feed,
+        actor,
+        verb,
+        object,
+        time: time ?? receivedAt,
+        ...(foreignId === undefined ? {} : { foreignId }),
+        ...(extra === undefined ? {} : { extra }),
+      };
+      return [{ type: 'ActivityAdded', data: { activity } }];
+    }
+    case 'RemoveActivity':
+      inFeed(state, command.data);
+      return [{ type: 'ActivityRemoved', data: { ...command.data } }];
+    case 'BumpActivity':
+      // A bump no later than the activity's current relevance changes nothing and records nothing.
+      return command.data.time <= relevanceOf(inFeed(state, command.data)) ? [] : [{ type: 'ActivityBumped', data: { ...command.data } }];
+  }
+}
+
+/** The activity after `event`: undefined once removed. A bump of an activity not held changes nothing. */
+export function evolveActivity(state: Activity | undefined, event: ActivityEvent): Activity | undefined {
+  switch (event.type) {
+    case 'ActivityAdded':
+      return event.data.activity;
+    case 'ActivityRemoved':
+      return undefined;
+    case 'ActivityBumped':
+      return state && { ...state, bumpedAt: event.data.time };
+  }
+}
+
+/** The id of the activity an event is about. */
+export function activityIdOf(event: ActivityEvent): string {
+  return event.type === 'ActivityAdded' ? event.data.activity.id : event.data.id;
+}
+
+/** The activity's time, raised by its last bump. */
+function relevanceOf(activity: Activity): string {
+  return activity.bumpedAt !== undefined && activity.bumpedAt > activity.time ? activity.bumpedAt : activity.time;
+}
+
+function inFeed(state: Activity | undefined, command: { feed: FeedId; id: string }): Activity {
+  if (!state || state.feed !== command.feed) throw new FeedmillError('activity_not_found', `activity ${command.id} is not in feed ${command.feed}`, 'activityId');
+  return state;
+}

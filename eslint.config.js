@@ -13,11 +13,13 @@ const layers = {
   'type:data-access': ['type:domain', 'type:data-access'],
   'type:util': ['type:domain', 'type:data-access', 'type:util'],
   'type:app': ['type:domain', 'type:data-access', 'type:util', 'type:app'],
-  'type:testing': ['type:domain', 'type:data-access', 'type:util', 'type:testing'],
-  'type:tool': ['type:domain', 'type:data-access', 'type:util', 'type:app', 'type:testing', 'type:tool'],
+  // Starting processes and servers, and calling them over HTTP: for tests and the benchmark.
+  'type:harness': ['type:domain', 'type:data-access', 'type:util', 'type:harness'],
+  'type:testing': ['type:domain', 'type:data-access', 'type:util', 'type:harness', 'type:testing'],
+  'type:tool': ['type:domain', 'type:data-access', 'type:util', 'type:app', 'type:harness', 'type:tool'],
 };
 
-/** Tests may also use the testing lib (nats-server launcher, clients, reference models). */
+/** Only tests use the testing lib (reference models, shared scenarios) and, like the benchmark, the harness. */
 const boundaries = (withTesting) => [
   'error',
   {
@@ -25,7 +27,7 @@ const boundaries = (withTesting) => [
     banTransitiveDependencies: false,
     depConstraints: Object.entries(layers).map(([sourceTag, tags]) => ({
       sourceTag,
-      onlyDependOnLibsWithTags: withTesting ? [...tags, 'type:testing'] : tags,
+      onlyDependOnLibsWithTags: withTesting ? [...new Set([...tags, 'type:harness', 'type:testing'])] : tags,
     })),
   },
 ];
@@ -46,6 +48,13 @@ export default tseslint.config(
   {
     files: ['**/*.spec.ts', 'libs/*/src/testing.ts', 'libs/*/src/contract/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': boundaries(true) },
+  },
+  {
+    // Data access (the log, the stores, projections) runs under any frame: Nest wires it, it does not know Nest.
+    files: ['libs/event-log/src/**/*.ts', 'libs/stores/src/**/*.ts', 'libs/projections/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@nestjs/*'], message: 'data access stays free of the application frame' }] }],
+    },
   },
   {
     // The domain may not import infrastructure packages at all.

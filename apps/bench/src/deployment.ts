@@ -4,15 +4,7 @@ import { join } from 'node:path';
 import pidusage from 'pidusage';
 import type { ServiceStatus, TimelineModel } from '@feedmill/contracts';
 import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
-import {
-  freePort,
-  startCluster,
-  startNatsServer,
-  startStandalone,
-  waitFor,
-  type Deployment,
-  type NatsServerHandle,
-} from '@feedmill/testing';
+import { freePort, startCluster, startNatsServer, startStandalone, waitFor, type Deployment, type NatsServerHandle } from '@feedmill/harness';
 
 export type Mode = 'standalone' | 'cluster';
 

@@ -2,7 +2,7 @@ import { decodeFeedEvents, sortKeyOf, type Activity, type FeedId } from '@feedmi
 import type { EventLog } from '@feedmill/event-log';
 import { fanOutBatch, type PlanLookups } from '@feedmill/feed-models';
 import { MemoryContentStore, MemoryGraphStore, MemoryTimelineStore } from '@feedmill/stores';
-import { readAllEvents } from '@feedmill/testing';
+import { readAllEvents } from '@feedmill/harness';
 import { Latencies } from './latency.js';
 import { round } from './deployment.js';
 import { measureTransportFanout, type TransportFanoutResult } from './transport-fanout.js';

@@ -1,4 +1,4 @@
-import { FeedClient } from '@feedmill/testing';
+import { FeedClient } from '@feedmill/harness';
 import { Latencies } from './latency.js';
 import type { Workload } from './workload.js';
 

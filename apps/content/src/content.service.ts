@@ -12,8 +12,7 @@ import {
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { decideActivity, evolveActivity, streamOf, type ActivityCommand } from '@feedmill/feed-models';
-import { SerialQueues } from '@feedmill/platform';
-import { ProjectedService } from '@feedmill/projections';
+import { ProjectedService, SerialQueues } from '@feedmill/platform';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
 interface PendingAdd {

@@ -1,4 +1,5 @@
-import { describeFeedScenarios, startCluster, startNatsServer, type NatsServerHandle } from '@feedmill/testing';
+import { startCluster, startNatsServer, type NatsServerHandle } from '@feedmill/harness';
+import { describeFeedScenarios } from '@feedmill/testing';
 
 let nats: NatsServerHandle;
 beforeAll(async () => {

@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FeedmillError, type EdgePage, type EdgePageRequest, type FeedId, type FollowCounts, type FollowRequest } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { decideFollowEdge, streamOf, type FollowEdgeCommand } from '@feedmill/feed-models';
-import { FEED_GROUPS, FeedGroups, SerialQueues } from '@feedmill/platform';
-import { ProjectedService } from '@feedmill/projections';
+import { FEED_GROUPS, FeedGroups, ProjectedService, SerialQueues } from '@feedmill/platform';
 import { GRAPH_STORE, type GraphStore } from '@feedmill/stores';
 
 /** Follow edges: decides and appends follows and unfollows, answers edge queries. */

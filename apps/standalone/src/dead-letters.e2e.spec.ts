@@ -6,7 +6,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FeedmillError, type DeliverRequest, type FeedId, type ServiceStatus } from '@feedmill/contracts';
 import { loadRuntimeConfig, memoryStores, type StoreFactory } from '@feedmill/platform';
 import { MemoryTimelineStore, type TimelineStore } from '@feedmill/stores';
-import { FeedClient, waitFor } from '@feedmill/testing';
+import { FeedClient, waitFor } from '@feedmill/harness';
 import { createStandaloneApp } from './standalone.js';
 
 /**

@@ -3,17 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Activity, FeedId } from '@feedmill/contracts';
 import { FileEventLog } from '@feedmill/event-log';
-import {
-  FeedClient,
-  readAllEvents,
-  referenceTimelines,
-  startApp,
-  startStandalone,
-  waitUntilReady,
-  waitUntilSettled,
-  freePort,
-  type Deployment,
-} from '@feedmill/testing';
+import { FeedClient, readAllEvents, startApp, startStandalone, waitUntilReady, waitUntilSettled, freePort, type Deployment } from '@feedmill/harness';
+import { referenceTimelines } from '@feedmill/testing';
 
 const producers = Array.from({ length: 6 }, (_, i) => `user:p${i}` as FeedId);
 const readers = Array.from({ length: 12 }, (_, i) => `timeline:r${i}` as FeedId);

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FeedId, ServiceStatus } from '@feedmill/contracts';
-import { FeedClient, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/testing';
+import { FeedClient, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
 
 const producers = ['user:p0', 'user:p1', 'user:p2'] as FeedId[];
 const readers = ['timeline:r0', 'timeline:r1', 'timeline:r2', 'timeline:r3'] as FeedId[];

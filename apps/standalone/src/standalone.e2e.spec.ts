@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { timelineModels } from '@feedmill/contracts';
-import { describeFeedScenarios, startStandalone } from '@feedmill/testing';
+import { startStandalone } from '@feedmill/harness';
+import { describeFeedScenarios } from '@feedmill/testing';
 
 const variants = [...timelineModels.map((model) => ({ model, embed: true })), { model: 'ring' as const, embed: false }];
 

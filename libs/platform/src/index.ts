@@ -17,6 +17,7 @@ export { STORE_FACTORY, memoryStores, openStores } from './store-factory.js';
 export type { StoreFactory } from './store-factory.js';
 export type { CoreOptions } from './core.module.js';
 export { rootModule } from './root-module.js';
+export { ProjectedService } from './projected-service.js';
 export { runNatsService, natsClient } from './nats-service.js';
 export type { NatsServiceOptions } from './nats-service.js';
 export { logLevels, configureLogging, runMain } from './logging.js';

@@ -3,4 +3,4 @@ export type { RunningProjection } from './projection-runner.js';
 export { ProjectionWriter } from './projection-writer.js';
 export type { RevisionedProjection, QueuedAppend } from './projection-writer.js';
 export { ProjectionHost } from './projection-host.js';
-export { ProjectedService } from './projected-service.js';
+export type { ProjectionLogger } from './projection-host.js';

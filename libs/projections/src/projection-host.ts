@@ -1,20 +1,23 @@
-import { Logger } from '@nestjs/common';
 import type { EventLog } from '@feedmill/event-log';
 import type { Projection } from '@feedmill/stores';
 import { runProjection, type RunningProjection } from './projection-runner.js';
 
+/** Where a host reports progress and failures: the application's logger. */
+export interface ProjectionLogger {
+  log(message: string): void;
+  error(message: string): void;
+}
+
 /** Starts a service's projection, waits for it to catch up, and reports readiness. */
 export class ProjectionHost {
-  private readonly logger: Logger;
   private running?: RunningProjection;
   private caughtUp = false;
 
   constructor(
     private readonly log: EventLog,
     private readonly projection: Projection,
-  ) {
-    this.logger = new Logger(projection.name);
-  }
+    private readonly logger: ProjectionLogger,
+  ) {}
 
   get ready(): boolean {
     return this.caughtUp;

@@ -2,9 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type TimelineModel } from '@feedmill/contracts';
-import { FeedClient } from './feed-client.js';
-import type { Deployment } from './processes.js';
-import { waitFor } from './wait-for.js';
+import { FeedClient, waitFor, type Deployment } from '@feedmill/harness';
 
 /** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
 export const SCENARIO_CAP = 5;

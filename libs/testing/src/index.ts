@@ -1,11 +1,2 @@
-export { freePort } from './free-port.js';
-export { startNatsServer, findNatsServer } from './nats-server.js';
-export type { NatsServerHandle } from './nats-server.js';
-export { waitFor } from './wait-for.js';
-export { repoRoot, startApp, startStandalone, startCluster, waitUntilReady } from './processes.js';
-export type { RunningProcess, Deployment } from './processes.js';
-export { FeedClient } from './feed-client.js';
-export type { HttpResult } from './feed-client.js';
 export { referenceTimelines } from './reference-timelines.js';
 export { describeFeedScenarios, SCENARIO_CAP } from './feed-scenarios.js';
-export { readAllEvents, waitUntilSettled } from './log-reader.js';

@@ -1,4 +1,4 @@
-import { startNatsServer, type NatsServerHandle } from '@feedmill/testing';
+import { startNatsServer, type NatsServerHandle } from '@feedmill/harness';
 import { describeEventLogContract } from '../contract/event-log.contract.js';
 import { JetStreamEventLog } from './jetstream-event-log.js';
 

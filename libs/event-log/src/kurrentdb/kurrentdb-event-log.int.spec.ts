@@ -24,7 +24,7 @@ if (url) {
 }
 
 it('refuses to start, promptly, when nothing answers at the URL', async () => {
-  const { freePort } = await import('@feedmill/testing');
+  const { freePort } = await import('@feedmill/harness');
   const port = await freePort();
   const started = Date.now();
   await expect(KurrentEventLog.connect({ connectionString: `kurrentdb://127.0.0.1:${port}?tls=false` })).rejects.toThrow();

@@ -1,10 +1,9 @@
-import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { EventLog } from '@feedmill/event-log';
-import { ProjectionHost } from './projection-host.js';
-import { ProjectionWriter, type RevisionedProjection } from './projection-writer.js';
+import { ProjectionHost, ProjectionWriter, type RevisionedProjection } from '@feedmill/projections';
 
 /**
- * A service that decides on its own projection and appends to the log: the projection
+ * A Nest service that decides on its own projection and appends to the log: the projection
  * catches up before the service answers, and stops with it.
  */
 export abstract class ProjectedService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -12,7 +11,7 @@ export abstract class ProjectedService implements OnApplicationBootstrap, OnModu
   protected readonly writer: ProjectionWriter;
 
   protected constructor(log: EventLog, projection: RevisionedProjection) {
-    this.host = new ProjectionHost(log, projection);
+    this.host = new ProjectionHost(log, projection, new Logger(projection.name));
     this.writer = new ProjectionWriter(log, projection);
   }
 

@@ -1,5 +1,6 @@
 import { find, update } from 'mingo';
 import type { DocumentCollection, StoredDocument } from '../mongodb/document-collection.js';
+import { DUPLICATE_KEY, isDuplicateKeyError } from '../mongodb/duplicate-key.js';
 import type { FindOperation, UpdateOperation } from '../mongodb/timeline-documents.js';
 
 /**
@@ -15,7 +16,7 @@ export class MingoCollection implements DocumentCollection {
   }
 
   private insert(document: StoredDocument): void {
-    if (this.documents.some((d) => d['_id'] === document['_id'])) throw Object.assign(new Error('E11000 duplicate key'), { code: 11000 });
+    if (this.documents.some((d) => d['_id'] === document['_id'])) throw Object.assign(new Error('E11000 duplicate key'), { code: DUPLICATE_KEY });
     this.documents.push(document);
   }
 
@@ -87,7 +88,7 @@ export class MingoCollection implements DocumentCollection {
       try {
         await this.updateOne(operation);
       } catch (error) {
-        if ((error as { code?: number }).code !== 11000) throw error;
+        if (!isDuplicateKeyError(error)) throw error;
         duplicates.push(index);
       }
     }

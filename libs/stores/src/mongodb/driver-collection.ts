@@ -1,5 +1,6 @@
 import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter, type UpdateFilter } from 'mongodb';
 import type { DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
+import { DUPLICATE_KEY } from './duplicate-key.js';
 import type { ProjectionCollections } from './mongo-projection.js';
 import { activityDocuments, edgeDocuments, projectionDocuments } from './projection-documents.js';
 import { cacheDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type UpdateOperation } from './timeline-documents.js';
@@ -55,7 +56,7 @@ export class DriverCollection implements DocumentCollection {
     } catch (error) {
       if (!(error instanceof MongoBulkWriteError)) throw error;
       const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-      if (errors.some((e) => e.code !== 11000)) throw error;
+      if (errors.some((e) => e.code !== DUPLICATE_KEY)) throw error;
       return errors.map((e) => e.index);
     }
   }

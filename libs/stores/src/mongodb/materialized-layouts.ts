@@ -1,6 +1,7 @@
 import type { FeedId, SortKey, TimelineItem } from '@feedmill/contracts';
 import type { TimelinePolicy } from '../ports.js';
 import type { DocumentCollection, StoredDocument } from './document-collection.js';
+import { isDuplicateKeyError } from './duplicate-key.js';
 import { ringDocuments, timeBucketDocuments, sizeBucketDocuments, type EntryDocument, type FindOperation, type UpdateOperation } from './timeline-documents.js';
 
 /**
@@ -30,7 +31,6 @@ export interface InsertItem {
   bucketSize?: number;
 }
 
-const isDuplicateKey = (error: unknown) => (error as { code?: number }).code === 11000;
 const above = (floor: SortKey | undefined, before: SortKey | undefined) => (e: EntryDocument) =>
   (floor === undefined || e.k > floor) && (before === undefined || e.k < before);
 const newestFirst = (a: EntryDocument, b: EntryDocument) => (a.k < b.k ? 1 : -1);
@@ -132,7 +132,7 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       try {
         await buckets.updateOne(timeBucketDocuments.append(reader, entry, policy.bucketMs ?? 86_400_000));
       } catch (error) {
-        if (isDuplicateKey(error)) return false; // the bucket exists and already holds it
+        if (isDuplicateKeyError(error)) return false; // the bucket exists and already holds it
         throw error;
       }
       await trim(reader, (await meta.findOneAndUpdate(timeBucketDocuments.count(reader, 1)))!, policy.cap);
@@ -199,7 +199,7 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
           await buckets.updateOne(sizeBucketDocuments.append(reader, seq, entry, size));
           break;
         } catch (error) {
-          if (!isDuplicateKey(error)) throw error;
+          if (!isDuplicateKeyError(error)) throw error;
           seq += 1; // full: the next bucket
         }
       }

@@ -2,14 +2,13 @@ import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
 import type { DocumentCollection } from './document-collection.js';
+import { isDuplicateKeyError } from './duplicate-key.js';
 import { projectionDocuments } from './projection-documents.js';
 
 export interface ProjectionCollections {
   positions: DocumentCollection;
   revisions: DocumentCollection;
 }
-
-const isDuplicateKey = (error: unknown) => (error as { code?: number }).code === 11000;
 
 /**
  * What every MongoDB projection shares. An event is applied only when its stream stands at
@@ -64,7 +63,7 @@ export abstract class MongoProjection implements Projection {
     try {
       await this.meta.revisions.findOneAndUpdate(projectionDocuments.claim(this.name, event.stream, event.revision));
     } catch (error) {
-      if (!isDuplicateKey(error)) throw error; // applied meanwhile by the other path: fine
+      if (!isDuplicateKeyError(error)) throw error; // applied meanwhile by the other path: fine
     }
   }
 }

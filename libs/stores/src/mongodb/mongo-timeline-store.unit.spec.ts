@@ -1,6 +1,7 @@
 import { describeTimelineStoreContract } from '../contract/timeline-store.contract.js';
 import { MingoCollection } from '../contract/mingo-collection.js';
 import type { TimelineCollections } from './document-collection.js';
+import { isDuplicateKeyError } from './duplicate-key.js';
 import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore } from './mongo-timeline-store.js';
 import { referenceTo } from '@feedmill/contracts';
 import { cacheDocuments, EMBEDDED_BYTES_PER_DOCUMENT, embedLimit, entryOf, ringDocuments, sizeBucketDocuments, timeBucketDocuments } from './timeline-documents.js';
@@ -145,7 +146,7 @@ describe('size bucket documents', () => {
           await buckets.updateOne(sizeBucketDocuments.append('timeline:r', s, entryOf(at(1, id)), 2));
           return s;
         } catch (error) {
-          if ((error as { code?: number }).code !== 11000) throw error;
+          if (!isDuplicateKeyError(error)) throw error;
         }
       }
     };

@@ -3,7 +3,7 @@ import type { DocumentCollection, StoredDocument, TimelineCollections } from './
 import { DUPLICATE_KEY } from './duplicate-key.js';
 import type { ProjectionCollections } from './mongo-projection.js';
 import { activityDocuments, edgeDocuments, projectionDocuments } from './projection-documents.js';
-import { cacheDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type UpdateOperation } from './timeline-documents.js';
+import { cacheDocuments, readerMetaDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type UpdateOperation } from './timeline-documents.js';
 
 /** The builders' documents, passed to the MongoDB driver as they are. */
 export class DriverCollection implements DocumentCollection {
@@ -80,7 +80,7 @@ export async function timelineCollections(db: Db, prefix = ''): Promise<Timeline
   return {
     positions: new DriverCollection(db.collection(`${prefix}timeline_positions`)),
     cache: new DriverCollection(cache),
-    meta: new DriverCollection(db.collection(prefix + ringDocuments.meta)),
+    meta: new DriverCollection(db.collection(prefix + readerMetaDocuments.collection)),
     ring: new DriverCollection(ring),
     timeBuckets: new DriverCollection(timeBuckets),
     sizeBuckets: new DriverCollection(sizeBuckets),

@@ -2,7 +2,16 @@ import type { FeedId, SortKey, TimelineItem } from '@feedmill/contracts';
 import type { TimelinePolicy } from '../ports.js';
 import type { DocumentCollection, StoredDocument } from './document-collection.js';
 import { isDuplicateKeyError } from './duplicate-key.js';
-import { ringDocuments, timeBucketDocuments, sizeBucketDocuments, type EntryDocument, type FindOperation, type UpdateOperation } from './timeline-documents.js';
+import {
+  bucketTotalDocuments,
+  readerMetaDocuments,
+  ringDocuments,
+  sizeBucketDocuments,
+  timeBucketDocuments,
+  type EntryDocument,
+  type FindOperation,
+  type UpdateOperation,
+} from './timeline-documents.js';
 
 /**
  * How one model stores the entries of a timeline that exists from the reader's first follow
@@ -42,28 +51,29 @@ const newestFirst = (a: EntryDocument, b: EntryDocument) => (a.k < b.k ? 1 : -1)
 async function exactTotal(reader: FeedId, readerMeta: StoredDocument, buckets: DocumentCollection, meta: DocumentCollection, all: FindOperation): Promise<number> {
   if (readerMeta['recount'] !== true) return (readerMeta['total'] as number | undefined) ?? 0;
   const total = (await buckets.find(all)).reduce((sum, bucket) => sum + (bucket['entries'] as EntryDocument[]).length, 0);
-  await meta.updateOne(timeBucketDocuments.recounted(reader, total));
+  await meta.updateOne(bucketTotalDocuments.recounted(reader, total));
   return total;
 }
 
-/** How a bucket model finds and removes an activity in its readers' buckets. */
+/** How a bucket model finds and removes entries in its readers' buckets. */
 interface BucketRemovals {
   holdingAmong(readers: readonly FeedId[], activityId: string): FindOperation;
   removal(readers: readonly FeedId[], activityId: string): UpdateOperation;
+  unfollowed(reader: FeedId, feed: FeedId): UpdateOperation;
 }
 
 /** Removes an activity from the buckets of the readers holding it, marking their totals for a recount first. */
 async function removeFromBuckets(buckets: DocumentCollection, meta: DocumentCollection, documents: BucketRemovals, readers: readonly FeedId[], id: string): Promise<void> {
   const holders = [...new Set((await buckets.find(documents.holdingAmong(readers, id))).map((d) => d['r'] as FeedId))];
   if (holders.length === 0) return;
-  await meta.updateMany(timeBucketDocuments.recountDue(holders));
+  await meta.updateMany(bucketTotalDocuments.recountDue(holders));
   await buckets.updateMany(documents.removal(holders, id));
 }
 
 /** Removes an unfollowed feed's entries from a reader's buckets, marking its total for a recount first. */
-async function removeFeedFromBuckets(buckets: DocumentCollection, meta: DocumentCollection, reader: FeedId, feed: FeedId): Promise<void> {
-  await meta.updateMany(timeBucketDocuments.recountDue([reader]));
-  await buckets.updateMany(timeBucketDocuments.unfollowed(reader, feed));
+async function removeFeedFromBuckets(buckets: DocumentCollection, meta: DocumentCollection, documents: BucketRemovals, reader: FeedId, feed: FeedId): Promise<void> {
+  await meta.updateMany(bucketTotalDocuments.recountDue([reader]));
+  await buckets.updateMany(documents.unfollowed(reader, feed));
 }
 
 /** Seed 000: claim the next slot and overwrite it, raising the floor past what it held. */
@@ -74,7 +84,7 @@ export function ringLayout(entries: DocumentCollection, meta: DocumentCollection
       const counter = await meta.findOneAndUpdate(ringDocuments.claimSlot(reader));
       const slot = ringDocuments.slotOf(counter!['n'] as number, policy.cap);
       const previous = await entries.findOneAndUpdate(ringDocuments.writeSlot(reader, slot, entry));
-      if (previous) await meta.updateOne(ringDocuments.raiseFloor(reader, previous['k'] as SortKey));
+      if (previous) await meta.updateOne(readerMetaDocuments.raiseFloor(reader, previous['k'] as SortKey));
       return true;
     },
     async newestBelow(reader, floor, before, limit) {
@@ -86,7 +96,7 @@ export function ringLayout(entries: DocumentCollection, meta: DocumentCollection
       if (due.length === 0) return 0;
       // 3. Claim a slot each: one $inc per reader in one round trip, then read the counters.
       await meta.bulkUpdate(due.map(({ reader }) => ringDocuments.claimSlot(reader)));
-      const counters = new Map((await meta.find(ringDocuments.metaOf(due.map((d) => d.reader)))).map((d) => [d['_id'] as FeedId, d['n'] as number]));
+      const counters = new Map((await meta.find(readerMetaDocuments.of(due.map((d) => d.reader)))).map((d) => [d['_id'] as FeedId, d['n'] as number]));
       const slots = due.map((item) => ({ ...item, slot: ringDocuments.slotOf(counters.get(item.reader)!, item.cap) }));
       // 4. What the slots held, whose keys the floors must pass; 5. write slots, raise floors.
       const slotIds = slots.map(({ reader, slot }) => `${reader}_${slot}`);
@@ -95,7 +105,7 @@ export function ringLayout(entries: DocumentCollection, meta: DocumentCollection
       await meta.bulkUpdate(
         slots.flatMap(({ reader, slot }) => {
           const overwritten = previous.get(`${reader}_${slot}`);
-          return overwritten === undefined ? [] : [ringDocuments.raiseFloor(reader, overwritten)];
+          return overwritten === undefined ? [] : [readerMetaDocuments.raiseFloor(reader, overwritten)];
         }),
       );
       return slots.length;
@@ -121,10 +131,10 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       const dropped = (oldest['entries'] as EntryDocument[])[0];
       if (dropped) {
         await buckets.updateOne(timeBucketDocuments.dropOldestEntry(oldest['_id'] as string));
-        await meta.updateOne(ringDocuments.raiseFloor(reader, dropped.k));
+        await meta.updateOne(readerMetaDocuments.raiseFloor(reader, dropped.k));
       }
       if ((oldest['entries'] as EntryDocument[]).length <= 1) await buckets.deleteMany({ _id: oldest['_id'] });
-      total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, dropped ? -1 : 0)))!['total'] as number) ?? 0;
+      total = ((await meta.findOneAndUpdate(bucketTotalDocuments.count(reader, dropped ? -1 : 0)))!['total'] as number) ?? 0;
     }
   };
   return {
@@ -135,7 +145,7 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
         if (isDuplicateKeyError(error)) return false; // the bucket exists and already holds it
         throw error;
       }
-      await trim(reader, (await meta.findOneAndUpdate(timeBucketDocuments.count(reader, 1)))!, policy.cap);
+      await trim(reader, (await meta.findOneAndUpdate(bucketTotalDocuments.count(reader, 1)))!, policy.cap);
       return true;
     },
     async insertMany(items) {
@@ -143,8 +153,8 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       if (due.length === 0) return 0;
       const refused = new Set(await buckets.bulkUpdate(due.map(({ reader, entry, bucketMs }) => timeBucketDocuments.append(reader, entry, bucketMs ?? 86_400_000))));
       const stored = due.filter((_, index) => !refused.has(index));
-      await meta.bulkUpdate(stored.map(({ reader }) => timeBucketDocuments.count(reader, 1)));
-      const totals = await meta.find(ringDocuments.metaOf(stored.map((s) => s.reader)));
+      await meta.bulkUpdate(stored.map(({ reader }) => bucketTotalDocuments.count(reader, 1)));
+      const totals = await meta.find(readerMetaDocuments.of(stored.map((s) => s.reader)));
       const capOf = new Map(stored.map((s) => [s.reader, s.cap]));
       for (const document of totals) await trim(document['_id'] as FeedId, document, capOf.get(document['_id'] as FeedId)!);
       return stored.length;
@@ -163,7 +173,7 @@ export function timeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       return out.sort(newestFirst).slice(0, limit).map((e) => e.a);
     },
     remove: (readers, id) => removeFromBuckets(buckets, meta, timeBucketDocuments, readers, id),
-    removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, reader, feed),
+    removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, timeBucketDocuments, reader, feed),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
 }
@@ -185,8 +195,8 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       const held = oldest['entries'] as EntryDocument[];
       await buckets.deleteMany({ _id: oldest['_id'] });
       const newestHeld = held.reduce<SortKey | undefined>((max, e) => (max === undefined || e.k > max ? e.k : max), undefined);
-      if (newestHeld !== undefined) await meta.updateOne(ringDocuments.raiseFloor(reader, newestHeld));
-      total = ((await meta.findOneAndUpdate(timeBucketDocuments.count(reader, -held.length)))!['total'] as number) ?? 0;
+      if (newestHeld !== undefined) await meta.updateOne(readerMetaDocuments.raiseFloor(reader, newestHeld));
+      total = ((await meta.findOneAndUpdate(bucketTotalDocuments.count(reader, -held.length)))!['total'] as number) ?? 0;
     }
   };
   return {
@@ -219,7 +229,7 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       }
       await meta.bulkUpdate(placed.map(({ reader, seq }) => sizeBucketDocuments.advance(reader, seq)));
       const capOf = new Map(placed.map((p) => [p.reader, p.cap]));
-      for (const document of await meta.find(ringDocuments.metaOf(placed.map((p) => p.reader)))) await trim(document['_id'] as FeedId, document, capOf.get(document['_id'] as FeedId)!);
+      for (const document of await meta.find(readerMetaDocuments.of(placed.map((p) => p.reader)))) await trim(document['_id'] as FeedId, document, capOf.get(document['_id'] as FeedId)!);
       return placed.length;
     },
     async newestBelow(reader, floor, before, limit) {
@@ -228,7 +238,7 @@ export function sizeBucketLayout(buckets: DocumentCollection, meta: DocumentColl
       return all.filter(above(floor, before)).sort(newestFirst).slice(0, limit).map((e) => e.a);
     },
     remove: (readers, id) => removeFromBuckets(buckets, meta, sizeBucketDocuments, readers, id),
-    removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, reader, feed),
+    removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, sizeBucketDocuments, reader, feed),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
 }
@@ -244,7 +254,7 @@ async function dueReaders(
 ): Promise<Array<InsertItem & { meta: StoredDocument }>> {
   if (items.length === 0) return [];
   const readers = items.map((item) => item.reader);
-  const metas = new Map((await meta.find(ringDocuments.metaOf(readers))).map((d) => [d['_id'] as FeedId, d]));
+  const metas = new Map((await meta.find(readerMetaDocuments.of(readers))).map((d) => [d['_id'] as FeedId, d]));
   const holding = new Set((await holdingAmong(readers, items[0]!.entry.id)).map((d) => d['r'] as FeedId));
   return items.flatMap((item) => {
     const readerMeta = metas.get(item.reader);

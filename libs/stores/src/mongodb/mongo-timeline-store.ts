@@ -4,7 +4,7 @@ import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
 import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type MaterializedLayout } from './materialized-layouts.js';
-import { cacheDocuments, embedLimit, entryOf, ringDocuments, type EntryDocument } from './timeline-documents.js';
+import { cacheDocuments, embedLimit, entryOf, readerMetaDocuments, type EntryDocument } from './timeline-documents.js';
 
 const POSITION_ID = 'timeline';
 const SWEEP_INTERVAL_MS = 10_000;
@@ -118,9 +118,9 @@ export class MongoTimelineStore implements TimelineStore {
         const model = this.policyOf(delivery.reader).model;
         if (model === 'cache') await this.db.cache.deleteMany(cacheDocuments.of([delivery.reader]));
         if (model === 'cache' || model === 'pull') return;
-        await this.db.meta.updateOne(ringDocuments.materialize(delivery.reader));
+        await this.db.meta.updateOne(readerMetaDocuments.materialize(delivery.reader));
         const oldest = delivery.recent[delivery.recent.length - 1];
-        if (!delivery.exhausted && oldest) await this.db.meta.updateOne(ringDocuments.raiseFloor(delivery.reader, keyOf(this.policyOf(delivery.reader))(oldest)));
+        if (!delivery.exhausted && oldest) await this.db.meta.updateOne(readerMetaDocuments.raiseFloor(delivery.reader, keyOf(this.policyOf(delivery.reader))(oldest)));
         // Oldest first, so that the newest are the latest arrivals and the last to be dropped.
         const policy = this.policyOf(delivery.reader);
         for (const activity of [...delivery.recent].reverse()) await this.insertMaterialized(delivery.reader, this.entryFor(activity, policy));

@@ -4,7 +4,7 @@ import type { TimelineCollections } from './document-collection.js';
 import { isDuplicateKeyError } from './duplicate-key.js';
 import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore } from './mongo-timeline-store.js';
 import { referenceTo } from '@feedmill/contracts';
-import { cacheDocuments, EMBEDDED_BYTES_PER_DOCUMENT, embedLimit, entryOf, ringDocuments, sizeBucketDocuments, timeBucketDocuments } from './timeline-documents.js';
+import { cacheDocuments, EMBEDDED_BYTES_PER_DOCUMENT, embedLimit, entryOf, readerMetaDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments } from './timeline-documents.js';
 
 const collections = (): { [K in keyof TimelineCollections]: MingoCollection } => ({
   positions: new MingoCollection(),
@@ -114,7 +114,7 @@ describe('ring documents', () => {
     for (let second = 1; second <= 10; second++) {
       const counter = await meta.findOneAndUpdate(ringDocuments.claimSlot('timeline:r'));
       const previous = await ring.findOneAndUpdate(ringDocuments.writeSlot('timeline:r', ringDocuments.slotOf(counter!['n'] as number, 4), entryOf(at(second))));
-      if (previous) await meta.updateOne(ringDocuments.raiseFloor('timeline:r', previous['k'] as string));
+      if (previous) await meta.updateOne(readerMetaDocuments.raiseFloor('timeline:r', previous['k'] as string));
     }
     expect(ring.documents.map((d) => d['_id']).sort()).toEqual(['timeline:r_0', 'timeline:r_1', 'timeline:r_2', 'timeline:r_3']);
     expect(meta.documents[0]).toMatchObject({ _id: 'timeline:r', n: 10, floor: entryOf(at(6)).k });

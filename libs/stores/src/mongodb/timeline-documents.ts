@@ -136,6 +136,29 @@ export const cacheDocuments = {
 };
 
 /**
+ * The meta documents of every materialized model: created at the reader's first follow, and
+ * the floor below which the pull path serves the reader.
+ */
+export const readerMetaDocuments = {
+  collection: 'timeline_meta',
+
+  /** updateOne with upsert: the reader's timeline exists from now on. */
+  materialize(reader: FeedId): UpdateOperation {
+    return { filter: { _id: reader }, update: { $inc: { n: 0 } }, options: { upsert: true } };
+  },
+
+  /** updateOne: nothing at or below `key` is known to be stored any more. */
+  raiseFloor(reader: FeedId, key: SortKey): UpdateOperation {
+    return { filter: { _id: reader }, update: { $max: { floor: key } }, options: { upsert: true } };
+  },
+
+  /** find: these readers' floors and counters. */
+  of(readers: readonly FeedId[]): FindOperation {
+    return { filter: { _id: { $in: readers } }, sort: { _id: 1 }, limit: readers.length };
+  },
+};
+
+/**
  * Seed 000's capped, segmented feed: an atomic counter per reader and one document per slot,
  * `_id = reader_(n mod cap)`, written by upsert, so the oldest arrival is overwritten and a
  * reader never holds more than `cap` documents. Reads sort by key. Because arrivals are not
@@ -144,15 +167,8 @@ export const cacheDocuments = {
  */
 export const ringDocuments = {
   entries: 'timeline_ring',
-  /** The meta documents of every materialized model: floors and counters. */
-  meta: 'timeline_meta',
 
   indexes: [{ key: { r: 1, k: -1 } }, { key: { r: 1, id: 1 } }, { key: { r: 1, 'a.feed': 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
-
-  /** updateOne with upsert on meta: the reader's ring exists from now on. */
-  materialize(reader: FeedId): UpdateOperation {
-    return { filter: { _id: reader }, update: { $inc: { n: 0 } }, options: { upsert: true } };
-  },
 
   /** findOneAndUpdate on meta, returning the document after: the reader's counter moves on. */
   claimSlot(reader: FeedId): UpdateOperation {
@@ -172,22 +188,12 @@ export const ringDocuments = {
     };
   },
 
-  /** updateOne on meta: nothing at or below `key` is known to be stored any more. */
-  raiseFloor(reader: FeedId, key: SortKey): UpdateOperation {
-    return { filter: { _id: reader }, update: { $max: { floor: key } }, options: { upsert: true } };
-  },
-
   /** find on entries: the reader's stored entries above its floor and below `before`. */
   page(reader: FeedId, floor: SortKey | undefined, before: SortKey | undefined, limit: number): FindOperation {
     const k: Record<string, SortKey> = {};
     if (floor !== undefined) k['$gt'] = floor;
     if (before !== undefined) k['$lt'] = before;
     return { filter: Object.keys(k).length > 0 ? { r: reader, k } : { r: reader }, sort: { k: -1 }, limit };
-  },
-
-  /** find on meta: these readers' counters and floors. */
-  metaOf(readers: readonly FeedId[]): FindOperation {
-    return { filter: { _id: { $in: readers } }, sort: { _id: 1 }, limit: readers.length };
   },
 
   /** find on entries: which of these readers already hold the activity. */
@@ -216,6 +222,31 @@ export const ringDocuments = {
   },
 };
 
+/**
+ * The entry total both bucket models keep in a reader's meta document, moved by each append
+ * and drop, and counted again from the buckets after a removal that cannot say how many went.
+ */
+export const bucketTotalDocuments = {
+  /** findOneAndUpdate on meta, after: the reader's entry total moves by `by`. */
+  count(reader: FeedId, by: number): UpdateOperation {
+    return { filter: { _id: reader }, update: { $inc: { total: by } }, options: { upsert: true, returnDocument: 'after' } };
+  },
+
+  /**
+   * updateMany on meta, before a `$pull` that may take entries out: those readers' totals are
+   * counted again before they are next trusted. Set before the removal, so that a crash
+   * between the two leaves a recount due rather than a total that stays too high.
+   */
+  recountDue(readers: readonly FeedId[]): UpdateOperation {
+    return { filter: { _id: { $in: readers } }, update: { $set: { recount: true } } };
+  },
+
+  /** updateOne on meta: the reader's total as counted from its buckets. */
+  recounted(reader: FeedId, total: number): UpdateOperation {
+    return { filter: { _id: reader }, update: { $set: { total }, $unset: { recount: '' } } };
+  },
+};
+
 /** The UTC start of the time span holding a key's activity time. */
 function bucketStart(key: SortKey, spanMs: number): string {
   const time = Date.parse(key.slice(0, key.indexOf('|')));
@@ -238,25 +269,6 @@ export const timeBucketDocuments = {
       update: { $push: { entries: { $each: [entry], $sort: { k: 1 } } }, $set: { r: reader, b: start } },
       options: { upsert: true },
     };
-  },
-
-  /** findOneAndUpdate on meta, after: the reader's entry total moves by `by`. */
-  count(reader: FeedId, by: number): UpdateOperation {
-    return { filter: { _id: reader }, update: { $inc: { total: by } }, options: { upsert: true, returnDocument: 'after' } };
-  },
-
-  /**
-   * updateMany on meta, before a `$pull` that may take entries out: those readers' totals are
-   * counted again before they are next trusted. Set before the removal, so that a crash
-   * between the two leaves a recount due rather than a total that stays too high.
-   */
-  recountDue(readers: readonly FeedId[]): UpdateOperation {
-    return { filter: { _id: { $in: readers } }, update: { $set: { recount: true } } };
-  },
-
-  /** updateOne on meta: the reader's total as counted from its buckets. */
-  recounted(reader: FeedId, total: number): UpdateOperation {
-    return { filter: { _id: reader }, update: { $set: { total }, $unset: { recount: '' } } };
   },
 
   all(reader: FeedId): FindOperation {
@@ -338,5 +350,9 @@ export const sizeBucketDocuments = {
 
   removal(readers: readonly FeedId[], activityId: string): UpdateOperation {
     return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
+  },
+
+  unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
+    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed } } } };
   },
 };

@@ -3,7 +3,7 @@ import type { RecordedEvent } from '@feedmill/event-log';
 import type { ContentStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { MongoProjection, type ProjectionCollections } from './mongo-projection.js';
-import { activityDocuments } from './projection-documents.js';
+import { activityDocuments, type ActivityDocument } from './projection-documents.js';
 
 /** Activities in MongoDB, one document each. */
 export class MongoContentStore extends MongoProjection implements ContentStore {
@@ -12,7 +12,7 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
 
   constructor(
     meta: ProjectionCollections,
-    private readonly activities: DocumentCollection,
+    private readonly activities: DocumentCollection<ActivityDocument>,
   ) {
     super(meta);
   }
@@ -22,23 +22,23 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
     if (event?.type === 'ActivityAdded') await this.activities.replaceOne(activityDocuments.added(event.data.activity, recorded.position));
     else if (event?.type === 'ActivityRemoved') await this.activities.deleteMany(activityDocuments.removed(event.data.id));
     else if (event?.type === 'ActivityBumped') {
-      const current = (await this.activities.findOne({ _id: event.data.id }))?.['a'] as Activity | undefined;
+      const current = (await this.activities.findOne({ _id: event.data.id }))?.a;
       if (current) await this.activities.updateOne(activityDocuments.bumped(current, event.data.time));
     }
   }
 
   async get(ids: readonly string[]): Promise<Activity[]> {
     if (ids.length === 0) return [];
-    const found = new Map((await this.activities.find(activityDocuments.byIds(ids))).map((d) => [d['_id'] as string, d['a'] as Activity]));
+    const found = new Map((await this.activities.find(activityDocuments.byIds(ids))).map((d) => [d._id, d.a]));
     return ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
   }
 
   async byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined> {
-    return ((await this.activities.findOne(activityDocuments.byForeignId(feed, foreignId)))?.['a'] as Activity | undefined) ?? undefined;
+    return (await this.activities.findOne(activityDocuments.byForeignId(feed, foreignId)))?.a;
   }
 
   async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance'): Promise<Activity[]> {
     if (feeds.length === 0) return [];
-    return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost, order))).map((d) => d['a'] as Activity);
+    return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost, order))).map((d) => d.a);
   }
 }

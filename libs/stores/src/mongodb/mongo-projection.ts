@@ -3,11 +3,11 @@ import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
 import type { DocumentCollection } from './document-collection.js';
 import { isDuplicateKeyError } from './duplicate-key.js';
-import { projectionDocuments } from './projection-documents.js';
+import { projectionDocuments, type ProjectionPositionDocument, type StreamRevisionDocument } from './projection-documents.js';
 
 export interface ProjectionCollections {
-  positions: DocumentCollection;
-  revisions: DocumentCollection;
+  positions: DocumentCollection<ProjectionPositionDocument>;
+  revisions: DocumentCollection<StreamRevisionDocument>;
 }
 
 /**
@@ -29,7 +29,7 @@ export abstract class MongoProjection implements Projection {
   async position(): Promise<number> {
     if (!this.loaded) {
       const document = await this.meta.positions.findOne({ _id: this.name });
-      this.applied.advanceTo((document?.['position'] as number | undefined) ?? 0);
+      this.applied.advanceTo(document?.position ?? 0);
       this.loaded = true;
     }
     return this.applied.value;
@@ -41,7 +41,7 @@ export abstract class MongoProjection implements Projection {
 
   async streamRevision(stream: string): Promise<number> {
     const document = await this.meta.revisions.findOne({ _id: projectionDocuments.revisionId(this.name, stream) });
-    return (document?.['r'] as number | undefined) ?? -1;
+    return document?.r ?? -1;
   }
 
   async apply(events: readonly RecordedEvent[]): Promise<void> {

@@ -1,5 +1,17 @@
 import { relevanceKeyOf, sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
-import type { FindOperation, UpdateOperation } from './timeline-documents.js';
+import type { FindOperation, ReplaceOperation, UpdateOperation } from './timeline-documents.js';
+
+/** How far in the log a projection has applied every event: `{ _id: projection, position }`. */
+export interface ProjectionPositionDocument {
+  _id: string;
+  position: number;
+}
+
+/** The last revision of one stream a projection applied: `{ _id: projection|stream, r }`. */
+export interface StreamRevisionDocument {
+  _id: string;
+  r: number;
+}
 
 /** What every MongoDB projection keeps beside its data: its log position and per-stream revisions. */
 export const projectionDocuments = {
@@ -25,6 +37,22 @@ export const projectionDocuments = {
   },
 };
 
+/** One activity with what its queries filter and sort on. */
+export interface ActivityDocument {
+  _id: string;
+  /** The feed it was posted to. */
+  f: FeedId;
+  /** Its sort key by time. */
+  k: SortKey;
+  /** Its sort key by relevance, raised by a bump. */
+  rk: SortKey;
+  /** The log position that added it: a reader asking as of an earlier position does not see it. */
+  p: number;
+  a: Activity;
+  /** The poster's own id for it, unique per feed. */
+  fid?: string;
+}
+
 /**
  * Activities, seed 001's way: one document per activity with its feed and sort key, so that
  * the recent activities of many feeds are one `$in` query on `{ f: 1, k: -1 }`.
@@ -38,10 +66,10 @@ export const activityDocuments = {
   ] as Array<{ key: Record<string, 1 | -1>; options?: Record<string, unknown> }>,
 
   /** replaceOne with upsert: an added activity (adding it again changes nothing). */
-  added(activity: Activity, position: number): UpdateOperation {
-    const document: Record<string, unknown> = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), rk: relevanceKeyOf(activity), p: position, a: activity };
-    if (activity.foreignId !== undefined) document['fid'] = activity.foreignId;
-    return { filter: { _id: activity.id }, update: document, options: { upsert: true } };
+  added(activity: Activity, position: number): ReplaceOperation<ActivityDocument> {
+    const document: ActivityDocument = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), rk: relevanceKeyOf(activity), p: position, a: activity };
+    if (activity.foreignId !== undefined) document.fid = activity.foreignId;
+    return { filter: { _id: activity.id }, replacement: document, options: { upsert: true } };
   },
 
   removed: (id: string) => ({ _id: id }),
@@ -65,6 +93,13 @@ export const activityDocuments = {
   },
 };
 
+/** One follow edge, `{ _id: follower|target, f: follower, t: target }`. */
+export interface EdgeDocument {
+  _id: string;
+  f: FeedId;
+  t: FeedId;
+}
+
 /** Follow edges, seed 004's way: one document per edge, indexed both ways. */
 export const edgeDocuments = {
   collection: 'follows',
@@ -72,8 +107,8 @@ export const edgeDocuments = {
 
   id: (follower: FeedId, target: FeedId) => `${follower}|${target}`,
 
-  followed(follower: FeedId, target: FeedId): UpdateOperation {
-    return { filter: { _id: edgeDocuments.id(follower, target) }, update: { _id: edgeDocuments.id(follower, target), f: follower, t: target }, options: { upsert: true } };
+  followed(follower: FeedId, target: FeedId): ReplaceOperation<EdgeDocument> {
+    return { filter: { _id: edgeDocuments.id(follower, target) }, replacement: { _id: edgeDocuments.id(follower, target), f: follower, t: target }, options: { upsert: true } };
   },
 
   followers(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {

@@ -45,10 +45,37 @@ export interface UpdateOperation {
   options?: { upsert?: boolean; returnDocument?: 'before' | 'after' };
 }
 
+/** A whole document put in place of the one the filter matches. */
+export interface ReplaceOperation<TDocument> {
+  filter: Record<string, unknown>;
+  replacement: TDocument;
+  options?: { upsert?: boolean };
+}
+
 export interface FindOperation {
   filter: Record<string, unknown>;
   sort: Record<string, 1 | -1>;
   limit: number;
+}
+
+/** Where the timeline store stands in the log: `{ _id: 'timeline', position, applying }`. */
+export interface TimelinePositionDocument {
+  _id: string;
+  /** The log position of the last batch applied in full. */
+  position?: number;
+  /** The log position of the batch being applied: its writes may already be visible. */
+  applying?: number;
+}
+
+/** A reader's capped cache: its newest entries, or a build under way. */
+export interface CacheDocument {
+  _id: FeedId;
+  /** Newest first. */
+  entries: EntryDocument[];
+  expiresAt: Date;
+  /** The token of the reader building it; absent once built. */
+  building?: string;
+  buildStartedAt?: Date;
 }
 
 /**
@@ -112,11 +139,11 @@ export const cacheDocuments = {
    * still `current`: the built cache, the pulled entries merged with what was delivered
    * meanwhile, newest `cap` kept.
    */
-  finishBuild(reader: FeedId, token: string, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embedUpTo = Number.POSITIVE_INFINITY, keyOf: KeyOf = sortKeyOf): UpdateOperation {
+  finishBuild(reader: FeedId, token: string, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embedUpTo = Number.POSITIVE_INFINITY, keyOf: KeyOf = sortKeyOf): ReplaceOperation<CacheDocument> {
     const byId = new Map<string, EntryDocument>();
     for (const entry of [...current, ...pulled.map((a) => entryOf(a, embedUpTo, keyOf))]) byId.set(entry.id, entry);
     const entries = [...byId.values()].sort((a, b) => (a.k < b.k ? 1 : -1)).slice(0, cap);
-    return { filter: { _id: reader, building: token, entries: current }, update: { _id: reader, entries, expiresAt } };
+    return { filter: { _id: reader, building: token, entries: current }, replacement: { _id: reader, entries, expiresAt } };
   },
 
   /** updateOne: the reader read; keep the cache alive. */
@@ -134,6 +161,24 @@ export const cacheDocuments = {
     return document.entries.length >= cap ? document.entries[document.entries.length - 1]!.k : undefined;
   },
 };
+
+/**
+ * A materialized reader's meta document, one per reader whatever its model: its floor, and
+ * the counters of the model that holds its entries.
+ */
+export interface ReaderMetaDocument {
+  _id: FeedId;
+  /** The ring's arrival counter. `materialize` starts it at 0 for every model, so it is always there. */
+  n: number;
+  /** Nothing at or below this key is known to be stored any more: the pull path serves it. */
+  floor?: SortKey;
+  /** The bucket models' entry total. */
+  total?: number;
+  /** Set while `total` may be too high: it is counted again from the buckets before it is trusted. */
+  recount?: true;
+  /** The size-bucket model's current bucket. */
+  s?: number;
+}
 
 /**
  * The meta documents of every materialized model: created at the reader's first follow, and
@@ -157,6 +202,16 @@ export const readerMetaDocuments = {
     return { filter: { _id: { $in: readers } }, sort: { _id: 1 }, limit: readers.length };
   },
 };
+
+/** One slot of a reader's ring, `_id = reader_slot`: the entry written to it last. */
+export interface RingSlotDocument {
+  _id: string;
+  r: FeedId;
+  s: number;
+  k: SortKey;
+  id: string;
+  a: TimelineItem;
+}
 
 /**
  * Seed 000's capped, segmented feed: an atomic counter per reader and one document per slot,
@@ -222,6 +277,13 @@ export const ringDocuments = {
   },
 };
 
+/** What every bucket holds, whichever model cut it: its reader and entries. */
+export interface BucketDocument {
+  _id: string;
+  r: FeedId;
+  entries: EntryDocument[];
+}
+
 /**
  * The entry total both bucket models keep in a reader's meta document, moved by each append
  * and drop, and counted again from the buckets after a removal that cannot say how many went.
@@ -251,6 +313,12 @@ export const bucketTotalDocuments = {
 function bucketStart(key: SortKey, spanMs: number): string {
   const time = Date.parse(key.slice(0, key.indexOf('|')));
   return new Date(Math.floor(time / spanMs) * spanMs).toISOString();
+}
+
+/** A reader's entries of one time span, oldest first. */
+export interface TimeBucketDocument extends BucketDocument {
+  /** The span's UTC start, an ISO string: buckets sort by it. */
+  b: string;
 }
 
 /**
@@ -304,6 +372,14 @@ export const timeBucketDocuments = {
     return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed } } } };
   },
 };
+
+/** A reader's bucket of at most N entries, in arrival order. */
+export interface SizeBucketDocument extends BucketDocument {
+  /** The bucket's place in the reader's sequence. */
+  s: number;
+  /** How many entries it has taken: the guard that closes it at N. */
+  n: number;
+}
 
 /**
  * Seed 002's size buckets: `{ _id: reader|seq, r, s: seq, n, entries }` with at most N

@@ -1,5 +1,5 @@
 import { relevanceKeyOf, sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
-import type { FindOperation, ReplaceOperation, UpdateOperation } from './timeline-documents.js';
+import type { FindOperation, IndexDefinition, ReplaceOperation, UpdateOperation } from './timeline-documents.js';
 
 /** How far in the log a projection has applied every event: `{ _id: projection, position }`. */
 export interface ProjectionPositionDocument {
@@ -53,17 +53,20 @@ export interface ActivityDocument {
   fid?: string;
 }
 
+/** Many feeds' recent activities by time and by relevance; a poster's own id unique per feed. */
+const activityIndexes: IndexDefinition[] = [
+  { key: { f: 1, k: -1 } },
+  { key: { f: 1, rk: -1 } },
+  { key: { f: 1, fid: 1 }, options: { unique: true, partialFilterExpression: { fid: { $exists: true } } } },
+];
+
 /**
  * Activities, seed 001's way: one document per activity with its feed and sort key, so that
  * the recent activities of many feeds are one `$in` query on `{ f: 1, k: -1 }`.
  */
 export const activityDocuments = {
   collection: 'activities',
-  indexes: [
-    { key: { f: 1, k: -1 } },
-    { key: { f: 1, rk: -1 } },
-    { key: { f: 1, fid: 1 }, options: { unique: true, partialFilterExpression: { fid: { $exists: true } } } },
-  ] as Array<{ key: Record<string, 1 | -1>; options?: Record<string, unknown> }>,
+  indexes: activityIndexes,
 
   /** replaceOne with upsert: an added activity (adding it again changes nothing). */
   added(activity: Activity, position: number): ReplaceOperation<ActivityDocument> {
@@ -100,10 +103,13 @@ export interface EdgeDocument {
   t: FeedId;
 }
 
+/** A feed's followers and its followings, each paged in order. */
+const edgeIndexes: IndexDefinition[] = [{ key: { t: 1, f: 1 } }, { key: { f: 1, t: 1 } }];
+
 /** Follow edges, seed 004's way: one document per edge, indexed both ways. */
 export const edgeDocuments = {
   collection: 'follows',
-  indexes: [{ key: { t: 1, f: 1 } }, { key: { f: 1, t: 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+  indexes: edgeIndexes,
 
   id: (follower: FeedId, target: FeedId) => `${follower}|${target}`,
 

@@ -58,6 +58,12 @@ export interface FindOperation {
   limit: number;
 }
 
+/** An index a collection's queries need, as `createIndex` takes it. */
+export interface IndexDefinition {
+  key: Record<string, 1 | -1>;
+  options?: { unique?: boolean; expireAfterSeconds?: number; partialFilterExpression?: Record<string, unknown> };
+}
+
 /** Where the timeline store stands in the log: `{ _id: 'timeline', position, applying }`. */
 export interface TimelinePositionDocument {
   _id: string;
@@ -78,6 +84,9 @@ export interface CacheDocument {
   buildStartedAt?: Date;
 }
 
+/** MongoDB deletes a cache once its `expiresAt` has passed. */
+const cacheIndexes: IndexDefinition[] = [{ key: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } }];
+
 /**
  * Seed 002's capped cache: one document per active reader, `{ _id: reader, entries, expiresAt }`,
  * entries newest first. Fan-out pushes with `$each` `$sort` `$slice` and never upserts, so
@@ -89,8 +98,7 @@ export interface CacheDocument {
 export const cacheDocuments = {
   collection: 'timeline_cache',
 
-  /** MongoDB deletes a cache once its `expiresAt` has passed. */
-  indexes: [{ key: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } }],
+  indexes: cacheIndexes,
 
   /** updateMany: add an entry to every listed reader's existing cache, once. */
   insert(readers: readonly FeedId[], entry: EntryDocument, cap: number): UpdateOperation {
@@ -213,6 +221,9 @@ export interface RingSlotDocument {
   a: TimelineItem;
 }
 
+/** A reader's page by key, a held activity, an unfollowed feed's entries. */
+const ringIndexes: IndexDefinition[] = [{ key: { r: 1, k: -1 } }, { key: { r: 1, id: 1 } }, { key: { r: 1, 'a.feed': 1 } }];
+
 /**
  * Seed 000's capped, segmented feed: an atomic counter per reader and one document per slot,
  * `_id = reader_(n mod cap)`, written by upsert, so the oldest arrival is overwritten and a
@@ -223,7 +234,7 @@ export interface RingSlotDocument {
 export const ringDocuments = {
   entries: 'timeline_ring',
 
-  indexes: [{ key: { r: 1, k: -1 } }, { key: { r: 1, id: 1 } }, { key: { r: 1, 'a.feed': 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+  indexes: ringIndexes,
 
   /** findOneAndUpdate on meta, returning the document after: the reader's counter moves on. */
   claimSlot(reader: FeedId): UpdateOperation {
@@ -321,6 +332,9 @@ export interface TimeBucketDocument extends BucketDocument {
   b: string;
 }
 
+/** A reader's buckets by start. */
+const timeBucketIndexes: IndexDefinition[] = [{ key: { r: 1, b: -1 } }];
+
 /**
  * Seed 002's time buckets: `{ _id: reader|start, r, b: start, entries }`, one document per
  * reader per span, entries oldest first, appended by upsert. A repeated delivery matches
@@ -328,7 +342,7 @@ export interface TimeBucketDocument extends BucketDocument {
  */
 export const timeBucketDocuments = {
   collection: 'timeline_time_buckets',
-  indexes: [{ key: { r: 1, b: -1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+  indexes: timeBucketIndexes,
 
   append(reader: FeedId, entry: EntryDocument, spanMs: number): UpdateOperation {
     const start = bucketStart(entry.k, spanMs);
@@ -381,6 +395,9 @@ export interface SizeBucketDocument extends BucketDocument {
   n: number;
 }
 
+/** A reader's buckets in sequence, and those holding an activity. */
+const sizeBucketIndexes: IndexDefinition[] = [{ key: { r: 1, s: 1 } }, { key: { r: 1, 'entries.id': 1 } }];
+
 /**
  * Seed 002's size buckets: `{ _id: reader|seq, r, s: seq, n, entries }` with at most N
  * entries each. The append is guarded by `n < N`; when the bucket is full the upsert of the
@@ -388,7 +405,7 @@ export interface SizeBucketDocument extends BucketDocument {
  */
 export const sizeBucketDocuments = {
   collection: 'timeline_size_buckets',
-  indexes: [{ key: { r: 1, s: 1 } }, { key: { r: 1, 'entries.id': 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+  indexes: sizeBucketIndexes,
 
   /** Buckets of at most half the cap, so that dropping the oldest never empties a timeline. */
   effectiveSize(policy: { cap: number; bucketSize?: number }): number {

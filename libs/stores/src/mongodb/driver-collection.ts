@@ -1,68 +1,76 @@
-import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter, type UpdateFilter } from 'mongodb';
-import type { DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
+import { MongoBulkWriteError, type Collection, type Db, type Document } from 'mongodb';
+import type { ArrayFieldOf, DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
+import { DUPLICATE_KEY } from './duplicate-key.js';
 import type { ProjectionCollections } from './mongo-projection.js';
 import { activityDocuments, edgeDocuments, projectionDocuments } from './projection-documents.js';
-import { cacheDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type UpdateOperation } from './timeline-documents.js';
+import { cacheDocuments, readerMetaDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type ReplaceOperation, type UpdateOperation } from './timeline-documents.js';
 
-/** The builders' documents, passed to the MongoDB driver as they are. */
-export class DriverCollection implements DocumentCollection {
+/**
+ * The builders' documents, passed to the MongoDB driver as they are.
+ *
+ * This is the one place a document read from MongoDB becomes a `TDocument` unchecked (the
+ * driver's type arguments of `findOne` and `find`, the assertion after `findOneAndUpdate`):
+ * sound because the builders of `TDocument` (timeline-documents.ts, projection-documents.ts)
+ * are the only writers of the collection it is opened on, so every document in it has their shape.
+ */
+export class DriverCollection<TDocument extends StoredDocument> implements DocumentCollection<TDocument> {
   constructor(private readonly collection: Collection<Document>) {}
 
   findOne(filter: Record<string, unknown>) {
-    return this.collection.findOne(filter as Filter<Document>, { projection: undefined }) as Promise<StoredDocument | null>;
+    return this.collection.findOne<TDocument>(filter, { projection: undefined });
   }
 
   find(operation: FindOperation) {
-    return this.collection.find(operation.filter as Filter<Document>).sort(operation.sort).limit(operation.limit).toArray() as Promise<StoredDocument[]>;
+    return this.collection.find<TDocument>(operation.filter).sort(operation.sort).limit(operation.limit).toArray();
   }
 
   async updateOne(operation: UpdateOperation) {
-    await this.collection.updateOne(operation.filter as Filter<Document>, operation.update as UpdateFilter<Document>, { upsert: operation.options?.upsert ?? false });
+    await this.collection.updateOne(operation.filter, operation.update, { upsert: operation.options?.upsert ?? false });
   }
 
   async updateMany(operation: UpdateOperation) {
-    await this.collection.updateMany(operation.filter as Filter<Document>, operation.update as UpdateFilter<Document>);
+    await this.collection.updateMany(operation.filter, operation.update);
   }
 
-  findOneAndUpdate(operation: UpdateOperation) {
-    return this.collection.findOneAndUpdate(operation.filter as Filter<Document>, operation.update as UpdateFilter<Document>, {
+  async findOneAndUpdate(operation: UpdateOperation) {
+    return (await this.collection.findOneAndUpdate(operation.filter, operation.update, {
       upsert: operation.options?.upsert ?? false,
       returnDocument: operation.options?.returnDocument ?? 'after',
-    }) as Promise<StoredDocument | null>;
+    })) as TDocument | null;
   }
 
-  async replaceOne(operation: UpdateOperation) {
-    const result = await this.collection.replaceOne(operation.filter as Filter<Document>, operation.update, { upsert: operation.options?.upsert ?? false });
+  async replaceOne(operation: ReplaceOperation<TDocument>) {
+    const result = await this.collection.replaceOne(operation.filter, operation.replacement, { upsert: operation.options?.upsert ?? false });
     return result.matchedCount > 0;
   }
 
   async deleteMany(filter: Record<string, unknown>) {
-    return (await this.collection.deleteMany(filter as Filter<Document>)).deletedCount;
+    return (await this.collection.deleteMany(filter)).deletedCount;
   }
 
   count(filter: Record<string, unknown>) {
-    return this.collection.countDocuments(filter as Filter<Document>);
+    return this.collection.countDocuments(filter);
   }
 
   async bulkUpdate(operations: readonly UpdateOperation[]) {
     if (operations.length === 0) return [];
     try {
       await this.collection.bulkWrite(
-        operations.map((op) => ({ updateOne: { filter: op.filter as Filter<Document>, update: op.update as UpdateFilter<Document>, upsert: op.options?.upsert ?? false } })),
+        operations.map((op) => ({ updateOne: { filter: op.filter, update: op.update, upsert: op.options?.upsert ?? false } })),
         { ordered: false },
       );
       return [];
     } catch (error) {
       if (!(error instanceof MongoBulkWriteError)) throw error;
       const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-      if (errors.some((e) => e.code !== 11000)) throw error;
+      if (errors.some((e) => e.code !== DUPLICATE_KEY)) throw error;
       return errors.map((e) => e.index);
     }
   }
 
-  async sumOfArrayLengths(field: string) {
-    const [row] = await this.collection.aggregate([{ $group: { _id: null, n: { $sum: { $size: { $ifNull: [`$${field}`, []] } } } } }]).toArray();
-    return (row?.['n'] as number | undefined) ?? 0;
+  async sumOfArrayLengths(field: ArrayFieldOf<TDocument>) {
+    const [row] = await this.collection.aggregate<{ n: number }>([{ $group: { _id: null, n: { $sum: { $size: { $ifNull: [`$${field}`, []] } } } } }]).toArray();
+    return row?.n ?? 0;
   }
 }
 
@@ -79,7 +87,7 @@ export async function timelineCollections(db: Db, prefix = ''): Promise<Timeline
   return {
     positions: new DriverCollection(db.collection(`${prefix}timeline_positions`)),
     cache: new DriverCollection(cache),
-    meta: new DriverCollection(db.collection(prefix + ringDocuments.meta)),
+    meta: new DriverCollection(db.collection(prefix + readerMetaDocuments.collection)),
     ring: new DriverCollection(ring),
     timeBuckets: new DriverCollection(timeBuckets),
     sizeBuckets: new DriverCollection(sizeBuckets),

@@ -3,7 +3,7 @@ import { activityEventTypes, activityIdOf, evolveActivity, isActivityEvent } fro
 import type { ContentStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { MongoProjection, type ProjectionCollections } from './mongo-projection.js';
-import { activityDocuments } from './projection-documents.js';
+import { activityDocuments, type ActivityDocument } from './projection-documents.js';
 
 /** Activities in MongoDB, one document each. */
 export class MongoContentStore extends MongoProjection implements ContentStore {
@@ -12,7 +12,7 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
 
   constructor(
     meta: ProjectionCollections,
-    private readonly activities: DocumentCollection,
+    private readonly activities: DocumentCollection<ActivityDocument>,
   ) {
     super(meta);
   }
@@ -29,7 +29,7 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
       await this.activities.replaceOne(activityDocuments.added(evolveActivity(undefined, event)!, position));
       return;
     }
-    const before = event.type === 'ActivityRemoved' ? undefined : ((await this.activities.findOne({ _id: id }))?.['a'] as Activity | undefined);
+    const before = event.type === 'ActivityRemoved' ? undefined : (await this.activities.findOne({ _id: id }))?.a;
     const after = evolveActivity(before, event);
     if (!after) await this.activities.deleteMany(activityDocuments.removed(id));
     else await this.activities.updateOne(activityDocuments.changed(after));
@@ -37,16 +37,16 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
 
   async get(ids: readonly string[]): Promise<Activity[]> {
     if (ids.length === 0) return [];
-    const found = new Map((await this.activities.find(activityDocuments.byIds(ids))).map((d) => [d['_id'] as string, d['a'] as Activity]));
+    const found = new Map((await this.activities.find(activityDocuments.byIds(ids))).map((d) => [d._id, d.a]));
     return ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
   }
 
   async byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined> {
-    return ((await this.activities.findOne(activityDocuments.byForeignId(feed, foreignId)))?.['a'] as Activity | undefined) ?? undefined;
+    return (await this.activities.findOne(activityDocuments.byForeignId(feed, foreignId)))?.a;
   }
 
   async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance'): Promise<Activity[]> {
     if (feeds.length === 0) return [];
-    return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost, order))).map((d) => d['a'] as Activity);
+    return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost, order))).map((d) => d.a);
   }
 }

@@ -3,7 +3,7 @@ import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feed
 import type { GraphStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { MongoProjection, type ProjectionCollections } from './mongo-projection.js';
-import { edgeDocuments } from './projection-documents.js';
+import { edgeDocuments, type EdgeDocument } from './projection-documents.js';
 
 /** Follow edges in MongoDB, one document each, paged by index both ways. */
 export class MongoGraphStore extends MongoProjection implements GraphStore {
@@ -12,7 +12,7 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
 
   constructor(
     meta: ProjectionCollections,
-    private readonly edges: DocumentCollection,
+    private readonly edges: DocumentCollection<EdgeDocument>,
   ) {
     super(meta);
   }
@@ -33,11 +33,11 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
   }
 
   async followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
-    return (await this.edges.find(edgeDocuments.followers(feed, after, limit))).map((d) => d['f'] as FeedId);
+    return (await this.edges.find(edgeDocuments.followers(feed, after, limit))).map((d) => d.f);
   }
 
   async following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
-    return (await this.edges.find(edgeDocuments.following(feed, after, limit))).map((d) => d['t'] as FeedId);
+    return (await this.edges.find(edgeDocuments.following(feed, after, limit))).map((d) => d.t);
   }
 
   async counts(feed: FeedId): Promise<{ followers: number; following: number }> {

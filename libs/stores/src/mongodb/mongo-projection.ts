@@ -3,14 +3,13 @@ import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
 import type { DocumentCollection } from './document-collection.js';
-import { projectionDocuments } from './projection-documents.js';
+import { isDuplicateKeyError } from './duplicate-key.js';
+import { projectionDocuments, type ProjectionPositionDocument, type StreamRevisionDocument } from './projection-documents.js';
 
 export interface ProjectionCollections {
-  positions: DocumentCollection;
-  revisions: DocumentCollection;
+  positions: DocumentCollection<ProjectionPositionDocument>;
+  revisions: DocumentCollection<StreamRevisionDocument>;
 }
-
-const isDuplicateKey = (error: unknown) => (error as { code?: number }).code === 11000;
 
 /**
  * What every MongoDB projection shares. An event is applied only when its stream stands at
@@ -31,7 +30,7 @@ export abstract class MongoProjection implements Projection {
   async position(): Promise<number> {
     if (!this.loaded) {
       const document = await this.meta.positions.findOne({ _id: this.name });
-      this.applied.advanceTo((document?.['position'] as number | undefined) ?? 0);
+      this.applied.advanceTo(document?.position ?? 0);
       this.loaded = true;
     }
     return this.applied.value;
@@ -43,7 +42,7 @@ export abstract class MongoProjection implements Projection {
 
   async streamRevision(stream: string): Promise<number> {
     const document = await this.meta.revisions.findOne({ _id: projectionDocuments.revisionId(this.name, stream) });
-    return (document?.['r'] as number | undefined) ?? -1;
+    return document?.r ?? -1;
   }
 
   async apply(events: readonly RecordedEvent[]): Promise<void> {
@@ -66,7 +65,7 @@ export abstract class MongoProjection implements Projection {
     try {
       await this.meta.revisions.findOneAndUpdate(projectionDocuments.claim(this.name, record.stream, record.revision));
     } catch (error) {
-      if (!isDuplicateKey(error)) throw error; // applied meanwhile by the other path: fine
+      if (!isDuplicateKeyError(error)) throw error; // applied meanwhile by the other path: fine
     }
   }
 }

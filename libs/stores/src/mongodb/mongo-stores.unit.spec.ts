@@ -3,16 +3,18 @@ import { describeContentStoreContract } from '../contract/content-store.contract
 import { describeGraphStoreContract } from '../contract/graph-store.contract.js';
 import { MongoContentStore } from './mongo-content-store.js';
 import { MongoGraphStore } from './mongo-graph-store.js';
-import { TimelineGenerations } from './timeline-generations.js';
+import type { ProjectionCollections } from './mongo-projection.js';
+import type { ActivityDocument } from './projection-documents.js';
+import { TimelineGenerations, type GenerationPointerDocument } from './timeline-generations.js';
 
-const meta = () => ({ positions: new MingoCollection(), revisions: new MingoCollection() });
+const meta = (): ProjectionCollections => ({ positions: new MingoCollection(), revisions: new MingoCollection() });
 
 describeContentStoreContract('mongodb documents on mingo', async () => new MongoContentStore(meta(), new MingoCollection()));
 describeGraphStoreContract('mongodb documents on mingo', async () => new MongoGraphStore(meta(), new MingoCollection()));
 
 it('keeps its position and revisions in its documents, so that a restarted store resumes', async () => {
   const shared = meta();
-  const activities = new MingoCollection();
+  const activities = new MingoCollection<ActivityDocument>();
   const first = new MongoContentStore(shared, activities);
   const event = {
     stream: 'feed-user:a',
@@ -33,7 +35,7 @@ it('keeps its position and revisions in its documents, so that a restarted store
 
 describe('TimelineGenerations', () => {
   it('starts at the first generation, and a restart opens the one a rebuild activated', async () => {
-    const pointers = new MingoCollection();
+    const pointers = new MingoCollection<GenerationPointerDocument>();
     expect(await new TimelineGenerations(pointers).active()).toBe(0);
     await new TimelineGenerations(pointers).activate(1763712000000);
     expect(await new TimelineGenerations(pointers).active()).toBe(1763712000000);

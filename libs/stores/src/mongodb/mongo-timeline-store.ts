@@ -4,7 +4,7 @@ import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
 import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type MaterializedLayout } from './materialized-layouts.js';
-import { cacheDocuments, embedLimit, entryOf, ringDocuments, type EntryDocument } from './timeline-documents.js';
+import { cacheDocuments, embedLimit, entryOf, readerMetaDocuments, type EntryDocument } from './timeline-documents.js';
 
 const POSITION_ID = 'timeline';
 const SWEEP_INTERVAL_MS = 10_000;
@@ -45,14 +45,13 @@ export class MongoTimelineStore implements TimelineStore {
 
   async position(): Promise<number> {
     const document = await this.db.positions.findOne({ _id: POSITION_ID });
-    return typeof document?.['position'] === 'number' ? document['position'] : 0;
+    return document?.position ?? 0;
   }
 
   /** A batch is applied over many round trips, each visible at once: its end is marked before it starts. */
   async pullPosition(): Promise<number> {
     const document = await this.db.positions.findOne({ _id: POSITION_ID });
-    const number = (field: string) => (typeof document?.[field] === 'number' ? (document[field] as number) : 0);
-    return Math.max(number('position'), number('applying'));
+    return Math.max(document?.position ?? 0, document?.applying ?? 0);
   }
 
   async deliver(request: DeliverRequest): Promise<DeliverReply> {
@@ -108,9 +107,9 @@ export class MongoTimelineStore implements TimelineStore {
       case 'remove': {
         const cacheReaders = delivery.readers.filter((r) => this.policyOf(r).model === 'cache');
         if (cacheReaders.length > 0) await this.db.cache.deleteMany(cacheDocuments.holding(cacheReaders, delivery.id));
-        for (const model of Object.keys(this.layouts) as MaterializedModel[]) {
+        for (const [model, layout] of Object.entries(this.layouts)) {
           const readers = delivery.readers.filter((r) => this.policyOf(r).model === model);
-          if (readers.length > 0) await this.layouts[model].remove(readers, delivery.id);
+          if (readers.length > 0) await layout.remove(readers, delivery.id);
         }
         return;
       }
@@ -118,9 +117,9 @@ export class MongoTimelineStore implements TimelineStore {
         const model = this.policyOf(delivery.reader).model;
         if (model === 'cache') await this.db.cache.deleteMany(cacheDocuments.of([delivery.reader]));
         if (model === 'cache' || model === 'pull') return;
-        await this.db.meta.updateOne(ringDocuments.materialize(delivery.reader));
+        await this.db.meta.updateOne(readerMetaDocuments.materialize(delivery.reader));
         const oldest = delivery.recent[delivery.recent.length - 1];
-        if (!delivery.exhausted && oldest) await this.db.meta.updateOne(ringDocuments.raiseFloor(delivery.reader, keyOf(this.policyOf(delivery.reader))(oldest)));
+        if (!delivery.exhausted && oldest) await this.db.meta.updateOne(readerMetaDocuments.raiseFloor(delivery.reader, keyOf(this.policyOf(delivery.reader))(oldest)));
         // Oldest first, so that the newest are the latest arrivals and the last to be dropped.
         const policy = this.policyOf(delivery.reader);
         for (const activity of [...delivery.recent].reverse()) await this.insertMaterialized(delivery.reader, this.entryFor(activity, policy));
@@ -143,7 +142,7 @@ export class MongoTimelineStore implements TimelineStore {
   private async insertMaterialized(reader: FeedId, entry: EntryDocument): Promise<boolean> {
     const meta = await this.db.meta.findOne({ _id: reader });
     if (!meta) return false; // not materialized: the reader follows nothing yet
-    const floor = meta['floor'] as SortKey | undefined;
+    const floor = meta.floor;
     if (floor !== undefined && entry.k <= floor) return false;
     return this.layoutOf(reader)!.insert(reader, entry, this.policyOf(reader), meta);
   }
@@ -158,7 +157,7 @@ export class MongoTimelineStore implements TimelineStore {
   private async storedMaterialized(reader: FeedId, layout: MaterializedLayout): Promise<StoredTimeline | undefined> {
     const meta = await this.db.meta.findOne({ _id: reader });
     if (!meta) return undefined;
-    const floor = meta['floor'] as SortKey | undefined;
+    const floor = meta.floor;
     return {
       pullBelow: floor === undefined ? null : justAbove(floor),
       newestBelow: (before, limit) => layout.newestBelow(reader, floor, before, limit),
@@ -173,16 +172,16 @@ export class MongoTimelineStore implements TimelineStore {
     const now = this.now();
     const expiresAt = new Date(now + policy.inactivityMs);
     let document = await this.db.cache.findOne({ _id: reader });
-    if (document && document['building'] === undefined) {
+    if (document && document.building === undefined) {
       await this.db.cache.updateOne(cacheDocuments.touch(reader, expiresAt));
     } else {
       const token = randomUUID();
       if (!document) await this.db.cache.updateOne(cacheDocuments.startBuild(reader, token, new Date(now), expiresAt));
       else if (!(await this.db.cache.findOneAndUpdate(cacheDocuments.takeOverBuild(reader, new Date(now - CACHE_BUILD_TIMEOUT_MS), token, new Date(now))))) return undefined;
       document = await this.finishBuild(reader, token, policy, pull, expiresAt);
-      if (!document || document['building'] !== undefined) return undefined;
+      if (!document || document.building !== undefined) return undefined;
     }
-    const entries = document['entries'] as EntryDocument[];
+    const entries = document.entries;
     const bound = cacheDocuments.pullBelow({ entries }, policy.cap);
     return {
       pullBelow: bound ?? null,
@@ -198,8 +197,8 @@ export class MongoTimelineStore implements TimelineStore {
     const pulled = await pull(undefined, policy.cap + 1);
     for (let attempt = 0; attempt < MAX_BUILD_ATTEMPTS; attempt++) {
       const building = await this.db.cache.findOne({ _id: reader });
-      if (building?.['building'] !== token) return null;
-      const current = building['entries'] as EntryDocument[];
+      if (building?.building !== token) return null;
+      const current = building.entries;
       if (await this.db.cache.replaceOne(cacheDocuments.finishBuild(reader, token, current, pulled, policy.cap, expiresAt, embedLimit(policy), keyOf(policy)))) break;
     }
     return this.db.cache.findOne({ _id: reader });
@@ -214,7 +213,7 @@ export class MongoTimelineStore implements TimelineStore {
 
   async size(reader: FeedId): Promise<number> {
     const policy = this.policyOf(reader);
-    if (policy.model === 'cache') return (((await this.db.cache.findOne({ _id: reader }))?.['entries'] as unknown[] | undefined) ?? []).length;
+    if (policy.model === 'cache') return ((await this.db.cache.findOne({ _id: reader }))?.entries ?? []).length;
     const layout = this.layoutOf(reader);
     const stored = layout && (await this.storedMaterialized(reader, layout));
     return stored ? (await stored.newestBelow(undefined, Number.MAX_SAFE_INTEGER)).length : 0;

@@ -1,17 +1,33 @@
 import { describeTimelineStoreContract } from '../contract/timeline-store.contract.js';
 import { MingoCollection } from '../contract/mingo-collection.js';
-import type { TimelineCollections } from './document-collection.js';
+import type { StoredDocument, TimelineCollections } from './document-collection.js';
+import { isDuplicateKeyError } from './duplicate-key.js';
 import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore } from './mongo-timeline-store.js';
-import { referenceTo } from '@feedmill/contracts';
-import { cacheDocuments, EMBEDDED_BYTES_PER_DOCUMENT, embedLimit, entryOf, ringDocuments, sizeBucketDocuments, timeBucketDocuments } from './timeline-documents.js';
+import { referenceTo, type FeedId } from '@feedmill/contracts';
+import {
+  cacheDocuments,
+  EMBEDDED_BYTES_PER_DOCUMENT,
+  embedLimit,
+  entryOf,
+  readerMetaDocuments,
+  ringDocuments,
+  sizeBucketDocuments,
+  timeBucketDocuments,
+  type CacheDocument,
+  type ReaderMetaDocument,
+  type RingSlotDocument,
+  type SizeBucketDocument,
+  type TimeBucketDocument,
+  type TimelinePositionDocument,
+} from './timeline-documents.js';
 
-const collections = (): { [K in keyof TimelineCollections]: MingoCollection } => ({
-  positions: new MingoCollection(),
-  cache: new MingoCollection(),
-  meta: new MingoCollection(),
-  ring: new MingoCollection(),
-  timeBuckets: new MingoCollection(),
-  sizeBuckets: new MingoCollection(),
+const collections = () => ({
+  positions: new MingoCollection<TimelinePositionDocument>(),
+  cache: new MingoCollection<CacheDocument>(),
+  meta: new MingoCollection<ReaderMetaDocument>(),
+  ring: new MingoCollection<RingSlotDocument>(),
+  timeBuckets: new MingoCollection<TimeBucketDocument>(),
+  sizeBuckets: new MingoCollection<SizeBucketDocument>(),
 });
 
 describeTimelineStoreContract('mongodb documents on mingo', async (policyOf, now) => new MongoTimelineStore(collections(), policyOf, now));
@@ -20,30 +36,30 @@ const at = (second: number, id = `a${second}`) => ({ id, feed: 'user:a' as const
 
 describe('capped cache documents', () => {
   it('never create a cache on delivery, push once, keep the newest cap, and know where pulling starts', async () => {
-    const cache = new MingoCollection();
+    const cache = new MingoCollection<CacheDocument>();
     await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(1)), 3));
     expect(cache.documents).toEqual([]);
     await cache.updateOne(cacheDocuments.startBuild('timeline:r', 'build-1', new Date(0), new Date(0)));
     for (const second of [5, 1, 4, 4, 2, 3, 6]) await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(second)), 3));
     const [document] = cache.documents;
-    expect((document!['entries'] as Array<{ id: string }>).map((e) => e.id)).toEqual(['a6', 'a5', 'a4']);
-    expect(cacheDocuments.pullBelow(document as never, 3)).toBe(entryOf(at(4)).k);
+    expect(document!.entries.map((e) => e.id)).toEqual(['a6', 'a5', 'a4']);
+    expect(cacheDocuments.pullBelow(document!, 3)).toBe(entryOf(at(4)).k);
     expect(cacheDocuments.pullBelow({ entries: [entryOf(at(9))] }, 3)).toBeUndefined();
   });
 
   it('finish a build only on the entries they were merged with, and only by its builder', async () => {
-    const cache = new MingoCollection();
+    const cache = new MingoCollection<CacheDocument>();
     await cache.updateOne(cacheDocuments.startBuild('timeline:r', 'build-1', new Date(0), new Date(0)));
     const stale = cacheDocuments.finishBuild('timeline:r', 'build-1', [], [at(1)], 3, new Date(0));
     await cache.updateMany(cacheDocuments.insert(['timeline:r'], entryOf(at(2)), 3));
     expect({ staleFinished: await cache.replaceOne(stale) }).toEqual({ staleFinished: false });
-    const current = cache.documents[0]!['entries'] as never;
+    const current = cache.documents[0]!.entries;
     const another = cacheDocuments.finishBuild('timeline:r', 'build-2', current, [at(2), at(1)], 3, new Date(0));
     expect({ anotherFinished: await cache.replaceOne(another) }).toEqual({ anotherFinished: false });
     const fresh = cacheDocuments.finishBuild('timeline:r', 'build-1', current, [at(2), at(1)], 3, new Date(0));
     expect({ freshFinished: await cache.replaceOne(fresh) }).toEqual({ freshFinished: true });
-    expect((cache.documents[0]!['entries'] as Array<{ id: string }>).map((e) => e.id)).toEqual(['a2', 'a1']);
-    expect(cache.documents[0]!['building']).toBeUndefined();
+    expect(cache.documents[0]!.entries.map((e) => e.id)).toEqual(['a2', 'a1']);
+    expect(cache.documents[0]!.building).toBeUndefined();
   });
 });
 
@@ -65,14 +81,17 @@ describe('MongoTimelineStore caches', () => {
     clock += 2;
     expect((await store.readPage(reader, undefined, 10, pull)).items.map((a) => a.id)).toEqual(['a3', 'a2', 'a1']);
     expect(db.cache.documents[0]).toMatchObject({ _id: reader, entries: [{ id: 'a3' }, { id: 'a2' }, { id: 'a1' }] });
-    expect(db.cache.documents[0]!['building']).toBeUndefined();
+    expect(db.cache.documents[0]!.building).toBeUndefined();
   });
 
   it('keep each group’s cap when one post reaches caches of groups with different caps', async () => {
     const db = collections();
-    const caps: Record<string, number> = { 'small:r': 2, 'large:r': 4 };
-    const store = new MongoTimelineStore(db, (r) => ({ ...policy, cap: caps[r]! }), Date.now);
-    for (const r of Object.keys(caps)) await store.readPage(r as never, undefined, 1, async () => []);
+    const caps = new Map<FeedId, number>([
+      ['small:r', 2],
+      ['large:r', 4],
+    ]);
+    const store = new MongoTimelineStore(db, (r) => ({ ...policy, cap: caps.get(r)! }), Date.now);
+    for (const r of caps.keys()) await store.readPage(r, undefined, 1, async () => []);
     const posts = [1, 2, 3, 4, 5].map((second) => at(second));
     for (const [index, activity] of posts.entries()) {
       await store.deliver({ after: index, position: index + 1, deliveries: [{ kind: 'insert', readers: ['small:r', 'large:r'], activity }] });
@@ -108,28 +127,28 @@ describe('entries of large activities', () => {
 
 describe('ring documents', () => {
   it('count arrivals atomically and overwrite the oldest slot, holding at most cap documents', async () => {
-    const ring = new MingoCollection();
-    const meta = new MingoCollection();
+    const ring = new MingoCollection<RingSlotDocument>();
+    const meta = new MingoCollection<ReaderMetaDocument>();
     for (let second = 1; second <= 10; second++) {
       const counter = await meta.findOneAndUpdate(ringDocuments.claimSlot('timeline:r'));
-      const previous = await ring.findOneAndUpdate(ringDocuments.writeSlot('timeline:r', ringDocuments.slotOf(counter!['n'] as number, 4), entryOf(at(second))));
-      if (previous) await meta.updateOne(ringDocuments.raiseFloor('timeline:r', previous['k'] as string));
+      const previous = await ring.findOneAndUpdate(ringDocuments.writeSlot('timeline:r', ringDocuments.slotOf(counter!.n, 4), entryOf(at(second))));
+      if (previous) await meta.updateOne(readerMetaDocuments.raiseFloor('timeline:r', previous.k));
     }
-    expect(ring.documents.map((d) => d['_id']).sort()).toEqual(['timeline:r_0', 'timeline:r_1', 'timeline:r_2', 'timeline:r_3']);
+    expect(ring.documents.map((d) => d._id).sort()).toEqual(['timeline:r_0', 'timeline:r_1', 'timeline:r_2', 'timeline:r_3']);
     expect(meta.documents[0]).toMatchObject({ _id: 'timeline:r', n: 10, floor: entryOf(at(6)).k });
-    const newest = await ring.find(ringDocuments.page('timeline:r', meta.documents[0]!['floor'] as string, undefined, 10));
-    expect(newest.map((d) => d['id'])).toEqual(['a10', 'a9', 'a8', 'a7']);
+    const newest = await ring.find(ringDocuments.page('timeline:r', meta.documents[0]!.floor, undefined, 10));
+    expect(newest.map((d) => d.id)).toEqual(['a10', 'a9', 'a8', 'a7']);
   });
 });
 
 describe('time bucket documents', () => {
   it('append by upsert into the bucket of the activity time, once, oldest first', async () => {
-    const buckets = new MingoCollection();
+    const buckets = new MingoCollection<TimeBucketDocument>();
     const day = 86_400_000;
     for (const second of [3, 1, 2]) await buckets.updateOne(timeBucketDocuments.append('timeline:r', entryOf(at(second)), day));
     await expect(buckets.updateOne(timeBucketDocuments.append('timeline:r', entryOf(at(2)), day))).rejects.toMatchObject({ code: 11000 });
     await buckets.updateOne(timeBucketDocuments.append('timeline:r', entryOf({ ...at(0, 'next-day'), time: '2026-01-02T00:00:00.000Z' }), day));
-    expect(buckets.documents.map((d) => [d['_id'], (d['entries'] as Array<{ id: string }>).map((e) => e.id)])).toEqual([
+    expect(buckets.documents.map((d) => [d._id, d.entries.map((e) => e.id)])).toEqual([
       ['timeline:r|2026-01-01T00:00:00.000Z', ['a1', 'a2', 'a3']],
       ['timeline:r|2026-01-02T00:00:00.000Z', ['next-day']],
     ]);
@@ -138,14 +157,14 @@ describe('time bucket documents', () => {
 
 describe('size bucket documents', () => {
   it('roll over at N, and two writers racing for a full bucket neither overfill it nor both open the next', async () => {
-    const buckets = new MingoCollection();
+    const buckets = new MingoCollection<SizeBucketDocument>();
     const append = async (seq: number, id: string) => {
       for (let s = seq; ; s++) {
         try {
           await buckets.updateOne(sizeBucketDocuments.append('timeline:r', s, entryOf(at(1, id)), 2));
           return s;
         } catch (error) {
-          if ((error as { code?: number }).code !== 11000) throw error;
+          if (!isDuplicateKeyError(error)) throw error;
         }
       }
     };
@@ -155,7 +174,7 @@ describe('size bucket documents', () => {
     const [first, second] = await Promise.all([append(0, 'x3'), append(0, 'x4')]);
     expect([first, second]).toEqual([1, 1]);
     expect(await append(0, 'x5')).toBe(2);
-    expect(buckets.documents.map((d) => [d['_id'], d['n'], (d['entries'] as unknown[]).length])).toEqual([
+    expect(buckets.documents.map((d) => [d._id, d.n, d.entries.length])).toEqual([
       ['timeline:r|0', 2, 2],
       ['timeline:r|1', 2, 2],
       ['timeline:r|2', 1, 1],
@@ -168,18 +187,18 @@ describe('size bucket documents', () => {
 describe('fan-out into MongoDB timelines', () => {
   it.each(['ring', 'time-buckets', 'size-buckets'] as const)('takes as many round trips for fifty %s readers as for one, and stores each entry once', async (model) => {
     const calls: string[] = [];
-    const counted = (): MingoCollection =>
-      new Proxy(new MingoCollection(), {
+    const counted = <TDocument extends StoredDocument>(): MingoCollection<TDocument> =>
+      new Proxy(new MingoCollection<TDocument>(), {
         get(target, property, receiver) {
           const value = Reflect.get(target, property, receiver);
           if (typeof value !== 'function' || property === 'constructor') return value;
           return (...args: unknown[]) => {
             calls.push(String(property));
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
+            return Reflect.apply(value, target, args);
           };
         },
       });
-    const db = { positions: counted(), cache: counted(), meta: counted(), ring: counted(), timeBuckets: counted(), sizeBuckets: counted() };
+    const db: TimelineCollections = { positions: counted(), cache: counted(), meta: counted(), ring: counted(), timeBuckets: counted(), sizeBuckets: counted() };
     const store = new MongoTimelineStore(db, () => ({ model, cap: 3, inactivityMs: 0, bucketSize: 1 }));
     const readers = Array.from({ length: 50 }, (_, i) => `timeline:r${i}` as const);
     const deliver = async (position: number, to: readonly `timeline:${string}`[], id: string) => {

@@ -1,5 +1,17 @@
 import { relevanceKeyOf, sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
-import type { FindOperation, UpdateOperation } from './timeline-documents.js';
+import type { FindOperation, IndexDefinition, ReplaceOperation, UpdateOperation } from './timeline-documents.js';
+
+/** How far in the log a projection has applied every event: `{ _id: projection, position }`. */
+export interface ProjectionPositionDocument {
+  _id: string;
+  position: number;
+}
+
+/** The last revision of one stream a projection applied: `{ _id: projection|stream, r }`. */
+export interface StreamRevisionDocument {
+  _id: string;
+  r: number;
+}
 
 /** What every MongoDB projection keeps beside its data: its log position and per-stream revisions. */
 export const projectionDocuments = {
@@ -25,23 +37,42 @@ export const projectionDocuments = {
   },
 };
 
+/** One activity with what its queries filter and sort on. */
+export interface ActivityDocument {
+  _id: string;
+  /** The feed it was posted to. */
+  f: FeedId;
+  /** Its sort key by time. */
+  k: SortKey;
+  /** Its sort key by relevance, raised by a bump. */
+  rk: SortKey;
+  /** The log position that added it: a reader asking as of an earlier position does not see it. */
+  p: number;
+  a: Activity;
+  /** The poster's own id for it, unique per feed. */
+  fid?: string;
+}
+
+/** Many feeds' recent activities by time and by relevance; a poster's own id unique per feed. */
+const activityIndexes: IndexDefinition[] = [
+  { key: { f: 1, k: -1 } },
+  { key: { f: 1, rk: -1 } },
+  { key: { f: 1, fid: 1 }, options: { unique: true, partialFilterExpression: { fid: { $exists: true } } } },
+];
+
 /**
  * Activities, seed 001's way: one document per activity with its feed and sort key, so that
  * the recent activities of many feeds are one `$in` query on `{ f: 1, k: -1 }`.
  */
 export const activityDocuments = {
   collection: 'activities',
-  indexes: [
-    { key: { f: 1, k: -1 } },
-    { key: { f: 1, rk: -1 } },
-    { key: { f: 1, fid: 1 }, options: { unique: true, partialFilterExpression: { fid: { $exists: true } } } },
-  ] as Array<{ key: Record<string, 1 | -1>; options?: Record<string, unknown> }>,
+  indexes: activityIndexes,
 
   /** replaceOne with upsert: an added activity (adding it again changes nothing). */
-  added(activity: Activity, position: number): UpdateOperation {
-    const document: Record<string, unknown> = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), rk: relevanceKeyOf(activity), p: position, a: activity };
-    if (activity.foreignId !== undefined) document['fid'] = activity.foreignId;
-    return { filter: { _id: activity.id }, update: document, options: { upsert: true } };
+  added(activity: Activity, position: number): ReplaceOperation<ActivityDocument> {
+    const document: ActivityDocument = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), rk: relevanceKeyOf(activity), p: position, a: activity };
+    if (activity.foreignId !== undefined) document.fid = activity.foreignId;
+    return { filter: { _id: activity.id }, replacement: document, options: { upsert: true } };
   },
 
   removed: (id: string) => ({ _id: id }),
@@ -64,15 +95,25 @@ export const activityDocuments = {
   },
 };
 
+/** One follow edge, `{ _id: follower|target, f: follower, t: target }`. */
+export interface EdgeDocument {
+  _id: string;
+  f: FeedId;
+  t: FeedId;
+}
+
+/** A feed's followers and its followings, each paged in order. */
+const edgeIndexes: IndexDefinition[] = [{ key: { t: 1, f: 1 } }, { key: { f: 1, t: 1 } }];
+
 /** Follow edges, seed 004's way: one document per edge, indexed both ways. */
 export const edgeDocuments = {
   collection: 'follows',
-  indexes: [{ key: { t: 1, f: 1 } }, { key: { f: 1, t: 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+  indexes: edgeIndexes,
 
   id: (follower: FeedId, target: FeedId) => `${follower}|${target}`,
 
-  followed(follower: FeedId, target: FeedId): UpdateOperation {
-    return { filter: { _id: edgeDocuments.id(follower, target) }, update: { _id: edgeDocuments.id(follower, target), f: follower, t: target }, options: { upsert: true } };
+  followed(follower: FeedId, target: FeedId): ReplaceOperation<EdgeDocument> {
+    return { filter: { _id: edgeDocuments.id(follower, target) }, replacement: { _id: edgeDocuments.id(follower, target), f: follower, t: target }, options: { upsert: true } };
   },
 
   followers(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {

@@ -45,11 +45,47 @@ export interface UpdateOperation {
   options?: { upsert?: boolean; returnDocument?: 'before' | 'after' };
 }
 
+/** A whole document put in place of the one the filter matches. */
+export interface ReplaceOperation<TDocument> {
+  filter: Record<string, unknown>;
+  replacement: TDocument;
+  options?: { upsert?: boolean };
+}
+
 export interface FindOperation {
   filter: Record<string, unknown>;
   sort: Record<string, 1 | -1>;
   limit: number;
 }
+
+/** An index a collection's queries need, as `createIndex` takes it. */
+export interface IndexDefinition {
+  key: Record<string, 1 | -1>;
+  options?: { unique?: boolean; expireAfterSeconds?: number; partialFilterExpression?: Record<string, unknown> };
+}
+
+/** Where the timeline store stands in the log: `{ _id: 'timeline', position, applying }`. */
+export interface TimelinePositionDocument {
+  _id: string;
+  /** The log position of the last batch applied in full. */
+  position?: number;
+  /** The log position of the batch being applied: its writes may already be visible. */
+  applying?: number;
+}
+
+/** A reader's capped cache: its newest entries, or a build under way. */
+export interface CacheDocument {
+  _id: FeedId;
+  /** Newest first. */
+  entries: EntryDocument[];
+  expiresAt: Date;
+  /** The token of the reader building it; absent once built. */
+  building?: string;
+  buildStartedAt?: Date;
+}
+
+/** MongoDB deletes a cache once its `expiresAt` has passed. */
+const cacheIndexes: IndexDefinition[] = [{ key: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } }];
 
 /**
  * Seed 002's capped cache: one document per active reader, `{ _id: reader, entries, expiresAt }`,
@@ -62,8 +98,7 @@ export interface FindOperation {
 export const cacheDocuments = {
   collection: 'timeline_cache',
 
-  /** MongoDB deletes a cache once its `expiresAt` has passed. */
-  indexes: [{ key: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } }],
+  indexes: cacheIndexes,
 
   /** updateMany: add an entry to every listed reader's existing cache, once. */
   insert(readers: readonly FeedId[], entry: EntryDocument, cap: number): UpdateOperation {
@@ -112,11 +147,11 @@ export const cacheDocuments = {
    * still `current`: the built cache, the pulled entries merged with what was delivered
    * meanwhile, newest `cap` kept.
    */
-  finishBuild(reader: FeedId, token: string, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embedUpTo = Number.POSITIVE_INFINITY, keyOf: KeyOf = sortKeyOf): UpdateOperation {
+  finishBuild(reader: FeedId, token: string, current: readonly EntryDocument[], pulled: readonly Activity[], cap: number, expiresAt: Date, embedUpTo = Number.POSITIVE_INFINITY, keyOf: KeyOf = sortKeyOf): ReplaceOperation<CacheDocument> {
     const byId = new Map<string, EntryDocument>();
     for (const entry of [...current, ...pulled.map((a) => entryOf(a, embedUpTo, keyOf))]) byId.set(entry.id, entry);
     const entries = [...byId.values()].sort((a, b) => (a.k < b.k ? 1 : -1)).slice(0, cap);
-    return { filter: { _id: reader, building: token, entries: current }, update: { _id: reader, entries, expiresAt } };
+    return { filter: { _id: reader, building: token, entries: current }, replacement: { _id: reader, entries, expiresAt } };
   },
 
   /** updateOne: the reader read; keep the cache alive. */
@@ -136,6 +171,60 @@ export const cacheDocuments = {
 };
 
 /**
+ * A materialized reader's meta document, one per reader whatever its model: its floor, and
+ * the counters of the model that holds its entries.
+ */
+export interface ReaderMetaDocument {
+  _id: FeedId;
+  /** The ring's arrival counter. `materialize` starts it at 0 for every model, so it is always there. */
+  n: number;
+  /** Nothing at or below this key is known to be stored any more: the pull path serves it. */
+  floor?: SortKey;
+  /** The bucket models' entry total. */
+  total?: number;
+  /** Set while `total` may be too high: it is counted again from the buckets before it is trusted. */
+  recount?: true;
+  /** The size-bucket model's current bucket. */
+  s?: number;
+}
+
+/**
+ * The meta documents of every materialized model: created at the reader's first follow, and
+ * the floor below which the pull path serves the reader.
+ */
+export const readerMetaDocuments = {
+  collection: 'timeline_meta',
+
+  /** updateOne with upsert: the reader's timeline exists from now on. */
+  materialize(reader: FeedId): UpdateOperation {
+    return { filter: { _id: reader }, update: { $inc: { n: 0 } }, options: { upsert: true } };
+  },
+
+  /** updateOne: nothing at or below `key` is known to be stored any more. */
+  raiseFloor(reader: FeedId, key: SortKey): UpdateOperation {
+    return { filter: { _id: reader }, update: { $max: { floor: key } }, options: { upsert: true } };
+  },
+
+  /** find: these readers' floors and counters. */
+  of(readers: readonly FeedId[]): FindOperation {
+    return { filter: { _id: { $in: readers } }, sort: { _id: 1 }, limit: readers.length };
+  },
+};
+
+/** One slot of a reader's ring, `_id = reader_slot`: the entry written to it last. */
+export interface RingSlotDocument {
+  _id: string;
+  r: FeedId;
+  s: number;
+  k: SortKey;
+  id: string;
+  a: TimelineItem;
+}
+
+/** A reader's page by key, a held activity, an unfollowed feed's entries. */
+const ringIndexes: IndexDefinition[] = [{ key: { r: 1, k: -1 } }, { key: { r: 1, id: 1 } }, { key: { r: 1, 'a.feed': 1 } }];
+
+/**
  * Seed 000's capped, segmented feed: an atomic counter per reader and one document per slot,
  * `_id = reader_(n mod cap)`, written by upsert, so the oldest arrival is overwritten and a
  * reader never holds more than `cap` documents. Reads sort by key. Because arrivals are not
@@ -144,15 +233,8 @@ export const cacheDocuments = {
  */
 export const ringDocuments = {
   entries: 'timeline_ring',
-  /** The meta documents of every materialized model: floors and counters. */
-  meta: 'timeline_meta',
 
-  indexes: [{ key: { r: 1, k: -1 } }, { key: { r: 1, id: 1 } }, { key: { r: 1, 'a.feed': 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
-
-  /** updateOne with upsert on meta: the reader's ring exists from now on. */
-  materialize(reader: FeedId): UpdateOperation {
-    return { filter: { _id: reader }, update: { $inc: { n: 0 } }, options: { upsert: true } };
-  },
+  indexes: ringIndexes,
 
   /** findOneAndUpdate on meta, returning the document after: the reader's counter moves on. */
   claimSlot(reader: FeedId): UpdateOperation {
@@ -172,22 +254,12 @@ export const ringDocuments = {
     };
   },
 
-  /** updateOne on meta: nothing at or below `key` is known to be stored any more. */
-  raiseFloor(reader: FeedId, key: SortKey): UpdateOperation {
-    return { filter: { _id: reader }, update: { $max: { floor: key } }, options: { upsert: true } };
-  },
-
   /** find on entries: the reader's stored entries above its floor and below `before`. */
   page(reader: FeedId, floor: SortKey | undefined, before: SortKey | undefined, limit: number): FindOperation {
     const k: Record<string, SortKey> = {};
     if (floor !== undefined) k['$gt'] = floor;
     if (before !== undefined) k['$lt'] = before;
     return { filter: Object.keys(k).length > 0 ? { r: reader, k } : { r: reader }, sort: { k: -1 }, limit };
-  },
-
-  /** find on meta: these readers' counters and floors. */
-  metaOf(readers: readonly FeedId[]): FindOperation {
-    return { filter: { _id: { $in: readers } }, sort: { _id: 1 }, limit: readers.length };
   },
 
   /** find on entries: which of these readers already hold the activity. */
@@ -216,30 +288,18 @@ export const ringDocuments = {
   },
 };
 
-/** The UTC start of the time span holding a key's activity time. */
-function bucketStart(key: SortKey, spanMs: number): string {
-  const time = Date.parse(key.slice(0, key.indexOf('|')));
-  return new Date(Math.floor(time / spanMs) * spanMs).toISOString();
+/** What every bucket holds, whichever model cut it: its reader and entries. */
+export interface BucketDocument {
+  _id: string;
+  r: FeedId;
+  entries: EntryDocument[];
 }
 
 /**
- * Seed 002's time buckets: `{ _id: reader|start, r, b: start, entries }`, one document per
- * reader per span, entries oldest first, appended by upsert. A repeated delivery matches
- * nothing (the entry is there) and its upsert fails on the unique `_id`: nothing changes.
+ * The entry total both bucket models keep in a reader's meta document, moved by each append
+ * and drop, and counted again from the buckets after a removal that cannot say how many went.
  */
-export const timeBucketDocuments = {
-  collection: 'timeline_time_buckets',
-  indexes: [{ key: { r: 1, b: -1 } }] as Array<{ key: Record<string, 1 | -1> }>,
-
-  append(reader: FeedId, entry: EntryDocument, spanMs: number): UpdateOperation {
-    const start = bucketStart(entry.k, spanMs);
-    return {
-      filter: { _id: `${reader}|${start}`, 'entries.id': { $ne: entry.id } },
-      update: { $push: { entries: { $each: [entry], $sort: { k: 1 } } }, $set: { r: reader, b: start } },
-      options: { upsert: true },
-    };
-  },
-
+export const bucketTotalDocuments = {
   /** findOneAndUpdate on meta, after: the reader's entry total moves by `by`. */
   count(reader: FeedId, by: number): UpdateOperation {
     return { filter: { _id: reader }, update: { $inc: { total: by } }, options: { upsert: true, returnDocument: 'after' } };
@@ -257,6 +317,40 @@ export const timeBucketDocuments = {
   /** updateOne on meta: the reader's total as counted from its buckets. */
   recounted(reader: FeedId, total: number): UpdateOperation {
     return { filter: { _id: reader }, update: { $set: { total }, $unset: { recount: '' } } };
+  },
+};
+
+/** The UTC start of the time span holding a key's activity time. */
+function bucketStart(key: SortKey, spanMs: number): string {
+  const time = Date.parse(key.slice(0, key.indexOf('|')));
+  return new Date(Math.floor(time / spanMs) * spanMs).toISOString();
+}
+
+/** A reader's entries of one time span, oldest first. */
+export interface TimeBucketDocument extends BucketDocument {
+  /** The span's UTC start, an ISO string: buckets sort by it. */
+  b: string;
+}
+
+/** A reader's buckets by start. */
+const timeBucketIndexes: IndexDefinition[] = [{ key: { r: 1, b: -1 } }];
+
+/**
+ * Seed 002's time buckets: `{ _id: reader|start, r, b: start, entries }`, one document per
+ * reader per span, entries oldest first, appended by upsert. A repeated delivery matches
+ * nothing (the entry is there) and its upsert fails on the unique `_id`: nothing changes.
+ */
+export const timeBucketDocuments = {
+  collection: 'timeline_time_buckets',
+  indexes: timeBucketIndexes,
+
+  append(reader: FeedId, entry: EntryDocument, spanMs: number): UpdateOperation {
+    const start = bucketStart(entry.k, spanMs);
+    return {
+      filter: { _id: `${reader}|${start}`, 'entries.id': { $ne: entry.id } },
+      update: { $push: { entries: { $each: [entry], $sort: { k: 1 } } }, $set: { r: reader, b: start } },
+      options: { upsert: true },
+    };
   },
 
   all(reader: FeedId): FindOperation {
@@ -293,6 +387,17 @@ export const timeBucketDocuments = {
   },
 };
 
+/** A reader's bucket of at most N entries, in arrival order. */
+export interface SizeBucketDocument extends BucketDocument {
+  /** The bucket's place in the reader's sequence. */
+  s: number;
+  /** How many entries it has taken: the guard that closes it at N. */
+  n: number;
+}
+
+/** A reader's buckets in sequence, and those holding an activity. */
+const sizeBucketIndexes: IndexDefinition[] = [{ key: { r: 1, s: 1 } }, { key: { r: 1, 'entries.id': 1 } }];
+
 /**
  * Seed 002's size buckets: `{ _id: reader|seq, r, s: seq, n, entries }` with at most N
  * entries each. The append is guarded by `n < N`; when the bucket is full the upsert of the
@@ -300,7 +405,7 @@ export const timeBucketDocuments = {
  */
 export const sizeBucketDocuments = {
   collection: 'timeline_size_buckets',
-  indexes: [{ key: { r: 1, s: 1 } }, { key: { r: 1, 'entries.id': 1 } }] as Array<{ key: Record<string, 1 | -1> }>,
+  indexes: sizeBucketIndexes,
 
   /** Buckets of at most half the cap, so that dropping the oldest never empties a timeline. */
   effectiveSize(policy: { cap: number; bucketSize?: number }): number {
@@ -338,5 +443,9 @@ export const sizeBucketDocuments = {
 
   removal(readers: readonly FeedId[], activityId: string): UpdateOperation {
     return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
+  },
+
+  unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
+    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed } } } };
   },
 };

@@ -2,16 +2,22 @@ import type { DocumentCollection } from './document-collection.js';
 
 const ACTIVE = 'timeline';
 
+/** Which generation serves reads: `{ _id: 'timeline', generation }`. */
+export interface GenerationPointerDocument {
+  _id: string;
+  generation: number;
+}
+
 /**
  * Which generation of timeline collections serves reads. A rebuild fills a new generation
  * and activates it once caught up; a restart opens the active one, not the first.
  */
 export class TimelineGenerations {
-  constructor(private readonly pointers: DocumentCollection) {}
+  constructor(private readonly pointers: DocumentCollection<GenerationPointerDocument>) {}
 
   async active(): Promise<number> {
     const document = await this.pointers.findOne({ _id: ACTIVE });
-    return (document?.['generation'] as number | undefined) ?? 0;
+    return document?.generation ?? 0;
   }
 
   async activate(generation: number): Promise<void> {

@@ -100,3 +100,12 @@ describe('feed config', () => {
     expect(refused({ model: 'time-buckets', cap: 20_000 })).toEqual([['groups.t.cap', expect.stringContaining('use ring or size-buckets')]]);
   });
 });
+
+describe('errors', () => {
+  it('come back from a body with a known code, and not from one with an unknown code', () => {
+    expect(FeedmillError.fromBody({ code: 'not_ready', message: 'catching up', field: 'x' })).toEqual(expect.objectContaining({ code: 'not_ready', message: 'catching up', field: 'x' }));
+    expect(FeedmillError.fromBody({ code: 'teapot', message: 'short and stout' })).toBeUndefined();
+    expect(FeedmillError.fromBody({ code: 'toString', message: 'inherited, not a code' })).toBeUndefined();
+    expect(FeedmillError.fromBody({ code: 'internal' })).toBeUndefined();
+  });
+});

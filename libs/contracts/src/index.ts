@@ -1,4 +1,4 @@
-export { errorStatus, FeedmillError } from './errors.js';
+export { errorCodes, FeedmillError } from './errors.js';
 export type { ErrorBody, ErrorCode } from './errors.js';
 export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup } from './feeds.js';
 export type { FeedId } from './feeds.js';

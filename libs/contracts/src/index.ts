@@ -18,16 +18,19 @@ export {
   MalformedEventError,
 } from './events.js';
 export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, ActivityBumped, FeedFollowed, FeedUnfollowed } from './events.js';
+export { subjects, wire } from './wire.js';
+export type { Subject, RequestOf, ReplyOf, Exchange } from './wire.js';
 export {
-  subjects,
   pageLimitSchema,
   addActivityRequestSchema,
   removeActivityRequestSchema,
+  removeActivityReplySchema,
   bumpActivityRequestSchema,
   bumpBodySchema,
   getActivitiesRequestSchema,
   recentActivitiesRequestSchema,
   followRequestSchema,
+  followStateSchema,
   edgePageRequestSchema,
   countsRequestSchema,
   readTimelineRequestSchema,
@@ -37,17 +40,20 @@ export {
   timelineDeliverySchema,
   deliverRequestSchema,
   deliverReplySchema,
+  noParametersSchema,
   serviceStatusSchema,
   rebuildStatusSchema,
 } from './messages.js';
 export type {
   AddActivityRequest,
   RemoveActivityRequest,
+  RemoveActivityReply,
   BumpActivityRequest,
   GetActivitiesRequest,
   RecentActivitiesRequest,
   ActivityPage,
   FollowRequest,
+  FollowState,
   EdgePageRequest,
   EdgePage,
   FollowCounts,
@@ -55,6 +61,7 @@ export type {
   TimelineDelivery,
   DeliverRequest,
   DeliverReply,
+  NoParameters,
   ServiceStatus,
   RebuildStatus,
   TimelineOrder,

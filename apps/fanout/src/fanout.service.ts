@@ -8,7 +8,6 @@ import {
   type DeadLetterEvent,
   type DeadLetterList,
   type DeadLetterReplay,
-  type DeliverReply,
   type DeliverRequest,
   type ServiceStatus,
   type TimelineDelivery,
@@ -130,7 +129,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     for (const letter of (await this.deadLetters()).items) this.deadLettered.add(letter.position);
     for (let attempt = 1; !this.stopping; attempt++) {
       try {
-        const timeline = await this.client.request<ServiceStatus>(subjects.timeline.status, {});
+        const timeline = await this.client.request(subjects.timeline.status, {});
         this.followLogFrom(timeline.position);
         return;
       } catch (error) {
@@ -207,7 +206,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     if (chunks.length === 0) chunks.push([]);
     for (const [index, deliveries] of chunks.entries()) {
       const request: DeliverRequest = { after: this.delivered, position: index === chunks.length - 1 ? position : this.delivered, deliveries };
-      const reply = await this.client.request<DeliverReply>(subjects.timeline.deliver, request);
+      const reply = await this.client.request(subjects.timeline.deliver, request);
       if (!reply.applied) throw new TimelineMovedError(reply.position);
     }
     this.delivered = position;

@@ -1,4 +1,4 @@
-import { subjects, type Activity, type GetActivitiesRequest } from '@feedmill/contracts';
+import { subjects } from '@feedmill/contracts';
 import { allEdges, recentActivities, type FeedGroups, type ServiceClient } from '@feedmill/platform';
 import type { PlanLookups } from './delivery-plan.js';
 
@@ -15,6 +15,6 @@ export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): P
     capOf: (reader) => groups.capOf(reader),
     orderOf: (reader) => (groups.timelinePolicyOf(reader).relevancy ? 'relevance' : 'time'),
     follows: async (follower, target, atLeast) => (await allEdges(client, 'following', follower, atLeast)).includes(target),
-    activities: (ids, atLeast) => client.request<Activity[]>(subjects.content.get, { ids: [...ids], atLeast } satisfies GetActivitiesRequest),
+    activities: (ids, atLeast) => client.request(subjects.content.get, { ids: [...ids], atLeast }),
   };
 }

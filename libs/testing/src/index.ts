@@ -9,3 +9,5 @@ export type { HttpResult } from './feed-client.js';
 export { referenceTimelines } from './reference-timelines.js';
 export { describeFeedScenarios, SCENARIO_CAP } from './feed-scenarios.js';
 export { readAllEvents, waitUntilSettled } from './log-reader.js';
+export { stubServiceClient } from './service-client-stub.js';
+export type { StubAnswers } from './service-client-stub.js';

@@ -19,7 +19,7 @@ export {
 } from './events.js';
 export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, ActivityBumped, FeedFollowed, FeedUnfollowed } from './events.js';
 export { subjects, wire } from './wire.js';
-export type { Subject, RequestOf, ReplyOf, Exchange } from './wire.js';
+export type { Subject, RequestOf, ReplyOf } from './wire.js';
 export {
   pageLimitSchema,
   addActivityRequestSchema,

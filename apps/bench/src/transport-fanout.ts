@@ -1,10 +1,11 @@
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
-import { decodeFeedEvents, defaultFeedConfig, type PositionedEvent, type TimelineDelivery } from '@feedmill/contracts';
+import { decodeFeedEvents, defaultFeedConfig, subjects, type PositionedEvent, type TimelineDelivery } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import { fanOutBatch, planDeliveries, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
 import { InProcessServer, InProcessServiceClient, natsClient, rootModule, serviceDeliveryTarget, type ServiceClient } from '@feedmill/platform';
 import { TimelineModule } from '@feedmill/timeline';
+import { stubServiceClient } from '@feedmill/harness';
 import { round } from './deployment.js';
 
 const BATCH = 512;
@@ -20,7 +21,9 @@ export interface TransportFanoutResult {
 
 /** A timeline service of its own, reached the way the deployment reaches it. */
 async function timelineEndpoint(natsUrl: string | undefined): Promise<{ client: ServiceClient; close(): Promise<void> }> {
-  const core = { feedConfig: defaultFeedConfig, client: { request: async () => ({ items: [], next: null }), close: async () => undefined } as ServiceClient };
+  // Only deliveries are measured: the timeline's reads, which ask graph and content, find nothing.
+  const nothing = { items: [], next: null };
+  const core = { feedConfig: defaultFeedConfig, client: stubServiceClient({ [subjects.graph.following]: () => nothing, [subjects.content.recent]: () => nothing }) };
   if (natsUrl === undefined) {
     const server = new InProcessServer();
     const app = await NestFactory.createMicroservice(rootModule([TimelineModule], core), { strategy: server, logger: ['error'] });

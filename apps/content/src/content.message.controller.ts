@@ -1,45 +1,38 @@
 import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import {
-  addActivityRequestSchema,
-  bumpActivityRequestSchema,
-  getActivitiesRequestSchema,
-  recentActivitiesRequestSchema,
-  removeActivityRequestSchema,
-  subjects,
-} from '@feedmill/contracts';
-import { parseInput, RpcErrorFilter } from '@feedmill/platform';
+import { subjects, type ReplyOf } from '@feedmill/contracts';
+import { parseRequest, RpcErrorFilter, type MessageHandlers } from '@feedmill/platform';
 import { ContentService } from './content.service.js';
 
 @Controller()
 @UseFilters(RpcErrorFilter)
-export class ContentMessageController {
+export class ContentMessageController implements MessageHandlers<typeof subjects.content> {
   constructor(private readonly content: ContentService) {}
 
   @MessagePattern(subjects.content.add)
   add(@Payload() payload: unknown) {
-    return this.content.add(parseInput(addActivityRequestSchema, payload));
+    return this.content.add(parseRequest(subjects.content.add, payload));
   }
 
   @MessagePattern(subjects.content.remove)
-  async remove(@Payload() payload: unknown) {
-    await this.content.remove(parseInput(removeActivityRequestSchema, payload));
+  async remove(@Payload() payload: unknown): Promise<ReplyOf<typeof subjects.content.remove>> {
+    await this.content.remove(parseRequest(subjects.content.remove, payload));
     return { removed: true };
   }
 
   @MessagePattern(subjects.content.get)
   get(@Payload() payload: unknown) {
-    return this.content.get(parseInput(getActivitiesRequestSchema, payload));
+    return this.content.get(parseRequest(subjects.content.get, payload));
   }
 
   @MessagePattern(subjects.content.bump)
   bump(@Payload() payload: unknown) {
-    return this.content.bump(parseInput(bumpActivityRequestSchema, payload));
+    return this.content.bump(parseRequest(subjects.content.bump, payload));
   }
 
   @MessagePattern(subjects.content.recent)
   recent(@Payload() payload: unknown) {
-    return this.content.recent(parseInput(recentActivitiesRequestSchema, payload));
+    return this.content.recent(parseRequest(subjects.content.recent, payload));
   }
 
   @MessagePattern(subjects.content.status)

@@ -1,12 +1,12 @@
 import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
 import { subjects } from '@feedmill/contracts';
-import { RpcErrorFilter } from '@feedmill/platform';
+import { RpcErrorFilter, type MessageHandlers } from '@feedmill/platform';
 import { FanoutService } from './fanout.service.js';
 
 @Controller()
 @UseFilters(RpcErrorFilter)
-export class FanoutMessageController {
+export class FanoutMessageController implements MessageHandlers<typeof subjects.fanout> {
   constructor(private readonly fanout: FanoutService) {}
 
   @MessagePattern(subjects.fanout.status)

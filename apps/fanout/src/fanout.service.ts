@@ -131,7 +131,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     for (const letter of (await this.deadLetters()).items) this.deadLettered.add(letter.position);
     for (let attempt = 1; !this.stopping; attempt++) {
       try {
-        const timeline = await this.client.request<ServiceStatus>(subjects.timeline.status, {});
+        const timeline = await this.client.request(subjects.timeline.status, {});
         this.followLogFrom(timeline.position);
         return;
       } catch (error) {

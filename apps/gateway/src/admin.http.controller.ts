@@ -14,26 +14,26 @@ export class AdminHttpController {
   @HttpCode(202)
   start(@Param('projection') projection: string): Promise<RebuildStatus> {
     this.rebuildable(projection);
-    return this.client.request<RebuildStatus>(subjects.timeline.rebuild, {});
+    return this.client.request(subjects.timeline.rebuild, {});
   }
 
   @Get('rebuild/:projection')
   status(@Param('projection') projection: string): Promise<RebuildStatus> {
     this.rebuildable(projection);
-    return this.client.request<RebuildStatus>(subjects.timeline.rebuildStatus, {});
+    return this.client.request(subjects.timeline.rebuildStatus, {});
   }
 
   /** The deliveries fan-out gave up on, with their reasons, until they are replayed. */
   @Get('deadletters')
   deadLetters(): Promise<DeadLetterList> {
-    return this.client.request<DeadLetterList>(subjects.fanout.deadLetters, {});
+    return this.client.request(subjects.fanout.deadLetters, {});
   }
 
   /** Delivers every dead letter again as the log now stands; those that fail again stay. */
   @Post('deadletters/replay')
   @HttpCode(200)
   replayDeadLetters(): Promise<DeadLetterReplay> {
-    return this.client.request<DeadLetterReplay>(subjects.fanout.replayDeadLetters, {});
+    return this.client.request(subjects.fanout.replayDeadLetters, {});
   }
 
   private rebuildable(projection: string): void {

@@ -5,17 +5,12 @@ import {
   newActivitySchema,
   subjects,
   type Activity,
-  type ActivityPage,
   type AddActivityRequest,
   type BumpActivityRequest,
-  type EdgePage,
   type FollowCounts,
   type FollowRequest,
-  type ReadTimelineRequest,
-  type RecentActivitiesRequest,
   type RemoveActivityRequest,
 } from '@feedmill/contracts';
-import type { TimelinePage } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups, parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
 import { activityCursor, edgeCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
 import { HttpErrorFilter } from './http-errors.js';
@@ -36,7 +31,7 @@ export class FeedsHttpController {
     const feed = resolveFeed(this.groups, group, id, 'producer');
     const activity = parseInput(newActivitySchema, body, 'body');
     const request: AddActivityRequest = { feed, activity, id: randomUUID(), receivedAt: new Date().toISOString() };
-    return this.client.request<Activity>(subjects.content.add, request);
+    return this.client.request(subjects.content.add, request);
   }
 
   @Delete(':group/:id/activities/:activityId')
@@ -54,7 +49,7 @@ export class FeedsHttpController {
     const feed = resolveFeed(this.groups, group, id, 'producer');
     const { time } = parseInput(bumpBodySchema, body ?? {}, 'body');
     const request: BumpActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: time ?? new Date().toISOString() };
-    return this.client.request<Activity>(subjects.content.bump, request);
+    return this.client.request(subjects.content.bump, request);
   }
 
   @Put(':group/:id/follows/:targetGroup/:targetId')
@@ -76,8 +71,8 @@ export class FeedsHttpController {
     const { limit, cursor } = parsePageQuery(query);
     const before = activityCursor.decode(cursor);
     const page = this.groups.isTimeline(feed)
-      ? await this.client.request<TimelinePage>(subjects.timeline.read, { feed, limit, before } satisfies ReadTimelineRequest)
-      : await this.client.request<ActivityPage>(subjects.content.recent, { feeds: [feed], limit, before } satisfies RecentActivitiesRequest);
+      ? await this.client.request(subjects.timeline.read, { feed, limit, before })
+      : await this.client.request(subjects.content.recent, { feeds: [feed], limit, before });
     return { items: page.items, next: activityCursor.encode(page.next) };
   }
 
@@ -93,13 +88,13 @@ export class FeedsHttpController {
 
   @Get(':group/:id/counts')
   counts(@Param('group') group: string, @Param('id') id: string): Promise<FollowCounts> {
-    return this.client.request<FollowCounts>(subjects.graph.counts, { feed: resolveFeed(this.groups, group, id) });
+    return this.client.request(subjects.graph.counts, { feed: resolveFeed(this.groups, group, id) });
   }
 
-  private async edges(subject: string, group: string, id: string, query: unknown) {
+  private async edges(subject: typeof subjects.graph.followers | typeof subjects.graph.following, group: string, id: string, query: unknown) {
     const feed = resolveFeed(this.groups, group, id);
     const { limit, cursor } = parsePageQuery(query);
-    const page = await this.client.request<EdgePage>(subject, { feed, limit, after: edgeCursor.decode(cursor) });
+    const page = await this.client.request(subject, { feed, limit, after: edgeCursor.decode(cursor) });
     return { items: page.items.map((item) => ({ feed: item })), next: edgeCursor.encode(page.next) };
   }
 

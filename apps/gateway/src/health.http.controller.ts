@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Res, UseFilters } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { subjects, type ServiceStatus } from '@feedmill/contracts';
+import { subjects } from '@feedmill/contracts';
 import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
 import { HttpErrorFilter } from './http-errors.js';
 
@@ -23,7 +23,7 @@ export class HealthHttpController {
     const services = await Promise.all(
       SERVICES.map((subject) =>
         this.client
-          .request<ServiceStatus>(subject, {})
+          .request(subject, {})
           .catch((error: unknown) => ({ service: subject.split('.')[1]!, ready: false, position: -1, error: String(error) })),
       ),
     );

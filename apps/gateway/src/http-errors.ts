@@ -5,6 +5,27 @@ import { FeedmillError, type ErrorBody, type ErrorCode } from '@feedmill/contrac
 const logger = new Logger('http');
 
 /**
+ * The HTTP status of each error code. The codes belong to the domain; what they mean in
+ * HTTP is the gateway's business alone.
+ */
+export const httpStatusOf: Readonly<Record<ErrorCode, number>> = {
+  invalid_request: 400,
+  invalid_json: 400,
+  invalid_cursor: 400,
+  unknown_group: 404,
+  group_not_writable: 400,
+  group_cannot_follow: 400,
+  not_found: 404,
+  activity_not_found: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  conflict: 409,
+  not_ready: 503,
+  unavailable: 503,
+  internal: 500,
+};
+
+/**
  * Nest hands Fastify's own request errors (malformed JSON, a body over the limit, an
  * unsupported content type) to the filters as HttpExceptions: the route never ran, so
  * each of them is about the body. 404 is an unknown route.
@@ -18,7 +39,7 @@ const httpExceptionCodes: Record<number, { code: ErrorCode; field?: string; mess
 
 /** Maps anything thrown while serving a request to a status and an {@link ErrorBody}. */
 export function toHttpError(error: unknown): { status: number; body: ErrorBody } {
-  if (error instanceof FeedmillError) return { status: error.status, body: error.toBody() };
+  if (error instanceof FeedmillError) return { status: httpStatusOf[error.code], body: error.toBody() };
   if (error instanceof HttpException && error.getStatus() < 500) {
     const status = error.getStatus();
     const known = httpExceptionCodes[status] ?? { code: 'invalid_request' };

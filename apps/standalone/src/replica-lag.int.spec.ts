@@ -2,11 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContentService } from '@feedmill/content';
-import { defaultFeedConfig, feedEvents, subjects, type EdgePageRequest, type FeedId, type RecentActivitiesRequest } from '@feedmill/contracts';
+import { defaultFeedConfig, feedEvents, subjects, type FeedId } from '@feedmill/contracts';
 import { FileEventLog } from '@feedmill/event-log';
 import { GraphService } from '@feedmill/graph';
-import { FeedGroups, memoryStores, type ServiceClient } from '@feedmill/platform';
+import { FeedGroups, memoryStores } from '@feedmill/platform';
 import { MemoryContentStore, MemoryGraphStore, MemoryTimelineStore } from '@feedmill/stores';
+import { stubServiceClient } from '@feedmill/harness';
 import { TimelineService } from '@feedmill/timeline';
 
 /**
@@ -45,16 +46,18 @@ it('builds a cache from follows and posts at least as new as what the timeline h
   };
   const readAll = async () => [...(await log.readStream(`follows-${reader}`)), ...(await log.readStream(`feed-${author}`))].sort((a, b) => a.position - b.position);
   const asked: string[] = [];
-  const client: ServiceClient = {
-    async request<T>(subject: string, payload: unknown): Promise<T> {
-      const { atLeast } = payload as { atLeast?: number };
-      asked.push(`${subject} atLeast=${atLeast}`);
-      if (subject === subjects.graph.following) return (await catchUp(graphStore, atLeast), graph.following(payload as EdgePageRequest)) as Promise<T>;
-      if (subject === subjects.content.recent) return (await catchUp(contentStore, atLeast), content.recent(payload as RecentActivitiesRequest)) as Promise<T>;
-      throw new Error(`unexpected ${subject}`);
+  const client = stubServiceClient({
+    [subjects.graph.following]: async (request) => {
+      asked.push(`${subjects.graph.following} atLeast=${request.atLeast}`);
+      await catchUp(graphStore, request.atLeast);
+      return graph.following(request);
     },
-    close: async () => undefined,
-  };
+    [subjects.content.recent]: async (request) => {
+      asked.push(`${subjects.content.recent} atLeast=${request.atLeast}`);
+      await catchUp(contentStore, request.atLeast);
+      return content.recent(request);
+    },
+  });
 
   // The timeline has applied the follow and the post (position 2); the replicas nothing yet.
   const store = new MemoryTimelineStore((feed) => groups.timelinePolicyOf(feed));

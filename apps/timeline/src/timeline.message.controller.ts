@@ -1,22 +1,22 @@
 import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { deliverRequestSchema, readTimelineRequestSchema, subjects } from '@feedmill/contracts';
-import { parseInput, RpcErrorFilter } from '@feedmill/platform';
+import { subjects } from '@feedmill/contracts';
+import { parseRequest, RpcErrorFilter, type MessageHandlers } from '@feedmill/platform';
 import { TimelineService } from './timeline.service.js';
 
 @Controller()
 @UseFilters(RpcErrorFilter)
-export class TimelineMessageController {
+export class TimelineMessageController implements MessageHandlers<typeof subjects.timeline> {
   constructor(private readonly timeline: TimelineService) {}
 
   @MessagePattern(subjects.timeline.read)
   read(@Payload() payload: unknown) {
-    return this.timeline.read(parseInput(readTimelineRequestSchema, payload));
+    return this.timeline.read(parseRequest(subjects.timeline.read, payload));
   }
 
   @MessagePattern(subjects.timeline.deliver)
   deliver(@Payload() payload: unknown) {
-    return this.timeline.deliver(parseInput(deliverRequestSchema, payload));
+    return this.timeline.deliver(parseRequest(subjects.timeline.deliver, payload));
   }
 
   @MessagePattern(subjects.timeline.rebuild)

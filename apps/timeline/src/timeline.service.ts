@@ -3,7 +3,6 @@ import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import {
   isReference,
   subjects,
-  type GetActivitiesRequest,
   type TimelineItem,
   type Activity,
   type DeliverReply,
@@ -68,7 +67,7 @@ export class TimelineService implements OnModuleDestroy {
   private async hydrate(items: readonly TimelineItem[]): Promise<Activity[]> {
     const ids = items.filter(isReference).map((item) => item.id);
     if (ids.length === 0) return items as Activity[];
-    const found = new Map((await this.client.request<Activity[]>(subjects.content.get, { ids } satisfies GetActivitiesRequest)).map((a) => [a.id, a]));
+    const found = new Map((await this.client.request(subjects.content.get, { ids })).map((a) => [a.id, a]));
     return items.flatMap((item) => (isReference(item) ? (found.has(item.id) ? [found.get(item.id)!] : []) : [item]));
   }
 

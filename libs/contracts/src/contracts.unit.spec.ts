@@ -1,6 +1,7 @@
 import { decodeCursor, encodeCursor, justAbove, sortKeyOf } from './sort-key.js';
 import { newActivitySchema } from './activity.js';
 import { deliverRequestSchema } from './messages.js';
+import { subjects, wire } from './wire.js';
 import { feedConfigSchema } from './feed-config.js';
 import { isFeedId } from './feeds.js';
 import { FeedmillError } from './errors.js';
@@ -81,5 +82,40 @@ describe('feed config', () => {
     expect(refused({ model: 'ring', cap: 100_001 })).toEqual([['groups.t.cap', expect.stringContaining('100000')]]);
     expect(refused({ model: 'cache', cap: 10_001 })).toEqual([['groups.t.cap', expect.stringContaining('at most 10000')]]);
     expect(refused({ model: 'time-buckets', cap: 20_000 })).toEqual([['groups.t.cap', expect.stringContaining('use ring or size-buckets')]]);
+  });
+});
+
+describe('errors', () => {
+  it('come back from a body with a known code, and not from one with an unknown code', () => {
+    expect(FeedmillError.fromBody({ code: 'not_ready', message: 'catching up', field: 'x' })).toEqual(expect.objectContaining({ code: 'not_ready', message: 'catching up', field: 'x' }));
+    expect(FeedmillError.fromBody({ code: 'teapot', message: 'short and stout' })).toBeUndefined();
+    expect(FeedmillError.fromBody({ code: 'toString', message: 'inherited, not a code' })).toBeUndefined();
+    expect(FeedmillError.fromBody({ code: 'internal' })).toBeUndefined();
+  });
+});
+
+describe('the wire', () => {
+  const activity = { id: 'a', feed: 'user:x', actor: 'x', verb: 'v', object: 'o', time: '2026-01-01T00:00:00.000Z' };
+
+  it('has one exchange for every subject, and none for a subject without a name', () => {
+    const named = Object.values(subjects).flatMap((group) => Object.values(group));
+    expect(Object.keys(wire).sort()).toEqual([...named].sort());
+  });
+
+  it('checks a large page by its envelope and its items’ required fields, and passes what the full schema passes', () => {
+    const { reply, replyCheck } = wire[subjects.timeline.read];
+    const page = { items: [activity, { ...activity, id: 'b', extra: { n: 1 }, bumpedAt: '2026-01-02T00:00:00.000Z' }], next: '2026-01-01T00:00:00.000Z|b' };
+    expect(reply.safeParse(page).success).toBe(true);
+    expect(replyCheck.safeParse(page).success).toBe(true);
+    const refusedAt = (value: unknown) => replyCheck.safeParse(value).error?.issues.map((i) => i.path.join('.'));
+    expect(refusedAt({ items: [activity, { ...activity, verb: undefined }], next: null })).toEqual(['items.1.verb']);
+    expect(refusedAt({ items: [activity] })).toEqual(['next']);
+    expect(refusedAt([activity])).toEqual(['']);
+  });
+
+  it('checks an edge page’s feeds as strings', () => {
+    const { replyCheck } = wire[subjects.graph.followers];
+    expect(replyCheck.safeParse({ items: ['timeline:a'], next: null }).success).toBe(true);
+    expect(replyCheck.safeParse({ items: [{ feed: 'timeline:a' }], next: null }).error?.issues.map((i) => i.path.join('.'))).toEqual(['items.0']);
   });
 });

@@ -1,4 +1,4 @@
-export { errorStatus, FeedmillError } from './errors.js';
+export { errorCodes, FeedmillError } from './errors.js';
 export type { ErrorBody, ErrorCode } from './errors.js';
 export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup } from './feeds.js';
 export type { FeedId } from './feeds.js';
@@ -13,16 +13,19 @@ export type { PositionedEvent } from './events.js';
 export { eventCodec, UnknownEventVersionError, MalformedEventError } from './event-codec.js';
 export type { EventCodec, EventDefinition, EncodedEvent, StoredEvent } from './event-codec.js';
 export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, ActivityBumped, FeedFollowed, FeedUnfollowed } from './events.js';
+export { subjects, wire } from './wire.js';
+export type { Subject, RequestOf, ReplyOf } from './wire.js';
 export {
-  subjects,
   pageLimitSchema,
   addActivityRequestSchema,
   removeActivityRequestSchema,
+  removeActivityReplySchema,
   bumpActivityRequestSchema,
   bumpBodySchema,
   getActivitiesRequestSchema,
   recentActivitiesRequestSchema,
   followRequestSchema,
+  followStateSchema,
   edgePageRequestSchema,
   countsRequestSchema,
   readTimelineRequestSchema,
@@ -32,17 +35,20 @@ export {
   timelineDeliverySchema,
   deliverRequestSchema,
   deliverReplySchema,
+  noParametersSchema,
   serviceStatusSchema,
   rebuildStatusSchema,
 } from './messages.js';
 export type {
   AddActivityRequest,
   RemoveActivityRequest,
+  RemoveActivityReply,
   BumpActivityRequest,
   GetActivitiesRequest,
   RecentActivitiesRequest,
   ActivityPage,
   FollowRequest,
+  FollowState,
   EdgePageRequest,
   EdgePage,
   FollowCounts,
@@ -50,6 +56,7 @@ export type {
   TimelineDelivery,
   DeliverRequest,
   DeliverReply,
+  NoParameters,
   ServiceStatus,
   RebuildStatus,
   TimelineOrder,

@@ -2,38 +2,6 @@ import { z } from 'zod';
 import { activitySchema, isoTimeSchema, newActivitySchema } from './activity.js';
 import { feedIdSchema, idSchema } from './feeds.js';
 
-/** NATS subjects of every request/reply between the services. */
-export const subjects = {
-  content: {
-    add: 'feed.content.add',
-    remove: 'feed.content.remove',
-    bump: 'feed.content.bump',
-    get: 'feed.content.get',
-    recent: 'feed.content.recent',
-    status: 'feed.content.status',
-  },
-  graph: {
-    follow: 'feed.graph.follow',
-    unfollow: 'feed.graph.unfollow',
-    followers: 'feed.graph.followers',
-    following: 'feed.graph.following',
-    counts: 'feed.graph.counts',
-    status: 'feed.graph.status',
-  },
-  timeline: {
-    read: 'feed.timeline.read',
-    deliver: 'feed.timeline.deliver',
-    status: 'feed.timeline.status',
-    rebuild: 'feed.timeline.rebuild',
-    rebuildStatus: 'feed.timeline.rebuild-status',
-  },
-  fanout: {
-    status: 'feed.fanout.status',
-    deadLetters: 'feed.fanout.dead-letters',
-    replayDeadLetters: 'feed.fanout.replay-dead-letters',
-  },
-} as const;
-
 const sortKeySchema = z.string().min(1).max(300);
 /** A global log position the answering projection must have applied before it answers. */
 const atLeastSchema = z.number().int().min(0).optional();
@@ -50,6 +18,9 @@ export type AddActivityRequest = z.output<typeof addActivityRequestSchema>;
 
 export const removeActivityRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
 export type RemoveActivityRequest = z.output<typeof removeActivityRequestSchema>;
+
+export const removeActivityReplySchema = z.strictObject({ removed: z.literal(true) });
+export type RemoveActivityReply = z.output<typeof removeActivityReplySchema>;
 
 export const bumpActivityRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
 export type BumpActivityRequest = z.output<typeof bumpActivityRequestSchema>;
@@ -85,6 +56,10 @@ export type ActivityPage = z.output<typeof activityPageSchema>;
 
 export const followRequestSchema = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
 export type FollowRequest = z.output<typeof followRequestSchema>;
+
+/** Whether the follower now follows the target: true after a follow, false after an unfollow. */
+export const followStateSchema = z.strictObject({ following: z.boolean() });
+export type FollowState = z.output<typeof followStateSchema>;
 
 export const edgePageRequestSchema = z.strictObject({
   feed: feedIdSchema,
@@ -141,6 +116,10 @@ export type DeliverRequest = z.output<typeof deliverRequestSchema>;
 
 export const deliverReplySchema = z.strictObject({ applied: z.boolean(), position: z.number().int().min(0) });
 export type DeliverReply = z.output<typeof deliverReplySchema>;
+
+/** The request of a query that takes no parameters (statuses, dead letters, rebuilds). */
+export const noParametersSchema = z.strictObject({});
+export type NoParameters = z.output<typeof noParametersSchema>;
 
 export const serviceStatusSchema = z.strictObject({
   service: z.string(),

@@ -7,3 +7,5 @@ export type { RunningProcess, Deployment } from './processes.js';
 export { FeedClient } from './feed-client.js';
 export type { HttpResult } from './feed-client.js';
 export { readAllEvents, waitUntilSettled } from './log-reader.js';
+export { stubServiceClient } from './service-client-stub.js';
+export type { StubAnswers } from './service-client-stub.js';

@@ -3,6 +3,8 @@ export type { RuntimeConfig } from './config/runtime-config.js';
 export { loadFeedConfig } from './config/feed-config-file.js';
 export { FeedGroups, FEED_GROUPS } from './config/feed-groups.js';
 export { parseInput } from './validation.js';
+export { parseRequest } from './rpc/message-handlers.js';
+export type { MessageHandlers } from './rpc/message-handlers.js';
 export { SerialQueues } from './serial-queues.js';
 export { toErrorBody, toFeedmillError } from './rpc/error-body.js';
 export { RpcErrorFilter } from './rpc/rpc-error.filter.js';

@@ -21,7 +21,7 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
 
   private readonly handlerCache = new Map<string, MessageHandler>();
 
-  async dispatch<T>(subject: string, payload: unknown): Promise<Observable<T>> {
+  async dispatch(subject: string, payload: unknown): Promise<Observable<unknown>> {
     // Nest normalizes the pattern on every lookup; subjects are plain strings, so once is enough.
     let handler = this.handlerCache.get(subject) ?? null;
     if (!handler) {
@@ -29,6 +29,6 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
       if (handler) this.handlerCache.set(subject, handler);
     }
     if (!handler) throw new FeedmillError('unavailable', `no handler for ${subject} in this process`);
-    return this.transformToObservable(await handler(payload, new BaseRpcContext([subject]))) as Observable<T>;
+    return this.transformToObservable(await handler(payload, new BaseRpcContext([subject])));
   }
 }

@@ -1,4 +1,4 @@
-import { subjects, type Activity, type ActivityPage, type EdgePage, type FeedId, type RecentActivitiesRequest } from '@feedmill/contracts';
+import { subjects, type Activity, type FeedId, type RecentActivitiesRequest } from '@feedmill/contracts';
 import type { ServiceClient } from './service-client.js';
 
 /** Edges are asked for in pages this large; a feed with more takes several requests. */
@@ -13,7 +13,7 @@ export async function allEdges(client: ServiceClient, direction: 'followers' | '
   const feeds: FeedId[] = [];
   let after: FeedId | undefined;
   do {
-    const page = await client.request<EdgePage>(subject, { feed, limit: EDGE_PAGE, after, atLeast });
+    const page = await client.request(subject, { feed, limit: EDGE_PAGE, after, atLeast });
     feeds.push(...page.items);
     after = page.next ?? undefined;
   } while (after !== undefined);
@@ -36,7 +36,7 @@ export async function recentActivities(client: ServiceClient, request: Omit<Rece
   let before = request.before;
   while (activities.length < request.limit) {
     const limit = Math.min(RECENT_PAGE, request.limit - activities.length);
-    const page = await client.request<ActivityPage>(subjects.content.recent, { ...request, before, limit, maxBytes: RECENT_PAGE_BYTES } satisfies RecentActivitiesRequest);
+    const page = await client.request(subjects.content.recent, { ...request, before, limit, maxBytes: RECENT_PAGE_BYTES });
     activities.push(...page.items);
     if (page.next === null) break;
     before = page.next;

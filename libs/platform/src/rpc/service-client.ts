@@ -1,11 +1,17 @@
 import type { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom, lastValueFrom, timeout, type Observable } from 'rxjs';
+import { firstValueFrom, lastValueFrom, timeout } from 'rxjs';
+import type { ReplyOf, RequestOf, Subject } from '@feedmill/contracts';
+import { checkedReply } from './checked-reply.js';
 import { toFeedmillError } from './error-body.js';
 import type { InProcessServer } from './in-process.server.js';
 
-/** Request/reply to another service. Failures arrive as {@link FeedmillError}s. */
+/**
+ * Request/reply to another service, typed by the subject's entry in the wire table: the
+ * payload must be its request, and the reply is checked to be its reply before it is
+ * returned. Failures arrive as {@link FeedmillError}s.
+ */
 export interface ServiceClient {
-  request<T>(subject: string, payload: unknown): Promise<T>;
+  request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>>;
   close(): Promise<void>;
 }
 
@@ -21,14 +27,14 @@ export class ProxyServiceClient implements ServiceClient {
     private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
   ) {}
 
-  async request<T>(subject: string, payload: unknown): Promise<T> {
+  async request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>> {
+    let reply: unknown;
     try {
-      return await firstValueFrom(this.proxy.send<T>(subject, payload).pipe(timeout(this.timeoutMs)), {
-        defaultValue: undefined as T,
-      });
+      reply = await firstValueFrom(this.proxy.send<unknown>(subject, payload).pipe(timeout(this.timeoutMs)), { defaultValue: undefined });
     } catch (error) {
       throw toFeedmillError(error, subject);
     }
+    return checkedReply(subject, reply);
   }
 
   async close(): Promise<void> {
@@ -40,13 +46,14 @@ export class ProxyServiceClient implements ServiceClient {
 export class InProcessServiceClient implements ServiceClient {
   constructor(private readonly server: InProcessServer) {}
 
-  async request<T>(subject: string, payload: unknown): Promise<T> {
+  async request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>> {
+    let reply: unknown;
     try {
-      const reply: Observable<T> = await this.server.dispatch<T>(subject, payload);
-      return await lastValueFrom(reply, { defaultValue: undefined as T });
+      reply = await lastValueFrom(await this.server.dispatch(subject, payload), { defaultValue: undefined });
     } catch (error) {
       throw toFeedmillError(error, subject);
     }
+    return checkedReply(subject, reply);
   }
 
   async close(): Promise<void> {}

@@ -1,4 +1,4 @@
-import { subjects, type Activity, type DeliverReply, type GetActivitiesRequest } from '@feedmill/contracts';
+import { subjects } from '@feedmill/contracts';
 import type { DeliveryTarget, PlanLookups } from '@feedmill/feed-models';
 import type { FeedGroups } from '../config/feed-groups.js';
 import { allEdges, recentActivities } from './paged-queries.js';
@@ -17,11 +17,11 @@ export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): P
     capOf: (reader) => groups.capOf(reader),
     orderOf: (reader) => (groups.timelinePolicyOf(reader).relevancy ? 'relevance' : 'time'),
     follows: async (follower, target, atLeast) => (await allEdges(client, 'following', follower, atLeast)).includes(target),
-    activities: (ids, atLeast) => client.request<Activity[]>(subjects.content.get, { ids: [...ids], atLeast } satisfies GetActivitiesRequest),
+    activities: (ids, atLeast) => client.request(subjects.content.get, { ids: [...ids], atLeast }),
   };
 }
 
 /** The timeline service as fan-out's delivery target. */
 export function serviceDeliveryTarget(client: ServiceClient): DeliveryTarget {
-  return { deliver: (request) => client.request<DeliverReply>(subjects.timeline.deliver, request) };
+  return { deliver: (request) => client.request(subjects.timeline.deliver, request) };
 }

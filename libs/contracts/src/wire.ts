@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { activitySchema } from './activity.js';
+import { deadLetterListSchema, deadLetterReplaySchema } from './dead-letters.js';
+import { activityListCheck, activityPageCheck, edgePageCheck } from './large-reply-checks.js';
+import {
+  activityPageSchema,
+  addActivityRequestSchema,
+  bumpActivityRequestSchema,
+  countsRequestSchema,
+  deliverReplySchema,
+  deliverRequestSchema,
+  edgePageRequestSchema,
+  edgePageSchema,
+  followCountsSchema,
+  followRequestSchema,
+  followStateSchema,
+  getActivitiesRequestSchema,
+  noParametersSchema,
+  readTimelineRequestSchema,
+  rebuildStatusSchema,
+  recentActivitiesRequestSchema,
+  removeActivityReplySchema,
+  removeActivityRequestSchema,
+  serviceStatusSchema,
+} from './messages.js';
+
+/** NATS subjects of every request/reply between the services; {@link wire} says what each carries. */
+export const subjects = {
+  content: {
+    add: 'feed.content.add',
+    remove: 'feed.content.remove',
+    bump: 'feed.content.bump',
+    get: 'feed.content.get',
+    recent: 'feed.content.recent',
+    status: 'feed.content.status',
+  },
+  graph: {
+    follow: 'feed.graph.follow',
+    unfollow: 'feed.graph.unfollow',
+    followers: 'feed.graph.followers',
+    following: 'feed.graph.following',
+    counts: 'feed.graph.counts',
+    status: 'feed.graph.status',
+  },
+  timeline: {
+    read: 'feed.timeline.read',
+    deliver: 'feed.timeline.deliver',
+    status: 'feed.timeline.status',
+    rebuild: 'feed.timeline.rebuild',
+    rebuildStatus: 'feed.timeline.rebuild-status',
+  },
+  fanout: {
+    status: 'feed.fanout.status',
+    deadLetters: 'feed.fanout.dead-letters',
+    replayDeadLetters: 'feed.fanout.replay-dead-letters',
+  },
+} as const;
+
+type SubjectGroups = typeof subjects;
+type SubjectName = { [Group in keyof SubjectGroups]: SubjectGroups[Group][keyof SubjectGroups[Group]] }[keyof SubjectGroups];
+
+/** One request/reply exchange on a subject. */
+export interface Exchange<Request extends z.ZodType = z.ZodType, Reply extends z.ZodType = z.ZodType> {
+  /** What the caller sends; the answering controller validates it. */
+  request: Request;
+  /** What comes back: the reply's type, and its full definition. */
+  reply: Reply;
+  /** What the caller checks of each reply it receives: `reply` itself, or a lighter check of a large one. */
+  replyCheck: z.ZodType;
+}
+
+function exchange<Request extends z.ZodType, Reply extends z.ZodType>(request: Request, reply: Reply, replyCheck: z.ZodType = reply): Exchange<Request, Reply> {
+  return { request, reply, replyCheck };
+}
+
+/**
+ * Every subject with its request and its reply: the one table callers and controllers take
+ * their types from. `satisfies` keeps it and {@link subjects} the same set of names.
+ */
+export const wire = {
+  [subjects.content.add]: exchange(addActivityRequestSchema, activitySchema),
+  [subjects.content.remove]: exchange(removeActivityRequestSchema, removeActivityReplySchema),
+  [subjects.content.bump]: exchange(bumpActivityRequestSchema, activitySchema),
+  [subjects.content.get]: exchange(getActivitiesRequestSchema, z.array(activitySchema), activityListCheck),
+  [subjects.content.recent]: exchange(recentActivitiesRequestSchema, activityPageSchema, activityPageCheck),
+  [subjects.content.status]: exchange(noParametersSchema, serviceStatusSchema),
+  [subjects.graph.follow]: exchange(followRequestSchema, followStateSchema),
+  [subjects.graph.unfollow]: exchange(followRequestSchema, followStateSchema),
+  [subjects.graph.followers]: exchange(edgePageRequestSchema, edgePageSchema, edgePageCheck),
+  [subjects.graph.following]: exchange(edgePageRequestSchema, edgePageSchema, edgePageCheck),
+  [subjects.graph.counts]: exchange(countsRequestSchema, followCountsSchema),
+  [subjects.graph.status]: exchange(noParametersSchema, serviceStatusSchema),
+  [subjects.timeline.read]: exchange(readTimelineRequestSchema, activityPageSchema, activityPageCheck),
+  [subjects.timeline.deliver]: exchange(deliverRequestSchema, deliverReplySchema),
+  [subjects.timeline.status]: exchange(noParametersSchema, serviceStatusSchema),
+  [subjects.timeline.rebuild]: exchange(noParametersSchema, rebuildStatusSchema),
+  [subjects.timeline.rebuildStatus]: exchange(noParametersSchema, rebuildStatusSchema),
+  [subjects.fanout.status]: exchange(noParametersSchema, serviceStatusSchema),
+  [subjects.fanout.deadLetters]: exchange(noParametersSchema, deadLetterListSchema),
+  [subjects.fanout.replayDeadLetters]: exchange(noParametersSchema, deadLetterReplaySchema),
+} satisfies Record<SubjectName, Exchange>;
+
+type Wire = typeof wire;
+
+/** A subject of the wire, such as `feed.content.add`. */
+export type Subject = keyof Wire;
+
+/** What a request on subject `S` carries, as its controller has it once validated. */
+export type RequestOf<S extends Subject> = z.output<Wire[S]['request']>;
+
+/** What the answer to a request on subject `S` carries. */
+export type ReplyOf<S extends Subject> = z.output<Wire[S]['reply']>;

@@ -1,0 +1,73 @@
+import { Logger } from '@nestjs/common';
+import type { ClientProxy } from '@nestjs/microservices';
+import { of, throwError } from 'rxjs';
+import { FeedmillError, subjects } from '@feedmill/contracts';
+import { InProcessServer } from './in-process.server.js';
+import { InProcessServiceClient, ProxyServiceClient, type ServiceClient } from './service-client.js';
+
+const activity = { id: 'a1', feed: 'user:bob', actor: 'bob', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' } as const;
+
+/** An in-process server whose only handler answers `subject` with `reply`. */
+function answering(subject: string, reply: unknown): InProcessServiceClient {
+  const server = new InProcessServer();
+  server.addHandler(subject, async () => reply);
+  return new InProcessServiceClient(server);
+}
+
+/** A Nest client proxy whose every request comes back as `reply` (or fails with `error`). */
+function proxyAnswering(reply: { value?: unknown; error?: unknown }): ProxyServiceClient {
+  const proxy = { send: () => ('error' in reply ? throwError(() => reply.error) : of(reply.value)) } as unknown as ClientProxy;
+  return new ProxyServiceClient(proxy);
+}
+
+beforeAll(() => Logger.overrideLogger(false));
+afterAll(() => Logger.overrideLogger(['log', 'error', 'warn']));
+
+describe('service clients', () => {
+  it('return a reply of the subject’s shape as it came', async () => {
+    const page = { items: [activity], next: null };
+    expect(await answering(subjects.timeline.read, page).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).toBe(page);
+    expect(await proxyAnswering({ value: { followers: 2, following: 1 } }).request(subjects.graph.counts, { feed: 'user:bob' })).toEqual({ followers: 2, following: 1 });
+  });
+
+  it('refuse a malformed reply with an internal error that names the subject and the field', async () => {
+    const page = { items: [activity, { ...activity, id: 'a2', verb: 7 }], next: null };
+    await expect(answering(subjects.timeline.read, page).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).rejects.toThrow(
+      expect.objectContaining({ name: 'FeedmillError', code: 'internal', message: expect.stringMatching(/^feed\.timeline\.read answered with a malformed reply: reply\.items\.1\.verb: /) }),
+    );
+    await expect(proxyAnswering({ value: { applied: 'yes', position: 3 } }).request(subjects.timeline.deliver, { after: 0, position: 3, deliveries: [] })).rejects.toThrow(
+      expect.objectContaining({ code: 'internal', message: expect.stringContaining('feed.timeline.deliver answered with a malformed reply: reply.applied') }),
+    );
+  });
+
+  it('refuse a missing reply, and a small reply with a field the subject does not have', async () => {
+    await expect(proxyAnswering({ value: undefined }).request(subjects.content.add, { feed: 'user:bob', activity, id: 'a1', receivedAt: activity.time })).rejects.toThrow(
+      expect.objectContaining({ code: 'internal', message: expect.stringContaining('feed.content.add answered with a malformed reply: reply: ') }),
+    );
+    const status = { service: 'graph', ready: true, position: 4, lag: 0 };
+    await expect(answering(subjects.graph.status, status).request(subjects.graph.status, {})).rejects.toThrow(
+      expect.objectContaining({ code: 'internal', message: expect.stringContaining('feed.graph.status answered with a malformed reply') }),
+    );
+  });
+
+  it('still hand on a service’s error as the service gave it', async () => {
+    const failed = proxyAnswering({ error: { code: 'activity_not_found', message: 'activity a9 is not in feed user:bob', field: 'activityId' } });
+    const refused = failed.request(subjects.content.remove, { feed: 'user:bob', id: 'a9', time: activity.time });
+    await expect(refused).rejects.toBeInstanceOf(FeedmillError);
+    await expect(refused).rejects.toThrow(expect.objectContaining({ code: 'activity_not_found', field: 'activityId' }));
+  });
+});
+
+/** Never run: each line must fail to compile, or the wire does not type the client. */
+function _wrongCalls(client: ServiceClient): void {
+  // @ts-expect-error a counts request has no page limit
+  void client.request(subjects.graph.counts, { feed: 'user:bob', limit: 3 });
+  // @ts-expect-error a read needs its limit
+  void client.request(subjects.timeline.read, { feed: 'timeline:alice' });
+  // @ts-expect-error the subject sets the reply's type, not the caller
+  void client.request<{ items: string[] }>(subjects.content.get, { ids: [] });
+  void client.request(subjects.content.get, { ids: [] }).then((activities) => {
+    // @ts-expect-error content answers `get` with activities, not a page
+    void activities.next;
+  });
+}

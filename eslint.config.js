@@ -4,19 +4,22 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
- * Module boundaries keep the domain pure: `type:domain` code (contracts, feed models)
- * imports only other domain code, so no Nest, NATS or MongoDB reaches it; data-access
- * libs build on domain and util; only apps compose everything.
+ * Module boundaries make the intended graph the only possible one: `type:domain` code
+ * (contracts, feed models) imports only other domain code, so no Nest, NATS or MongoDB
+ * reaches it; data-access libs (log, stores, projections) build on the domain; util libs
+ * (config, transport, Nest wiring) on both; a service's feature lib on all three; and an
+ * app imports libraries only: it is a `main` that composes features.
  */
 const layers = {
   'type:domain': ['type:domain'],
   'type:data-access': ['type:domain', 'type:data-access'],
   'type:util': ['type:domain', 'type:data-access', 'type:util'],
-  'type:app': ['type:domain', 'type:data-access', 'type:util', 'type:app'],
+  'type:feature': ['type:domain', 'type:data-access', 'type:util'],
+  'type:app': ['type:domain', 'type:data-access', 'type:util', 'type:feature'],
   // Starting processes and servers, and calling them over HTTP: for tests and the benchmark.
   'type:harness': ['type:domain', 'type:data-access', 'type:util', 'type:harness'],
   'type:testing': ['type:domain', 'type:data-access', 'type:util', 'type:harness', 'type:testing'],
-  'type:tool': ['type:domain', 'type:data-access', 'type:util', 'type:app', 'type:harness', 'type:tool'],
+  'type:tool': ['type:domain', 'type:data-access', 'type:util', 'type:feature', 'type:harness'],
 };
 
 /** Only tests use the testing lib (reference models, shared scenarios) and, like the benchmark, the harness. */

@@ -18,8 +18,8 @@ const shared = {
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
     '^@feedmill/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing.ts',
-    '^@feedmill/(contracts|event-log|feed-models|stores|projections|testing|harness|platform)$': '<rootDir>/libs/$1/src/index.ts',
-    '^@feedmill/(gateway|content|graph|fanout|timeline|standalone|bench)$': '<rootDir>/apps/$1/src/index.ts',
+    // Apps import libraries only, so every @feedmill package a test imports is a library.
+    '^@feedmill/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',

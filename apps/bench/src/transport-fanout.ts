@@ -4,7 +4,7 @@ import { decodeFeedEvents, defaultFeedConfig, subjects, type PositionedEvent, ty
 import type { RecordedEvent } from '@feedmill/event-log';
 import { fanOutBatch, planDeliveries, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
 import { InProcessServer, InProcessServiceClient, natsClient, rootModule, serviceDeliveryTarget, type ServiceClient } from '@feedmill/platform';
-import { TimelineModule } from '@feedmill/timeline';
+import { TimelineModule } from '@feedmill/timeline-service';
 import { stubServiceClient } from '@feedmill/harness';
 import { round } from './deployment.js';
 

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { configureLogging, loadFeedConfig, loadRuntimeConfig, natsClient, rootModule, runMain } from '@feedmill/platform';
-import { GatewayModule } from './gateway.module.js';
-import { createHttpApp } from './http-app.js';
+import { createHttpApp, GatewayModule } from '@feedmill/gateway-http';
 
 runMain(async () => {
   const config = loadRuntimeConfig();

@@ -1,14 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ContentService } from '@feedmill/content';
+import { ContentService } from '@feedmill/content-service';
 import { defaultFeedConfig, feedEvents, subjects, type FeedId } from '@feedmill/contracts';
 import { FileEventLog } from '@feedmill/event-log';
-import { GraphService } from '@feedmill/graph';
+import { GraphService } from '@feedmill/graph-service';
 import { FeedGroups, memoryStores } from '@feedmill/platform';
 import { MemoryContentStore, MemoryGraphStore, MemoryTimelineStore } from '@feedmill/stores';
 import { stubServiceClient } from '@feedmill/harness';
-import { TimelineService } from '@feedmill/timeline';
+import { TimelineService } from '@feedmill/timeline-service';
 
 /**
  * With several graph or content replicas, the one that answers may lag behind the log. A

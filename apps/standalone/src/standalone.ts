@@ -1,10 +1,10 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { ContentModule } from '@feedmill/content';
-import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout';
-import { createHttpApp, GatewayModule } from '@feedmill/gateway';
-import { GraphModule } from '@feedmill/graph';
+import { ContentModule } from '@feedmill/content-service';
+import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout-service';
+import { createHttpApp, GatewayModule } from '@feedmill/gateway-http';
+import { GraphModule } from '@feedmill/graph-service';
 import { InProcessServer, InProcessServiceClient, loadFeedConfig, openEventLog, openStores, rootModule, type RuntimeConfig, type StoreFactory } from '@feedmill/platform';
-import { TimelineModule } from '@feedmill/timeline';
+import { TimelineModule } from '@feedmill/timeline-service';
 
 /**
  * The embedded default: gateway and the four services in one process, calling each other

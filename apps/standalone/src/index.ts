@@ -1,1 +1,0 @@
-export { createStandaloneApp } from './standalone.js';

@@ -1,4 +1,4 @@
-import { runtimeConfigSchema } from '@feedmill/platform';
+import { runtimeConfigSchema } from '@feedmill/config';
 
 export { feedConfigSchema } from '@feedmill/contracts';
 

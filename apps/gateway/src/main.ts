@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { configureLogging, loadFeedConfig, loadRuntimeConfig, natsClient, rootModule, runMain } from '@feedmill/platform';
+import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
+import { configureLogging, rootModule, runMain } from '@feedmill/runtime';
+import { natsClient } from '@feedmill/transport';
 import { createHttpApp, GatewayModule } from '@feedmill/gateway-http';
 
 runMain(async () => {

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runMain, runNatsService } from '@feedmill/platform';
+import { runMain, runNatsService } from '@feedmill/runtime';
 import { GraphModule } from '@feedmill/graph-service';
 
 runMain(() => runNatsService({ name: 'graph', feature: GraphModule, usesLog: true, callsServices: false }));

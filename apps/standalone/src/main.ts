@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { configureLogging, loadRuntimeConfig, runMain } from '@feedmill/platform';
+import { loadRuntimeConfig } from '@feedmill/config';
+import { configureLogging, runMain } from '@feedmill/runtime';
 import { createStandaloneApp } from './standalone.js';
 
 runMain(async () => {

@@ -3,7 +3,9 @@ import { ContentModule } from '@feedmill/content-service';
 import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout-service';
 import { createHttpApp, GatewayModule } from '@feedmill/gateway-http';
 import { GraphModule } from '@feedmill/graph-service';
-import { InProcessServer, InProcessServiceClient, loadFeedConfig, openEventLog, openStores, rootModule, type RuntimeConfig, type StoreFactory } from '@feedmill/platform';
+import { loadFeedConfig, type RuntimeConfig } from '@feedmill/config';
+import { openEventLog, openStores, rootModule, type StoreFactory } from '@feedmill/runtime';
+import { InProcessServer, InProcessServiceClient } from '@feedmill/transport';
 import { TimelineModule } from '@feedmill/timeline-service';
 
 /**

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runMain, runNatsService } from '@feedmill/platform';
+import { runMain, runNatsService } from '@feedmill/runtime';
 import { TimelineModule } from '@feedmill/timeline-service';
 
 runMain(() => runNatsService({ name: 'timeline', feature: TimelineModule, usesLog: true, callsServices: true }));

@@ -1,7 +1,7 @@
 import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { subjects, type ReplyOf } from '@feedmill/contracts';
-import { parseRequest, RpcErrorFilter, type MessageHandlers } from '@feedmill/platform';
+import { parseRequest, RpcErrorFilter, type MessageHandlers } from '@feedmill/transport';
 import { ContentService } from './content.service.js';
 
 @Controller()

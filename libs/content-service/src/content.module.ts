@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { STORE_FACTORY, type StoreFactory } from '@feedmill/platform';
+import { STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
 import { CONTENT_STORE } from '@feedmill/stores';
 import { ContentMessageController } from './content.message.controller.js';
 import { ContentService } from './content.service.js';

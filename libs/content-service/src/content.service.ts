@@ -12,7 +12,7 @@ import {
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { decideActivity, evolveActivity, streamOf, type ActivityCommand } from '@feedmill/feed-models';
-import { ProjectedService, SerialQueues } from '@feedmill/platform';
+import { ProjectedService, SerialQueues } from '@feedmill/runtime';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
 interface PendingAdd {

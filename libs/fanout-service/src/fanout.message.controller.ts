@@ -1,7 +1,7 @@
 import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
 import { subjects } from '@feedmill/contracts';
-import { RpcErrorFilter, type MessageHandlers } from '@feedmill/platform';
+import { RpcErrorFilter, type MessageHandlers } from '@feedmill/transport';
 import { FanoutService } from './fanout.service.js';
 
 @Controller()

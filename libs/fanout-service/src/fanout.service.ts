@@ -15,7 +15,9 @@ import {
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
 import { chunkDeliveries, deliverInOrder, planDeliveries, replanAsOfNow, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
-import { FEED_GROUPS, FeedGroups, SERVICE_CLIENT, SerialQueues, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/platform';
+import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
+import { SerialQueues } from '@feedmill/runtime';
+import { SERVICE_CLIENT, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/transport';
 
 /** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
 class TimelineMovedError extends Error {

@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, UseFilters } from '@nestjs/common';
 import { FeedmillError, subjects, type DeadLetterList, type DeadLetterReplay, type RebuildStatus } from '@feedmill/contracts';
-import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { HttpErrorFilter } from './http-errors.js';
 
 /** Operations: rebuilding the timelines after a change to their config, and fan-out's dead letters. */

@@ -9,7 +9,8 @@ import {
   isFeedId,
   type FeedId,
 } from '@feedmill/contracts';
-import { type FeedGroups, parseInput } from '@feedmill/platform';
+import { type FeedGroups } from '@feedmill/config';
+import { parseInput } from '@feedmill/transport';
 
 /**
  * Resolves `:group/:id` from a URL to a feed of the expected kind. An unknown group is a

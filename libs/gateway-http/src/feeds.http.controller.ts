@@ -11,7 +11,8 @@ import {
   type FollowRequest,
   type RemoveActivityRequest,
 } from '@feedmill/contracts';
-import { FEED_GROUPS, FeedGroups, parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
+import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { activityCursor, edgeCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
 import { HttpErrorFilter } from './http-errors.js';
 

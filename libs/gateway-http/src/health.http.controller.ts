@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Res, UseFilters } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { subjects } from '@feedmill/contracts';
-import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/platform';
+import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { HttpErrorFilter } from './http-errors.js';
 
 const SERVICES = [subjects.content.status, subjects.graph.status, subjects.timeline.status, subjects.fanout.status];

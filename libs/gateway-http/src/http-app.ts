@@ -1,7 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LogLevel } from '@nestjs/common';
-import { logLevels } from '@feedmill/platform';
+import { logLevels } from '@feedmill/runtime';
 import { HttpErrorFilter } from './http-errors.js';
 
 /** A Nest application on Fastify whose every error answers `{ code, message, field }`. */

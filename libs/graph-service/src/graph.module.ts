@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { STORE_FACTORY, type StoreFactory } from '@feedmill/platform';
+import { STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
 import { GRAPH_STORE } from '@feedmill/stores';
 import { GraphMessageController } from './graph.message.controller.js';
 import { GraphService } from './graph.service.js';

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FeedmillError, type EdgePage, type EdgePageRequest, type FeedId, type FollowCounts, type FollowRequest } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { decideFollowEdge, streamOf, type FollowEdgeCommand } from '@feedmill/feed-models';
-import { FEED_GROUPS, FeedGroups, ProjectedService, SerialQueues } from '@feedmill/platform';
+import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
+import { ProjectedService, SerialQueues } from '@feedmill/runtime';
 import { GRAPH_STORE, type GraphStore } from '@feedmill/stores';
 
 /** Follow edges: decides and appends follows and unfollows, answers edge queries. */

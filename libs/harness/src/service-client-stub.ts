@@ -1,5 +1,5 @@
 import type { ReplyOf, RequestOf, Subject } from '@feedmill/contracts';
-import type { ServiceClient } from '@feedmill/platform';
+import type { ServiceClient } from '@feedmill/transport';
 
 /** Answers to some subjects, each typed by the subject's request and reply. */
 export type StubAnswers = { [S in Subject]?: (payload: RequestOf<S>) => ReplyOf<S> | Promise<ReplyOf<S>> };

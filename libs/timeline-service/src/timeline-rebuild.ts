@@ -2,7 +2,9 @@ import { Logger } from '@nestjs/common';
 import { decodeFeedEvents, type FeedConfig, type RebuildStatus } from '@feedmill/contracts';
 import type { EventLog, Subscription } from '@feedmill/event-log';
 import { fanOutBatch } from '@feedmill/feed-models';
-import { FeedGroups, servicePlanLookups, type ServiceClient, type StoreFactory } from '@feedmill/platform';
+import { FeedGroups } from '@feedmill/config';
+import { type StoreFactory } from '@feedmill/runtime';
+import { servicePlanLookups, type ServiceClient } from '@feedmill/transport';
 import type { TimelineStore } from '@feedmill/stores';
 
 /** What a finished rebuild hands over: the new store and the config it was built with. */

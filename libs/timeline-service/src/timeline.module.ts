@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { FEED_GROUPS, STORE_FACTORY, type FeedGroups, type StoreFactory } from '@feedmill/platform';
+import { FEED_GROUPS, type FeedGroups } from '@feedmill/config';
+import { STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
 import { TIMELINE_STORE } from '@feedmill/stores';
 import { TimelineMessageController } from './timeline.message.controller.js';
 import { TimelineService } from './timeline.service.js';

@@ -15,7 +15,9 @@ import {
   type TimelineOrder,
 } from '@feedmill/contracts';
 import type { TimelinePage } from '@feedmill/feed-models';
-import { allEdges, recentActivities, FEED_CONFIG_LOADER, FEED_GROUPS, FeedGroups, SERVICE_CLIENT, STORE_FACTORY, type ServiceClient, type StoreFactory } from '@feedmill/platform';
+import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
+import { FEED_CONFIG_LOADER, STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
+import { allEdges, recentActivities, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { TimelineRebuild } from './timeline-rebuild.js';
 import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
 

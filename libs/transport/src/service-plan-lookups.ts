@@ -1,6 +1,6 @@
 import { subjects } from '@feedmill/contracts';
 import type { DeliveryTarget, PlanLookups } from '@feedmill/feed-models';
-import type { FeedGroups } from '../config/feed-groups.js';
+import type { FeedGroups } from '@feedmill/config';
 import { allEdges, recentActivities } from './paged-queries.js';
 import type { ServiceClient } from './service-client.js';
 

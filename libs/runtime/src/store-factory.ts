@@ -17,7 +17,7 @@ import {
   type TimelinePolicy,
   type TimelineStore,
 } from '@feedmill/stores';
-import type { RuntimeConfig } from './config/runtime-config.js';
+import type { RuntimeConfig } from '@feedmill/config';
 
 /** Makes the stores of the configured backend (`STORE`) for the services of this process. */
 export interface StoreFactory {

@@ -1,4 +1,4 @@
-import type { ClientProxy } from '@nestjs/microservices';
+import { ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom, lastValueFrom, timeout } from 'rxjs';
 import type { ReplyOf, RequestOf, Subject } from '@feedmill/contracts';
 import { checkedReply } from './checked-reply.js';
@@ -57,4 +57,9 @@ export class InProcessServiceClient implements ServiceClient {
   }
 
   async close(): Promise<void> {}
+}
+
+/** A client to the services over NATS (the cluster's transport). */
+export function natsClient(url: string): ProxyServiceClient {
+  return new ProxyServiceClient(ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [url] } }));
 }

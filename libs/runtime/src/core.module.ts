@@ -1,8 +1,8 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import type { FeedConfig } from '@feedmill/contracts';
-import { FEED_GROUPS, FeedGroups } from './config/feed-groups.js';
-import { SERVICE_CLIENT, type ServiceClient } from './rpc/service-client.js';
+import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
+import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { memoryStores, STORE_FACTORY, type StoreFactory } from './store-factory.js';
 
 export interface CoreOptions {

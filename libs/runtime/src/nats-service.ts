@@ -1,13 +1,12 @@
 import { Logger, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClientProxyFactory, Transport, type MicroserviceOptions } from '@nestjs/microservices';
-import { loadFeedConfig } from './config/feed-config-file.js';
-import { loadRuntimeConfig } from './config/runtime-config.js';
+import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
+import { natsClient } from '@feedmill/transport';
 import { openEventLog } from './event-log-factory.js';
 import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
 import { openStores } from './store-factory.js';
-import { ProxyServiceClient } from './rpc/service-client.js';
 
 export interface NatsServiceOptions {
   /** Also the NATS queue group, so replicas share requests. */
@@ -35,8 +34,4 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
   app.enableShutdownHooks();
   await app.listen();
   new Logger(options.name).log(`listening on ${config.NATS_URL}`);
-}
-
-export function natsClient(url: string): ProxyServiceClient {
-  return new ProxyServiceClient(ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [url] } }));
 }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { FileEventLog, JetStreamEventLog, KurrentEventLog, type EventLog } from '@feedmill/event-log';
-import type { RuntimeConfig } from './config/runtime-config.js';
+import type { RuntimeConfig } from '@feedmill/config';
 
 /** Opens the configured log (`LOG`), or `fallback` when none is configured. */
 export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'jetstream'): Promise<EventLog> {

@@ -1,5 +1,5 @@
 import { wire, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
-import { parseInput } from '../validation.js';
+import { parseInput } from './validation.js';
 
 /**
  * What the message controller of one group of {@link subjects} answers: a method for each

@@ -1,0 +1,11 @@
+export { SerialQueues } from './serial-queues.js';
+export { openEventLog } from './event-log-factory.js';
+export { CoreModule, FEED_CONFIG_LOADER } from './core.module.js';
+export { STORE_FACTORY, memoryStores, openStores } from './store-factory.js';
+export type { StoreFactory } from './store-factory.js';
+export type { CoreOptions } from './core.module.js';
+export { rootModule } from './root-module.js';
+export { ProjectedService } from './projected-service.js';
+export { runNatsService } from './nats-service.js';
+export type { NatsServiceOptions } from './nats-service.js';
+export { logLevels, configureLogging, runMain } from './logging.js';

@@ -1,0 +1,10 @@
+export { parseInput } from './validation.js';
+export { parseRequest } from './message-handlers.js';
+export type { MessageHandlers } from './message-handlers.js';
+export { toErrorBody, toFeedmillError } from './error-body.js';
+export { RpcErrorFilter } from './rpc-error.filter.js';
+export { SERVICE_CLIENT, ProxyServiceClient, InProcessServiceClient, natsClient } from './service-client.js';
+export type { ServiceClient } from './service-client.js';
+export { InProcessServer } from './in-process.server.js';
+export { allEdges, recentActivities } from './paged-queries.js';
+export { servicePlanLookups, serviceDeliveryTarget } from './service-plan-lookups.js';

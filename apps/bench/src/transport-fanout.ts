@@ -64,7 +64,7 @@ export async function measureTransportFanout(
     posts.push(positioned);
   }
 
-  const run = async (deliver: (timeline: DeliveryTarget, batch: PositionedEvent[], position: { at: number }) => Promise<number>) => {
+  const run = async (deliver: (timeline: DeliveryTarget, batch: PositionedEvent[], position: { at: number }) => Promise<void>) => {
     const endpoint = await timelineEndpoint(natsUrl);
     const timeline = countingRequests(serviceDeliveryTarget(endpoint.client));
     const position = { at: 0 };
@@ -88,7 +88,6 @@ export async function measureTransportFanout(
         expectApplied(await timeline.deliver({ after: position.at, position: position.at, deliveries: [one] }), position.at);
       }
     }
-    return 0;
   });
   const rate = (seconds: number) => Math.round(planned / seconds);
   return {
@@ -114,11 +113,10 @@ function countingRequests(target: DeliveryTarget): DeliveryTarget & { requests: 
 }
 
 /** What the fan-out service does with a batch: plan, chunk, and send in order. */
-async function sendBatched(timeline: DeliveryTarget, batch: PositionedEvent[], lookups: PlanLookups, position: { at: number }): Promise<number> {
+async function sendBatched(timeline: DeliveryTarget, batch: PositionedEvent[], lookups: PlanLookups, position: { at: number }): Promise<void> {
   const last = batch[batch.length - 1]!.position;
   expectApplied(await fanOutBatch(batch, lookups, timeline, position.at, last), position.at);
   position.at = last;
-  return 0;
 }
 
 function expectApplied(reply: { applied: boolean; position: number }, after: number): void {

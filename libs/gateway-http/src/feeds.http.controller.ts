@@ -1,11 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseFilters } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UseFilters } from '@nestjs/common';
 import {
   bumpBodySchema,
-  newActivitySchema,
   subjects,
   type Activity,
-  type AddActivityRequest,
   type BumpActivityRequest,
   type FollowCounts,
   type FollowRequest,
@@ -13,10 +10,13 @@ import {
 } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
-import { activityCursor, edgeCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
+import { edgeCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
 import { HttpErrorFilter } from './http-errors.js';
 
-/** The public feed API. It validates, stamps ids and times, and asks the services. */
+/**
+ * The public feed API. It validates, stamps ids and times, and asks the services. Reading a
+ * feed, posting and following are {@link HotRoutes}, on Fastify directly.
+ */
 @Controller('v1/feeds')
 @UseFilters(HttpErrorFilter)
 export class FeedsHttpController {
@@ -24,16 +24,6 @@ export class FeedsHttpController {
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
   ) {}
-
-  /** 201 with the stored activity; a repeated `foreignId` returns the first one. */
-  @Post(':group/:id/activities')
-  @HttpCode(201)
-  add(@Param('group') group: string, @Param('id') id: string, @Body() body: unknown): Promise<Activity> {
-    const feed = resolveFeed(this.groups, group, id, 'producer');
-    const activity = parseInput(newActivitySchema, body, 'body');
-    const request: AddActivityRequest = { feed, activity, id: randomUUID(), receivedAt: new Date().toISOString() };
-    return this.client.request(subjects.content.add, request);
-  }
 
   @Delete(':group/:id/activities/:activityId')
   @HttpCode(204)
@@ -53,28 +43,10 @@ export class FeedsHttpController {
     return this.client.request(subjects.content.bump, request);
   }
 
-  @Put(':group/:id/follows/:targetGroup/:targetId')
-  @HttpCode(204)
-  async follow(@Param() params: Record<string, string>): Promise<void> {
-    await this.client.request(subjects.graph.follow, this.followRequest(params));
-  }
-
   @Delete(':group/:id/follows/:targetGroup/:targetId')
   @HttpCode(204)
   async unfollow(@Param() params: Record<string, string>): Promise<void> {
     await this.client.request(subjects.graph.unfollow, this.followRequest(params));
-  }
-
-  /** A timeline feed reads its merged timeline; a producer feed reads its own activities. */
-  @Get(':group/:id')
-  async read(@Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
-    const feed = resolveFeed(this.groups, group, id);
-    const { limit, cursor } = parsePageQuery(query);
-    const before = activityCursor.decode(cursor);
-    const page = this.groups.isTimeline(feed)
-      ? await this.client.request(subjects.timeline.read, { feed, limit, before })
-      : await this.client.request(subjects.content.recent, { feeds: [feed], limit, before });
-    return { items: page.items, next: activityCursor.encode(page.next) };
   }
 
   @Get(':group/:id/followers')

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { FeedsHttpController } from './feeds.http.controller.js';
 import { AdminHttpController } from './admin.http.controller.js';
 import { HealthHttpController } from './health.http.controller.js';
+import { HotRoutes } from './hot-routes.js';
 
-@Module({ controllers: [FeedsHttpController, HealthHttpController, AdminHttpController] })
+@Module({ controllers: [FeedsHttpController, HealthHttpController, AdminHttpController], providers: [HotRoutes] })
 export class GatewayModule {}

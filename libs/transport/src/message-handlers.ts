@@ -11,8 +11,25 @@ export type MessageHandlers<Group extends Readonly<Record<string, Subject>>> = {
   [Name in keyof Group]: (payload: unknown) => ReplyOf<Group[Name]> | Promise<ReplyOf<Group[Name]>>;
 };
 
-/** A request's payload, validated with its subject's request schema; see {@link parseInput} for the error. */
+/**
+ * Requests handed over in-process (the standalone): typed callers built them as their
+ * subject's request, from input validated once at the edge, so parsing them again would
+ * only cost. Held weakly: a request is forgotten with its object.
+ */
+const handedOver = new WeakSet<object>();
+
+/** Marks a request built in this process by a typed caller, so that {@link parseRequest} trusts it. */
+export function handOver<S extends Subject>(request: RequestOf<S>): RequestOf<S> {
+  if (typeof request === 'object' && request !== null) handedOver.add(request);
+  return request;
+}
+
+/**
+ * A request's payload, validated with its subject's request schema (see {@link parseInput}
+ * for the error), unless it was handed over in-process.
+ */
 export function parseRequest<S extends Subject>(subject: S, payload: unknown): RequestOf<S> {
+  if (typeof payload === 'object' && payload !== null && handedOver.has(payload)) return payload as RequestOf<S>;
   // TypeScript reads `wire[subject]` as any subject's entry; it is this subject's.
   return parseInput(wire[subject].request, payload) as RequestOf<S>;
 }

@@ -4,6 +4,7 @@ import type { ReplyOf, RequestOf, Subject } from '@feedmill/contracts';
 import { checkedReply } from './checked-reply.js';
 import { toFeedmillError } from './error-body.js';
 import type { InProcessServer } from './in-process.server.js';
+import { handOver } from './message-handlers.js';
 
 /**
  * Request/reply to another service, typed by the subject's entry in the wire table: the
@@ -42,18 +43,22 @@ export class ProxyServiceClient implements ServiceClient {
   }
 }
 
-/** Calls the handlers of an {@link InProcessServer} directly: no sockets, no serialization. */
+/**
+ * Calls the handlers of an {@link InProcessServer} directly: no sockets, no serialization,
+ * and no validation on either side. Requests and replies are objects that typed code built
+ * (`MessageHandlers` types every handler's reply), so checking them again in the same
+ * process would only repeat what the compiler checked; what crosses a process boundary is
+ * checked on arrival ({@link ProxyServiceClient}, `parseRequest`).
+ */
 export class InProcessServiceClient implements ServiceClient {
   constructor(private readonly server: InProcessServer) {}
 
   async request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>> {
-    let reply: unknown;
     try {
-      reply = await lastValueFrom(await this.server.dispatch(subject, payload), { defaultValue: undefined });
+      return (await lastValueFrom(await this.server.dispatch(subject, handOver(payload)), { defaultValue: undefined })) as ReplyOf<S>;
     } catch (error) {
       throw toFeedmillError(error, subject);
     }
-    return checkedReply(subject, reply);
   }
 
   async close(): Promise<void> {}

@@ -3,16 +3,10 @@ import type { ClientProxy } from '@nestjs/microservices';
 import { of, throwError } from 'rxjs';
 import { FeedmillError, subjects } from '@feedmill/contracts';
 import { InProcessServer } from './in-process.server.js';
+import { parseRequest } from './message-handlers.js';
 import { InProcessServiceClient, ProxyServiceClient, type ServiceClient } from './service-client.js';
 
 const activity = { id: 'a1', feed: 'user:bob', actor: 'bob', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' } as const;
-
-/** An in-process server whose only handler answers `subject` with `reply`. */
-function answering(subject: string, reply: unknown): InProcessServiceClient {
-  const server = new InProcessServer();
-  server.addHandler(subject, async () => reply);
-  return new InProcessServiceClient(server);
-}
 
 /** A Nest client proxy whose every request comes back as `reply` (or fails with `error`). */
 function proxyAnswering(reply: { value?: unknown; error?: unknown }): ProxyServiceClient {
@@ -26,13 +20,13 @@ afterAll(() => Logger.overrideLogger(['log', 'error', 'warn']));
 describe('service clients', () => {
   it('return a reply of the subject’s shape as it came', async () => {
     const page = { items: [activity], next: null };
-    expect(await answering(subjects.timeline.read, page).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).toBe(page);
+    expect(await proxyAnswering({ value: page }).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).toBe(page);
     expect(await proxyAnswering({ value: { followers: 2, following: 1 } }).request(subjects.graph.counts, { feed: 'user:bob' })).toEqual({ followers: 2, following: 1 });
   });
 
-  it('refuse a malformed reply with an internal error that names the subject and the field', async () => {
+  it('refuse a malformed reply from another process with an internal error that names the subject and the field', async () => {
     const page = { items: [activity, { ...activity, id: 'a2', verb: 7 }], next: null };
-    await expect(answering(subjects.timeline.read, page).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).rejects.toThrow(
+    await expect(proxyAnswering({ value: page }).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).rejects.toThrow(
       expect.objectContaining({ name: 'FeedmillError', code: 'internal', message: expect.stringMatching(/^feed\.timeline\.read answered with a malformed reply: reply\.items\.1\.verb: /) }),
     );
     await expect(proxyAnswering({ value: { applied: 'yes', position: 3 } }).request(subjects.timeline.deliver, { after: 0, position: 3, deliveries: [] })).rejects.toThrow(
@@ -45,9 +39,28 @@ describe('service clients', () => {
       expect.objectContaining({ code: 'internal', message: expect.stringContaining('feed.content.add answered with a malformed reply: reply: ') }),
     );
     const status = { service: 'graph', ready: true, position: 4, lag: 0 };
-    await expect(answering(subjects.graph.status, status).request(subjects.graph.status, {})).rejects.toThrow(
+    await expect(proxyAnswering({ value: status }).request(subjects.graph.status, {})).rejects.toThrow(
       expect.objectContaining({ code: 'internal', message: expect.stringContaining('feed.graph.status answered with a malformed reply') }),
     );
+  });
+
+  it('in-process, hand the request object itself to the handler, which trusts it without parsing, and return the reply object itself', async () => {
+    const server = new InProcessServer();
+    const page = { items: [activity], next: null };
+    let received: unknown;
+    server.addHandler(subjects.timeline.read, async (payload: unknown) => {
+      received = parseRequest(subjects.timeline.read, payload);
+      return page;
+    });
+    const request = { feed: 'timeline:alice', limit: 25 } as const;
+    expect(await new InProcessServiceClient(server).request(subjects.timeline.read, request)).toBe(page);
+    expect(received).toBe(request);
+  });
+
+  it('parse a request that was not handed over in-process, as one from another process', () => {
+    const request = { feed: 'timeline:alice', limit: 25 };
+    expect(parseRequest(subjects.timeline.read, request)).not.toBe(request);
+    expect(() => parseRequest(subjects.timeline.read, { feed: 'timeline:alice', limit: 0 })).toThrow(expect.objectContaining({ code: 'invalid_request', field: 'limit' }));
   });
 
   it('still hand on a service’s error as the service gave it', async () => {

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { newActivitySchema, subjects, type AddActivityRequest } from '@feedmill/contracts';
+import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
+import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
+import { activityCursor, parsePageQuery, resolveFeed } from './feed-params.js';
+import { toHttpError } from './http-errors.js';
+import { activityJson, activityPageJson } from './page-json.js';
+
+type Params = Record<string, string>;
+/** Answers a request with the JSON body it wrote, or undefined for none. */
+type Produce = (request: FastifyRequest) => Promise<string | undefined>;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The routes every client calls all the time (read a feed, post, follow), registered on
+ * Fastify itself rather than as Nest controller methods. Nest stays the frame (these take
+ * their dependencies from its container, and its error handler still answers Fastify's own
+ * errors, such as malformed JSON), but its per-request pipeline (guards, interceptors,
+ * pipes, filters, an observable per request) costs more here than it gives: these routes
+ * validate their input once, here, and write pages from activities serialized once
+ * ({@link activityPageJson}). Every other route is an ordinary Nest controller.
+ */
+@Injectable()
+export class HotRoutes implements OnModuleInit {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
+    @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
+  ) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    fastify.get('/v1/feeds/:group/:id', answer(200, (request) => this.read(request.params as Params, request.query)));
+    fastify.post('/v1/feeds/:group/:id/activities', answer(201, (request) => this.add(request.params as Params, request.body)));
+    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(request.params as Params)));
+  }
+
+  /** A timeline feed reads its merged timeline; a producer feed reads its own activities. */
+  private async read(params: Params, query: unknown): Promise<string> {
+    const feed = resolveFeed(this.groups, params['group']!, params['id']!);
+    const { limit, cursor } = parsePageQuery(query);
+    const before = activityCursor.decode(cursor);
+    const page = this.groups.isTimeline(feed)
+      ? await this.client.request(subjects.timeline.read, { feed, limit, before })
+      : await this.client.request(subjects.content.recent, { feeds: [feed], limit, before });
+    return activityPageJson(page.items, activityCursor.encode(page.next));
+  }
+
+  /** The stored activity; a repeated `foreignId` returns the first one. */
+  private async add(params: Params, body: unknown): Promise<string> {
+    const feed = resolveFeed(this.groups, params['group']!, params['id']!, 'producer');
+    const activity = parseInput(newActivitySchema, body, 'body');
+    const request: AddActivityRequest = { feed, activity, id: randomUUID(), receivedAt: new Date().toISOString() };
+    return activityJson(await this.client.request(subjects.content.add, request));
+  }
+
+  private async follow(params: Params): Promise<undefined> {
+    const follower = resolveFeed(this.groups, params['group']!, params['id']!, 'timeline');
+    const target = resolveFeed(this.groups, params['targetGroup']!, params['targetId']!, 'producer', { group: 'targetGroup', id: 'targetId' });
+    await this.client.request(subjects.graph.follow, { follower, target, time: new Date().toISOString() });
+    return undefined;
+  }
+}
+
+/** A Fastify handler answering `status` with the JSON that `handle` wrote, or an error body. */
+function answer(status: number, produce: Produce): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  return async (request, reply) => {
+    try {
+      const json = await produce(request);
+      void reply.code(status);
+      return json === undefined ? reply.send() : reply.header('content-type', JSON_TYPE).send(json);
+    } catch (error) {
+      const failure = toHttpError(error);
+      return reply.code(failure.status).send(failure.body);
+    }
+  };
+}

@@ -4,6 +4,7 @@ import {
   keyOfOrder,
   type Activity,
   type ActivityPage,
+  type AddActivitiesRequest,
   type AddActivityRequest,
   type BumpActivityRequest,
   type GetActivitiesRequest,
@@ -11,7 +12,7 @@ import {
   type RemoveActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import { decideActivity, evolveActivity, streamOf, type ActivityCommand } from '@feedmill/feed-models';
+import { decideActivity, decideAddActivities, evolveActivity, foreignIdKey, streamOf, type ActivityCommand } from '@feedmill/feed-models';
 import { ProjectedService, SerialQueues } from '@feedmill/runtime';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
@@ -48,7 +49,7 @@ export class ContentService extends ProjectedService {
 
   private async decideAdd(request: AddActivityRequest): Promise<PendingAdd> {
     const { foreignId } = request.activity;
-    const key = foreignId === undefined ? undefined : `${request.feed}\n${foreignId}`;
+    const key = foreignId === undefined ? undefined : foreignIdKey(request.feed, foreignId);
     // A second add with the same foreignId while the first is on its way to disk gets the first.
     const inFlight = key === undefined ? undefined : this.addsInFlight.get(key);
     if (inFlight) return inFlight;
@@ -57,15 +58,67 @@ export class ContentService extends ProjectedService {
     if (!added) return { activity: sameForeignId!, durable: Promise.resolve() };
     const { durable } = await this.writer.enqueue(streamOf(added), added);
     const pending = { activity: evolveActivity(undefined, added)!, durable };
-    if (key !== undefined) {
-      this.addsInFlight.set(key, pending);
-      void durable
-        .finally(() => {
-          if (this.addsInFlight.get(key) === pending) this.addsInFlight.delete(key);
-        })
-        .catch(() => undefined);
-    }
+    if (key !== undefined) this.markInFlight(key, pending);
     return pending;
+  }
+
+  /** Until `pending` is durable, a second add with its foreignId gets it instead of deciding. */
+  private markInFlight(key: string, pending: PendingAdd): void {
+    this.addsInFlight.set(key, pending);
+    void pending.durable
+      .finally(() => {
+        if (this.addsInFlight.get(key) === pending) this.addsInFlight.delete(key);
+      })
+      .catch(() => undefined);
+  }
+
+  /**
+   * Adds many activities, to many feeds, as one event (an `ActivitiesAdded` in a stream of
+   * its own), all or none, and returns the activity each item names, in order: a repeated
+   * foreignId names the first activity, as a single add does.
+   *
+   * It decides in the serial section of every feed it adds to, so that in this process an
+   * add or another import of the same foreignId comes wholly before or after it. Across
+   * content replicas that is not so: an append checks the revision of one stream, the
+   * batch's own, so an import and an add of the same foreignId to the same feed on two
+   * replicas at the same moment can both be recorded (feed streams' revisions guard single
+   * adds against each other only). Imports of one feed's history are best sent to one replica
+   * at a time, or with foreignIds no live add uses.
+   */
+  addMany(request: AddActivitiesRequest): Promise<Activity[]> {
+    return this.writer.decideWithRetry(async () => {
+      const { activities, durable } = await this.perFeed.runAll(
+        request.activities.map((item) => item.feed),
+        () => this.decideAddMany(request),
+      );
+      await durable;
+      return activities;
+    });
+  }
+
+  private async decideAddMany(request: AddActivitiesRequest): Promise<{ activities: Activity[]; durable: Promise<void> }> {
+    const keys = new Map<string, { feed: Activity['feed']; foreignId: string }>();
+    for (const { feed, activity } of request.activities) {
+      if (activity.foreignId !== undefined) keys.set(foreignIdKey(feed, activity.foreignId), { feed, foreignId: activity.foreignId });
+    }
+    // Adds of these foreignIds still on their way to disk are waited for, so that the batch
+    // decides on what is durable: one that fails leaves nothing the batch could name.
+    await Promise.allSettled([...keys.keys()].flatMap((key) => this.addsInFlight.get(key)?.durable ?? []));
+    const held = new Map<string, Activity>();
+    await Promise.all(
+      [...keys].map(async ([key, { feed, foreignId }]) => {
+        const activity = await this.store.byForeignId(feed, foreignId);
+        if (activity) held.set(key, activity);
+      }),
+    );
+    const { events, activities } = decideAddActivities({ type: 'AddActivities', data: request }, (feed, foreignId) => held.get(foreignIdKey(feed, foreignId)));
+    const [added] = events;
+    if (!added) return { activities, durable: Promise.resolve() };
+    const { durable } = await this.writer.enqueue(streamOf(added), added);
+    for (const activity of added.data.activities) {
+      if (activity.foreignId !== undefined) this.markInFlight(foreignIdKey(activity.feed, activity.foreignId), { activity, durable });
+    }
+    return { activities, durable };
   }
 
   remove(request: RemoveActivityRequest): Promise<void> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { activitySchema, isoTimeSchema, newActivitySchema } from './activity.js';
+import { MAX_ACTIVITIES_PER_REQUEST, MAX_FOLLOWS_PER_REQUEST } from './batch-limits.js';
 import { feedIdSchema, idSchema } from './feeds.js';
 
 const sortKeySchema = z.string().min(1).max(300);
@@ -15,6 +16,15 @@ export const addActivityRequestSchema = z.strictObject({
   receivedAt: z.string(),
 });
 export type AddActivityRequest = z.output<typeof addActivityRequestSchema>;
+
+/** Many activities, to many producer feeds, added as one event: all of them or none. */
+export const addActivitiesRequestSchema = z.strictObject({
+  /** Names the batch, and so its stream; assigned at the edge, like each activity's id. */
+  id: idSchema,
+  receivedAt: z.string(),
+  activities: z.array(z.strictObject({ feed: feedIdSchema, id: idSchema, activity: newActivitySchema })).max(MAX_ACTIVITIES_PER_REQUEST),
+});
+export type AddActivitiesRequest = z.output<typeof addActivitiesRequestSchema>;
 
 export const removeActivityRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
 export type RemoveActivityRequest = z.output<typeof removeActivityRequestSchema>;
@@ -56,6 +66,22 @@ export type ActivityPage = z.output<typeof activityPageSchema>;
 
 export const followRequestSchema = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
 export type FollowRequest = z.output<typeof followRequestSchema>;
+
+/**
+ * Many follows, recorded as one event: all of them or none. Edges are `[follower, target]`
+ * pairs, the shape the event stores, so that the request is no larger than the event.
+ */
+export const followManyRequestSchema = z.strictObject({
+  /** Names the batch, and so its stream; assigned at the edge. */
+  id: idSchema,
+  time: z.string(),
+  follows: z.array(z.tuple([feedIdSchema, feedIdSchema])).max(MAX_FOLLOWS_PER_REQUEST),
+});
+export type FollowManyRequest = z.output<typeof followManyRequestSchema>;
+
+/** How many follows the request carried: each edge now exists, whether it did before or not. */
+export const followManyReplySchema = z.strictObject({ count: z.number().int().min(0) });
+export type FollowManyReply = z.output<typeof followManyReplySchema>;
 
 /** Whether the follower now follows the target: true after a follow, false after an unfollow. */
 export const followStateSchema = z.strictObject({ following: z.boolean() });

@@ -90,7 +90,7 @@ describe('event codec', () => {
   it('refuses an empty batch or an edge that is not a pair of feeds', () => {
     expect(() => feedEvents.decode({ type: 'FeedsFollowed', data: { id: 'b', time: 't', follows: [] } })).toThrow(MalformedEventError);
     expect(() => feedEvents.decode({ type: 'FeedsFollowed', data: { id: 'b', time: 't', follows: [['timeline:a']] } })).toThrow(MalformedEventError);
-    expect(() => feedEvents.decode({ type: 'FeedsFollowed', data: { id: 'b', time: 't', follows: [['timeline:a', 'nobody']] } })).toThrow(/follows\.0\.1/);
+    expect(() => feedEvents.decode({ type: 'FeedsFollowed', data: { id: 'b', time: 't', follows: [['timeline:a', 'nobody']] } })).toThrow(/follows\.0: must be a \[follower, target\] pair/);
     expect(() => feedEvents.decode({ type: 'ActivitiesAdded', data: { id: 'b', activities: [] } })).toThrow(MalformedEventError);
   });
 

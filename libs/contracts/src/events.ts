@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { activitySchema } from './activity.js';
 import { eventCodec } from './event-codec.js';
-import { feedIdSchema, idSchema, type FeedId } from './feeds.js';
+import { feedIdSchema, feedPairsSchema, idSchema, type FeedId } from './feeds.js';
 
 /**
  * Events are facts in the past tense. The codec writes each with its schema version and
@@ -23,7 +23,7 @@ const activityChange = z.strictObject({ id: idSchema, feed: feedIdSchema, time: 
  */
 const activitiesAddedData = z.strictObject({ id: idSchema, activities: z.array(activitySchema).min(1) });
 /** Edges as `[follower, target]` pairs, not objects: 10,000 of them must fit one event (see MAX_BATCH_EVENT_BYTES). */
-const feedsFollowedData = z.strictObject({ id: idSchema, time: z.string(), follows: z.array(z.tuple([feedIdSchema, feedIdSchema])).min(1) });
+const feedsFollowedData = z.strictObject({ id: idSchema, time: z.string(), follows: feedPairsSchema({ min: 1 }) });
 
 export const feedEvents = eventCodec({
   ActivityAdded: { schema: z.strictObject({ activity: activitySchema }) },

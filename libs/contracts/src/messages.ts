@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { activitySchema, isoTimeSchema, newActivitySchema } from './activity.js';
 import { MAX_ACTIVITIES_PER_REQUEST, MAX_FOLLOWS_PER_REQUEST } from './batch-limits.js';
-import { feedIdSchema, idSchema } from './feeds.js';
+import { feedIdSchema, feedPairsSchema, idSchema } from './feeds.js';
 
 const sortKeySchema = z.string().min(1).max(300);
 /** A global log position the answering projection must have applied before it answers. */
@@ -75,7 +75,7 @@ export const followManyRequestSchema = z.strictObject({
   /** Names the batch, and so its stream; assigned at the edge. */
   id: idSchema,
   time: z.string(),
-  follows: z.array(z.tuple([feedIdSchema, feedIdSchema])).max(MAX_FOLLOWS_PER_REQUEST),
+  follows: feedPairsSchema({ max: MAX_FOLLOWS_PER_REQUEST }),
 });
 export type FollowManyRequest = z.output<typeof followManyRequestSchema>;
 

@@ -5,11 +5,10 @@ export {
   activityIdOf,
   foreignIdKey,
   activityEventTypes,
-  activityLogEventTypes,
   isActivityEvent,
 } from './aggregates/activity.js';
 export type { ActivityCommand, AddActivitiesCommand, ActivityEvent } from './aggregates/activity.js';
-export { decideFollowEdge, decideFollowMany, evolveFollowEdge, followEdgeEventTypes, followEdgeLogEventTypes, isFollowEdgeEvent } from './aggregates/follow-edge.js';
+export { decideFollowEdge, decideFollowMany, evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from './aggregates/follow-edge.js';
 export type { FollowEdgeCommand, FollowManyCommand, FollowEdgeEvent } from './aggregates/follow-edge.js';
 export { streamOf } from './aggregates/streams.js';
 export { planDeliveries, replanAsOfNow } from './fanout/delivery-plan.js';

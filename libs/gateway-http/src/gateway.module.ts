@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { FeedsHttpController } from './feeds.http.controller.js';
 import { AdminHttpController } from './admin.http.controller.js';
+import { BulkHttpController } from './bulk.http.controller.js';
 import { HealthHttpController } from './health.http.controller.js';
 
-@Module({ controllers: [FeedsHttpController, HealthHttpController, AdminHttpController] })
+@Module({ controllers: [FeedsHttpController, BulkHttpController, HealthHttpController, AdminHttpController] })
 export class GatewayModule {}

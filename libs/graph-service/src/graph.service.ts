@@ -45,13 +45,10 @@ export class GraphService extends ProjectedService {
       }
     }
     await this.writer.decideWithRetry(async () => {
+      // One after another: 10,000 lookups at once would hold 10,000 promises alive for nothing.
       const following = new Set<string>();
-      await Promise.all(
-        request.follows.map(async ([follower, target]) => {
-          if (await this.store.isFollowing(follower, target)) following.add(`${follower}|${target}`);
-        }),
-      );
-      const events = decideFollowMany({ type: 'FollowMany', data: request }, (follower, target) => following.has(`${follower}|${target}`));
+      for (const [follower, target] of request.follows) if (await this.store.isFollowing(follower, target)) following.add(`${follower}|${target}`);
+      const events = decideFollowMany({ type: 'FollowMany', data: request }, (follower, target) => following.size > 0 && following.has(`${follower}|${target}`));
       for (const event of events) await this.writer.append(streamOf(event), event);
     });
     return request.follows.length;

@@ -20,10 +20,13 @@ import {
  */
 export type ActivityEvent = ActivityAdded | ActivityRemoved | ActivityBumped;
 
-export const activityEventTypes: ReadonlySet<string> = new Set<ActivityEvent['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
-export const isActivityEvent = (event: FeedEvent): event is ActivityEvent => activityEventTypes.has(event.type);
-/** The types of logged events that hold activity events: the single ones and a batch of adds. */
-export const activityLogEventTypes: ReadonlySet<string> = new Set([...activityEventTypes, 'ActivitiesAdded']);
+const singleActivityEventTypes: ReadonlySet<string> = new Set<ActivityEvent['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
+export const isActivityEvent = (event: FeedEvent): event is ActivityEvent => singleActivityEventTypes.has(event.type);
+/**
+ * The types of logged events that hold activity events, a batch of adds among them: what a
+ * projection of activities reads (and decodes into single events with `eventItems`).
+ */
+export const activityEventTypes: ReadonlySet<string> = new Set<(ActivityEvent | ActivitiesAdded)['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped', 'ActivitiesAdded']);
 
 export type ActivityCommand =
   | { type: 'AddActivity'; data: { feed: FeedId; activity: NewActivity & { time?: string }; id: string; receivedAt: string } }

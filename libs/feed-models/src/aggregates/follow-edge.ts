@@ -6,10 +6,13 @@ import { assertBatchFits, followBatchBytes, FeedmillError, type FeedEvent, type 
  */
 export type FollowEdgeEvent = FeedFollowed | FeedUnfollowed;
 
-export const followEdgeEventTypes: ReadonlySet<string> = new Set<FollowEdgeEvent['type']>(['FeedFollowed', 'FeedUnfollowed']);
-export const isFollowEdgeEvent = (event: FeedEvent): event is FollowEdgeEvent => followEdgeEventTypes.has(event.type);
-/** The types of logged events that hold follow-edge events: the single ones and a batch of follows. */
-export const followEdgeLogEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, 'FeedsFollowed']);
+const singleFollowEdgeEventTypes: ReadonlySet<string> = new Set<FollowEdgeEvent['type']>(['FeedFollowed', 'FeedUnfollowed']);
+export const isFollowEdgeEvent = (event: FeedEvent): event is FollowEdgeEvent => singleFollowEdgeEventTypes.has(event.type);
+/**
+ * The types of logged events that hold follow-edge events, a batch of follows among them:
+ * what a projection of follows reads (and decodes into single events with `eventItems`).
+ */
+export const followEdgeEventTypes: ReadonlySet<string> = new Set<(FollowEdgeEvent | FeedsFollowed)['type']>(['FeedFollowed', 'FeedUnfollowed', 'FeedsFollowed']);
 
 export type FollowEdgeCommand =
   | { type: 'Follow'; data: { follower: FeedId; target: FeedId; time: string } }
@@ -34,10 +37,11 @@ export function evolveFollowEdge(_following: boolean, event: FollowEdgeEvent): b
 }
 
 /**
- * Decides each follow of a batch as {@link decideFollowEdge} decides it alone: an edge that
- * exists (`following` says so), or that the batch names twice, is recorded once or not at
- * all. The new edges make one `FeedsFollowed` (none when nothing is new). Refuses, naming
- * the item, a feed that would follow itself; and a batch whose event would not fit the log.
+ * Decides each follow of a batch by {@link decideFollowEdge}'s rules: a feed may not follow
+ * itself (refused, naming the item), and an edge that exists (`following` says so), or that
+ * the batch names twice, is recorded once or not at all. The new edges make one
+ * `FeedsFollowed` (none when nothing is new). Refuses a batch whose event would not fit the
+ * log. The rules are applied here rather than by calling it per item: a batch holds 10,000.
  */
 export function decideFollowMany(command: FollowManyCommand, following: (follower: FeedId, target: FeedId) => boolean): FeedsFollowed[] {
   const { id, time } = command.data;
@@ -48,7 +52,7 @@ export function decideFollowMany(command: FollowManyCommand, following: (followe
     const edge = `${follower}|${target}`;
     if (seen.has(edge)) continue;
     seen.add(edge);
-    if (decideFollowEdge({ type: 'Follow', data: { follower, target, time } }, following(follower, target)).length > 0) follows.push([follower, target]);
+    if (!following(follower, target)) follows.push([follower, target]);
   }
   if (follows.length === 0) return [];
   const event: FeedsFollowed = { type: 'FeedsFollowed', data: { id, time, follows } };

@@ -1,5 +1,5 @@
 import { relevanceKeyOf, sortKeyOf, type Activity, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
-import { activityIdOf, activityLogEventTypes, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
+import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import { MemoryProjection } from './memory-projection.js';
 
@@ -17,7 +17,7 @@ const relevanceOfStored = (s: Stored) => s.relevance;
 /** Activities by id, by feed (oldest first) and by foreign id, rebuilt from the log at start. */
 export class MemoryContentStore extends MemoryProjection implements ContentStore {
   readonly name = 'content';
-  protected readonly eventTypes = activityLogEventTypes;
+  protected readonly eventTypes = activityEventTypes;
   private readonly byId = new Map<string, Stored>();
   private readonly byFeed = new Map<FeedId, Stored[]>();
   /** The same activities per feed by relevance key: only bumps make it differ from byFeed. */

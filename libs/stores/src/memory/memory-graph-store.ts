@@ -1,5 +1,5 @@
 import type { FeedEvent, FeedId } from '@feedmill/contracts';
-import { evolveFollowEdge, followEdgeLogEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
+import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import { MemoryProjection } from './memory-projection.js';
 import sortedBtree from 'sorted-btree';
@@ -14,7 +14,7 @@ type FeedTree = InstanceType<typeof sortedBtree.default<FeedId, true>>;
  */
 export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   readonly name = 'graph';
-  protected readonly eventTypes = followEdgeLogEventTypes;
+  protected readonly eventTypes = followEdgeEventTypes;
   private readonly followersOf = new Map<FeedId, FeedTree>();
   private readonly followingOf = new Map<FeedId, FeedTree>();
 

@@ -1,5 +1,5 @@
 import type { Activity, FeedEvent, FeedId, SortKey } from '@feedmill/contracts';
-import { activityIdOf, activityLogEventTypes, evolveActivity, isActivityEvent } from '@feedmill/feed-models';
+import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { bulkUpdateAll, MongoProjection, type ProjectionCollections } from './mongo-projection.js';
@@ -8,7 +8,7 @@ import { activityDocuments, type ActivityDocument } from './projection-documents
 /** Activities in MongoDB, one document each. */
 export class MongoContentStore extends MongoProjection implements ContentStore {
   readonly name = 'content';
-  protected readonly eventTypes = activityLogEventTypes;
+  protected readonly eventTypes = activityEventTypes;
 
   constructor(
     meta: ProjectionCollections,

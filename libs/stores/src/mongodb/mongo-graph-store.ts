@@ -1,5 +1,5 @@
 import type { FeedEvent, FeedId } from '@feedmill/contracts';
-import { evolveFollowEdge, followEdgeLogEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
+import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { bulkUpdateAll, MongoProjection, type ProjectionCollections } from './mongo-projection.js';
@@ -8,7 +8,7 @@ import { edgeDocuments, type EdgeDocument } from './projection-documents.js';
 /** Follow edges in MongoDB, one document each, paged by index both ways. */
 export class MongoGraphStore extends MongoProjection implements GraphStore {
   readonly name = 'graph';
-  protected readonly eventTypes = followEdgeLogEventTypes;
+  protected readonly eventTypes = followEdgeEventTypes;
 
   constructor(
     meta: ProjectionCollections,

@@ -40,6 +40,11 @@ export class ContentMessageController implements MessageHandlers<typeof subjects
     return this.content.recent(parseRequest(subjects.content.recent, payload));
   }
 
+  @MessagePattern(subjects.content.recentEach)
+  recentEach(@Payload() payload: unknown) {
+    return this.content.recentEach(parseRequest(subjects.content.recentEach, payload));
+  }
+
   @MessagePattern(subjects.content.status)
   status() {
     return this.content.status();

@@ -9,6 +9,8 @@ import {
   type BumpActivityRequest,
   type GetActivitiesRequest,
   type RecentActivitiesRequest,
+  type RecentEachReply,
+  type RecentEachRequest,
   type RemoveActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
@@ -153,11 +155,46 @@ export class ContentService extends ProjectedService {
   async recent(request: RecentActivitiesRequest): Promise<ActivityPage> {
     await this.store.reach(request.atLeast);
     const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost, request.order);
-    const fits = request.maxBytes === undefined ? items.length : countWithin(items, request.maxBytes);
-    if (items.length <= request.limit && fits === items.length) return { items, next: null };
-    items.length = Math.min(request.limit, fits);
-    return { items, next: keyOfOrder(request.order)(items[items.length - 1]!) };
+    return pageOf(items, request.limit, request.maxBytes, request.order);
   }
+
+  /**
+   * A page of each feed, as {@link recent} answers one feed, while the pages so far stay
+   * under `maxBytes`: the first is never left out (so that asking moves on), and every feed
+   * after the budget is spent gets `null`.
+   */
+  async recentEach(request: RecentEachRequest): Promise<RecentEachReply> {
+    await this.store.reach(request.atLeast);
+    let budget = request.maxBytes ?? Infinity;
+    const pages: RecentEachReply['pages'] = [];
+    for (const feed of request.feeds) {
+      if (budget <= 0) {
+        pages.push(null);
+        continue;
+      }
+      const items = await this.store.recent([feed], undefined, request.limit + 1, request.atMost, request.order);
+      if (pages.length > 0 && items.length > 0 && approximateBytes(items[0]!) > budget) {
+        budget = 0;
+        pages.push(null);
+        continue;
+      }
+      const page = pageOf(items, request.limit, budget, request.order);
+      budget -= PAGE_BYTES + page.items.reduce((bytes, item) => bytes + approximateBytes(item), 0);
+      pages.push(page);
+    }
+    return { pages };
+  }
+}
+
+/** About the JSON of an empty page, `{"items":[],"next":null}`, and its comma. */
+const PAGE_BYTES = 26;
+
+/** `items` (up to limit + 1 of them) as a page of at most `limit`, cut short (never empty) past `maxBytes`. */
+function pageOf(items: Activity[], limit: number, maxBytes: number | undefined, order: RecentActivitiesRequest['order']): ActivityPage {
+  const fits = maxBytes === undefined || maxBytes === Infinity ? items.length : countWithin(items, maxBytes);
+  if (items.length <= limit && fits === items.length) return { items, next: null };
+  items.length = Math.min(limit, fits);
+  return { items, next: keyOfOrder(order)(items[items.length - 1]!) };
 }
 
 /** How many of the first items fit in `maxBytes`: at least one, so that paging moves on. */

@@ -57,12 +57,33 @@ export const recentActivitiesRequestSchema = z.strictObject({
 export type TimelineOrder = 'time' | 'relevance';
 export type RecentActivitiesRequest = z.output<typeof recentActivitiesRequestSchema>;
 
+/**
+ * The newest `limit` activities of each of many feeds, one page per feed, as `recent` would
+ * answer each alone: what a batch of follows backfills, in one request instead of one each.
+ * Pages are filled in order until about `maxBytes`; a feed left past it gets `null` and is
+ * asked alone.
+ */
+export const recentEachRequestSchema = z.strictObject({
+  feeds: z.array(feedIdSchema).min(1).max(1_000),
+  limit: z.number().int().min(1).max(10_000),
+  atLeast: atLeastSchema,
+  atMost: z.number().int().min(0).optional(),
+  /** @defaultValue 'time' */
+  order: z.enum(['time', 'relevance']).optional(),
+  maxBytes: z.number().int().min(1).optional(),
+});
+export type RecentEachRequest = z.output<typeof recentEachRequestSchema>;
+
 export const activityPageSchema = z.strictObject({
   items: z.array(activitySchema),
   /** Key of the last item when more may follow, else null. */
   next: sortKeySchema.nullable(),
 });
 export type ActivityPage = z.output<typeof activityPageSchema>;
+
+/** One page per feed asked, in the same order; `null` for a feed past the byte budget. */
+export const recentEachReplySchema = z.strictObject({ pages: z.array(activityPageSchema.nullable()) });
+export type RecentEachReply = z.output<typeof recentEachReplySchema>;
 
 export const followRequestSchema = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
 export type FollowRequest = z.output<typeof followRequestSchema>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { activitySchema } from './activity.js';
 import { deadLetterListSchema, deadLetterReplaySchema } from './dead-letters.js';
-import { activityListCheck, activityPageCheck, edgePageCheck } from './large-reply-checks.js';
+import { activityListCheck, activityPageCheck, edgePageCheck, recentEachReplyCheck } from './large-reply-checks.js';
 import {
   activityPageSchema,
   addActivitiesRequestSchema,
@@ -22,6 +22,8 @@ import {
   readTimelineRequestSchema,
   rebuildStatusSchema,
   recentActivitiesRequestSchema,
+  recentEachReplySchema,
+  recentEachRequestSchema,
   removeActivityReplySchema,
   removeActivityRequestSchema,
   serviceStatusSchema,
@@ -36,6 +38,7 @@ export const subjects = {
     bump: 'feed.content.bump',
     get: 'feed.content.get',
     recent: 'feed.content.recent',
+    recentEach: 'feed.content.recent-each',
     status: 'feed.content.status',
   },
   graph: {
@@ -89,6 +92,7 @@ export const wire = {
   [subjects.content.bump]: exchange(bumpActivityRequestSchema, activitySchema),
   [subjects.content.get]: exchange(getActivitiesRequestSchema, z.array(activitySchema), activityListCheck),
   [subjects.content.recent]: exchange(recentActivitiesRequestSchema, activityPageSchema, activityPageCheck),
+  [subjects.content.recentEach]: exchange(recentEachRequestSchema, recentEachReplySchema, recentEachReplyCheck),
   [subjects.content.status]: exchange(noParametersSchema, serviceStatusSchema),
   [subjects.graph.follow]: exchange(followRequestSchema, followStateSchema),
   [subjects.graph.followMany]: exchange(followManyRequestSchema, followManyReplySchema),

@@ -14,6 +14,11 @@ export class ContentMessageController implements MessageHandlers<typeof subjects
     return this.content.add(parseRequest(subjects.content.add, payload));
   }
 
+  @MessagePattern(subjects.content.addMany)
+  addMany(@Payload() payload: unknown) {
+    return this.content.addMany(parseRequest(subjects.content.addMany, payload));
+  }
+
   @MessagePattern(subjects.content.remove)
   async remove(@Payload() payload: unknown): Promise<ReplyOf<typeof subjects.content.remove>> {
     await this.content.remove(parseRequest(subjects.content.remove, payload));
@@ -33,6 +38,11 @@ export class ContentMessageController implements MessageHandlers<typeof subjects
   @MessagePattern(subjects.content.recent)
   recent(@Payload() payload: unknown) {
     return this.content.recent(parseRequest(subjects.content.recent, payload));
+  }
+
+  @MessagePattern(subjects.content.recentEach)
+  recentEach(@Payload() payload: unknown) {
+    return this.content.recentEach(parseRequest(subjects.content.recentEach, payload));
   }
 
   @MessagePattern(subjects.content.status)

@@ -62,3 +62,47 @@ describe('ContentService.recent', () => {
     expect(tiny.items.map((a) => a.id)).toEqual(['a4']);
   });
 });
+
+describe('ContentService.recentEach', () => {
+  it('answers a page per feed as recent answers each alone, and null for feeds past the byte budget, never the first', async () => {
+    await post(3);
+    await content.add({ feed: 'user:b', activity: { actor: 'b', verb: 'post', object: 'o', time: at(9) }, id: 'b0', receivedAt: at(100) });
+    const each = await content.recentEach({ feeds: ['user:a', 'user:none', 'user:b'], limit: 2 });
+    const alone = await Promise.all(['user:a', 'user:none', 'user:b'].map((feed) => content.recent({ feeds: [feed as 'user:a'], limit: 2 })));
+    expect(each.pages).toEqual(alone);
+    expect(each.pages.map((page) => page?.items.map((a) => a.id))).toEqual([['a2', 'a1'], [], ['b0']]);
+
+    const tight = await content.recentEach({ feeds: ['user:b', 'user:a'], limit: 3, maxBytes: 10 });
+    expect(tight.pages.map((page) => page?.items.map((a) => a.id) ?? null)).toEqual([['b0'], null]);
+  });
+});
+
+describe('ContentService.addMany', () => {
+  it('adds a batch as one event in a stream of its own, the first activity named for a repeated foreignId, and nothing for a batch of repeats', async () => {
+    const [first] = await post(1, undefined);
+    const foreign = await content.add({ feed: 'user:a', activity: { actor: 'a', verb: 'post', object: 'f', foreignId: 'f1' }, id: 'f1-first', receivedAt: at(1) });
+    const head = await log.headPosition();
+    const items = [
+      { feed: 'user:a' as const, id: 'n1', activity: { actor: 'a', verb: 'post', object: 'x', foreignId: 'f1' } },
+      { feed: 'user:b' as const, id: 'n2', activity: { actor: 'b', verb: 'post', object: 'y', foreignId: 'g' } },
+      { feed: 'user:b' as const, id: 'n3', activity: { actor: 'b', verb: 'post', object: 'z', foreignId: 'g' } },
+    ];
+    const added = await content.addMany({ id: 'batch-1', receivedAt: at(50), activities: items });
+    expect(added.map((a) => a.id)).toEqual(['f1-first', 'n2', 'n2']);
+    expect(await log.headPosition()).toBe(head + 1);
+    const [event] = await log.readStream('import-activities-batch-1');
+    expect(event).toMatchObject({ type: 'ActivitiesAdded', revision: 0, data: { id: 'batch-1', activities: [expect.objectContaining({ id: 'n2' })] } });
+    expect((await content.get({ ids: ['n2', 'n3', first!.id, foreign.id] })).map((a) => a.id).sort()).toEqual([first!.id, foreign.id, 'n2'].sort());
+
+    expect(await content.addMany({ id: 'batch-2', receivedAt: at(51), activities: items.slice(0, 2) })).toEqual([foreign, added[1]]);
+    expect(await log.headPosition()).toBe(head + 1);
+  });
+
+  it('waits for an add of the same foreignId still on its way to disk, and names it', async () => {
+    const single = content.add({ feed: 'user:a', activity: { actor: 'a', verb: 'post', object: 'f', foreignId: 'race' }, id: 'single', receivedAt: at(1) });
+    const batch = content.addMany({ id: 'batch-3', receivedAt: at(2), activities: [{ feed: 'user:a', id: 'bulk', activity: { actor: 'a', verb: 'post', object: 'g', foreignId: 'race' } }] });
+    const [one, many] = await Promise.all([single, batch]);
+    expect(many.map((a) => a.id)).toEqual([one.id]);
+    expect(await log.readStream('import-activities-batch-3')).toEqual([]);
+  });
+});

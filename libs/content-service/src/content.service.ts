@@ -4,14 +4,17 @@ import {
   keyOfOrder,
   type Activity,
   type ActivityPage,
+  type AddActivitiesRequest,
   type AddActivityRequest,
   type BumpActivityRequest,
   type GetActivitiesRequest,
   type RecentActivitiesRequest,
+  type RecentEachReply,
+  type RecentEachRequest,
   type RemoveActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import { decideActivity, evolveActivity, streamOf, type ActivityCommand } from '@feedmill/feed-models';
+import { decideActivity, decideAddActivities, evolveActivity, foreignIdKey, streamOf, type ActivityCommand } from '@feedmill/feed-models';
 import { ProjectedService, SerialQueues } from '@feedmill/runtime';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
@@ -48,7 +51,7 @@ export class ContentService extends ProjectedService {
 
   private async decideAdd(request: AddActivityRequest): Promise<PendingAdd> {
     const { foreignId } = request.activity;
-    const key = foreignId === undefined ? undefined : `${request.feed}\n${foreignId}`;
+    const key = foreignId === undefined ? undefined : foreignIdKey(request.feed, foreignId);
     // A second add with the same foreignId while the first is on its way to disk gets the first.
     const inFlight = key === undefined ? undefined : this.addsInFlight.get(key);
     if (inFlight) return inFlight;
@@ -57,15 +60,67 @@ export class ContentService extends ProjectedService {
     if (!added) return { activity: sameForeignId!, durable: Promise.resolve() };
     const { durable } = await this.writer.enqueue(streamOf(added), added);
     const pending = { activity: evolveActivity(undefined, added)!, durable };
-    if (key !== undefined) {
-      this.addsInFlight.set(key, pending);
-      void durable
-        .finally(() => {
-          if (this.addsInFlight.get(key) === pending) this.addsInFlight.delete(key);
-        })
-        .catch(() => undefined);
-    }
+    if (key !== undefined) this.markInFlight(key, pending);
     return pending;
+  }
+
+  /** Until `pending` is durable, a second add with its foreignId gets it instead of deciding. */
+  private markInFlight(key: string, pending: PendingAdd): void {
+    this.addsInFlight.set(key, pending);
+    void pending.durable
+      .finally(() => {
+        if (this.addsInFlight.get(key) === pending) this.addsInFlight.delete(key);
+      })
+      .catch(() => undefined);
+  }
+
+  /**
+   * Adds many activities, to many feeds, as one event (an `ActivitiesAdded` in a stream of
+   * its own), all or none, and returns the activity each item names, in order: a repeated
+   * foreignId names the first activity, as a single add does.
+   *
+   * It decides in the serial section of every feed it adds to, so that in this process an
+   * add or another import of the same foreignId comes wholly before or after it. Across
+   * content replicas that is not so: an append checks the revision of one stream, the
+   * batch's own, so an import and an add of the same foreignId to the same feed on two
+   * replicas at the same moment can both be recorded (feed streams' revisions guard single
+   * adds against each other only). Imports of one feed's history are best sent to one replica
+   * at a time, or with foreignIds no live add uses.
+   */
+  addMany(request: AddActivitiesRequest): Promise<Activity[]> {
+    return this.writer.decideWithRetry(async () => {
+      const { activities, durable } = await this.perFeed.runAll(
+        request.activities.map((item) => item.feed),
+        () => this.decideAddMany(request),
+      );
+      await durable;
+      return activities;
+    });
+  }
+
+  private async decideAddMany(request: AddActivitiesRequest): Promise<{ activities: Activity[]; durable: Promise<void> }> {
+    const keys = new Map<string, { feed: Activity['feed']; foreignId: string }>();
+    for (const { feed, activity } of request.activities) {
+      if (activity.foreignId !== undefined) keys.set(foreignIdKey(feed, activity.foreignId), { feed, foreignId: activity.foreignId });
+    }
+    // Adds of these foreignIds still on their way to disk are waited for, so that the batch
+    // decides on what is durable: one that fails leaves nothing the batch could name.
+    await Promise.allSettled([...keys.keys()].flatMap((key) => this.addsInFlight.get(key)?.durable ?? []));
+    const held = new Map<string, Activity>();
+    await Promise.all(
+      [...keys].map(async ([key, { feed, foreignId }]) => {
+        const activity = await this.store.byForeignId(feed, foreignId);
+        if (activity) held.set(key, activity);
+      }),
+    );
+    const { events, activities } = decideAddActivities({ type: 'AddActivities', data: request }, (feed, foreignId) => held.get(foreignIdKey(feed, foreignId)));
+    const [added] = events;
+    if (!added) return { activities, durable: Promise.resolve() };
+    const { durable } = await this.writer.enqueue(streamOf(added), added);
+    for (const activity of added.data.activities) {
+      if (activity.foreignId !== undefined) this.markInFlight(foreignIdKey(activity.feed, activity.foreignId), { activity, durable });
+    }
+    return { activities, durable };
   }
 
   remove(request: RemoveActivityRequest): Promise<void> {
@@ -100,11 +155,46 @@ export class ContentService extends ProjectedService {
   async recent(request: RecentActivitiesRequest): Promise<ActivityPage> {
     await this.store.reach(request.atLeast);
     const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost, request.order);
-    const fits = request.maxBytes === undefined ? items.length : countWithin(items, request.maxBytes);
-    if (items.length <= request.limit && fits === items.length) return { items, next: null };
-    items.length = Math.min(request.limit, fits);
-    return { items, next: keyOfOrder(request.order)(items[items.length - 1]!) };
+    return pageOf(items, request.limit, request.maxBytes, request.order);
   }
+
+  /**
+   * A page of each feed, as {@link recent} answers one feed, while the pages so far stay
+   * under `maxBytes`: the first is never left out (so that asking moves on), and every feed
+   * after the budget is spent gets `null`.
+   */
+  async recentEach(request: RecentEachRequest): Promise<RecentEachReply> {
+    await this.store.reach(request.atLeast);
+    let budget = request.maxBytes ?? Infinity;
+    const pages: RecentEachReply['pages'] = [];
+    for (const feed of request.feeds) {
+      if (budget <= 0) {
+        pages.push(null);
+        continue;
+      }
+      const items = await this.store.recent([feed], undefined, request.limit + 1, request.atMost, request.order);
+      if (pages.length > 0 && items.length > 0 && approximateBytes(items[0]!) > budget) {
+        budget = 0;
+        pages.push(null);
+        continue;
+      }
+      const page = pageOf(items, request.limit, budget, request.order);
+      budget -= PAGE_BYTES + page.items.reduce((bytes, item) => bytes + approximateBytes(item), 0);
+      pages.push(page);
+    }
+    return { pages };
+  }
+}
+
+/** About the JSON of an empty page, `{"items":[],"next":null}`, and its comma. */
+const PAGE_BYTES = 26;
+
+/** `items` (up to limit + 1 of them) as a page of at most `limit`, cut short (never empty) past `maxBytes`. */
+function pageOf(items: Activity[], limit: number, maxBytes: number | undefined, order: RecentActivitiesRequest['order']): ActivityPage {
+  const fits = maxBytes === undefined || maxBytes === Infinity ? items.length : countWithin(items, maxBytes);
+  if (items.length <= limit && fits === items.length) return { items, next: null };
+  items.length = Math.min(limit, fits);
+  return { items, next: keyOfOrder(order)(items[items.length - 1]!) };
 }
 
 /** How many of the first items fit in `maxBytes`: at least one, so that paging moves on. */

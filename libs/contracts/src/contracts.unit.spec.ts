@@ -3,7 +3,7 @@ import { newActivitySchema } from './activity.js';
 import { deliverRequestSchema } from './messages.js';
 import { subjects, wire } from './wire.js';
 import { feedConfigSchema } from './feed-config.js';
-import { isFeedId } from './feeds.js';
+import { feedPairsSchema, isFeedId } from './feeds.js';
 import { FeedmillError } from './errors.js';
 
 describe('sort keys and cursors', () => {
@@ -43,6 +43,18 @@ describe('feed ids', () => {
     expect(isFeedId('user:b:ob')).toBe(false);
     expect(isFeedId('User:bob')).toBe(false);
     expect(isFeedId(`user:${'x'.repeat(129)}`)).toBe(false);
+    for (const bad of [':bob', 'user:', 'user:bob\n', ' user:bob', `${'g'.repeat(33)}:bob`]) expect({ bad, ok: isFeedId(bad) }).toEqual({ bad, ok: false });
+  });
+
+  it('come in [follower, target] pairs, checked in place, the first bad one named by its index', () => {
+    const pairs = [['timeline:a', 'user:b'], ['timeline:c', 'user:d']];
+    expect(feedPairsSchema().parse(pairs)).toBe(pairs);
+    const issues = (value: unknown, bounds?: { min?: number; max?: number }) => feedPairsSchema(bounds).safeParse(value).error?.issues.map((i) => [i.path.join('.'), i.message]);
+    expect(issues([['timeline:a', 'user:b'], ['timeline:a', 'user b'], ['x']])).toEqual([['1', 'must be a [follower, target] pair of feeds ("group:id")']]);
+    expect(issues([['timeline:a', 'user:b', 'user:c']])).toEqual([['0', 'must be a [follower, target] pair of feeds ("group:id")']]);
+    expect(issues({ 0: ['timeline:a', 'user:b'] })).toEqual([['', 'must be an array of [follower, target] pairs']]);
+    expect(issues([], { min: 1 })).toEqual([['', 'must hold at least 1 pairs']]);
+    expect(issues(pairs, { max: 1 })).toEqual([['', 'must hold at most 1 pairs']]);
   });
 });
 

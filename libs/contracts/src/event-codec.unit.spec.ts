@@ -64,7 +64,34 @@ describe('event codec', () => {
       [3, 'ActivityRemoved'],
       [4, 'FeedFollowed'],
       [5, 'FeedUnfollowed'],
+      [6, 'ActivityAdded'],
+      [6, 'ActivityAdded'],
+      [7, 'FeedFollowed'],
+      [7, 'FeedFollowed'],
     ]);
+  });
+
+  it('reads a batch as the single events it stands for, each as the single endpoint records it', () => {
+    const [added] = firstVersions.filter((stored) => stored.type === 'ActivitiesAdded');
+    const [followed] = firstVersions.filter((stored) => stored.type === 'FeedsFollowed');
+    const items = decodeFeedEvents([
+      { ...added!, position: 9 },
+      { ...followed!, position: 10 },
+    ]);
+    expect(items).toEqual([
+      { position: 9, event: { type: 'ActivityAdded', data: { activity: (added!.data as { activities: unknown[] }).activities[0] } } },
+      { position: 9, event: { type: 'ActivityAdded', data: { activity: (added!.data as { activities: unknown[] }).activities[1] } } },
+      { position: 10, event: { type: 'FeedFollowed', data: { follower: 'timeline:bob', target: 'user:carol', time: '2026-01-05T09:00:00.000Z' } } },
+      { position: 10, event: { type: 'FeedFollowed', data: { follower: 'timeline:dan', target: 'user:alice', time: '2026-01-05T09:00:00.000Z' } } },
+    ]);
+    for (const { event } of items) expect(feedEvents.decode(feedEvents.encode(event))).toEqual(event);
+  });
+
+  it('refuses an empty batch or an edge that is not a pair of feeds', () => {
+    expect(() => feedEvents.decode({ type: 'FeedsFollowed', data: { id: 'b', time: 't', follows: [] } })).toThrow(MalformedEventError);
+    expect(() => feedEvents.decode({ type: 'FeedsFollowed', data: { id: 'b', time: 't', follows: [['timeline:a']] } })).toThrow(MalformedEventError);
+    expect(() => feedEvents.decode({ type: 'FeedsFollowed', data: { id: 'b', time: 't', follows: [['timeline:a', 'nobody']] } })).toThrow(/follows\.0: must be a \[follower, target\] pair/);
+    expect(() => feedEvents.decode({ type: 'ActivitiesAdded', data: { id: 'b', activities: [] } })).toThrow(MalformedEventError);
   });
 
   it('reads the dead letters still open from the dead-letter events', () => {

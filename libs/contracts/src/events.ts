@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { activitySchema } from './activity.js';
 import { eventCodec } from './event-codec.js';
-import { feedIdSchema, idSchema, type FeedId } from './feeds.js';
+import { feedIdSchema, feedPairsSchema, idSchema, type FeedId } from './feeds.js';
 
 /**
  * Events are facts in the past tense. The codec writes each with its schema version and
@@ -11,21 +11,60 @@ import { feedIdSchema, idSchema, type FeedId } from './feeds.js';
 const followData = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
 const activityChange = z.strictObject({ id: idSchema, feed: feedIdSchema, time: z.string() });
 
+/**
+ * Batches: one event that records many changes of one kind, so that an import is one append
+ * to the log, all or nothing, on every adapter. A batch of N events in one append would not
+ * be: the file log checks and cuts each record alone after a crash, and JetStream publishes
+ * them one by one; only KurrentDB writes several events at once. Every adapter holds one
+ * event whole. `id` names the batch (its stream is made from it).
+ *
+ * A batch is never evolved or planned as such: {@link eventItems} reads it as the single
+ * events it stands for, and every projection and fan-out handles those as usual.
+ */
+const activitiesAddedData = z.strictObject({ id: idSchema, activities: z.array(activitySchema).min(1) });
+/** Edges as `[follower, target]` pairs, not objects: 10,000 of them must fit one event (see MAX_BATCH_EVENT_BYTES). */
+const feedsFollowedData = z.strictObject({ id: idSchema, time: z.string(), follows: feedPairsSchema({ min: 1 }) });
+
 export const feedEvents = eventCodec({
   ActivityAdded: { schema: z.strictObject({ activity: activitySchema }) },
   ActivityRemoved: { schema: activityChange },
   ActivityBumped: { schema: activityChange },
   FeedFollowed: { schema: followData },
   FeedUnfollowed: { schema: followData },
+  ActivitiesAdded: { schema: activitiesAddedData },
+  FeedsFollowed: { schema: feedsFollowedData },
 });
 
-export type FeedEvent = NonNullable<ReturnType<typeof feedEvents.decode>>;
+/** Every event about feeds as the log holds it: one change, or a batch of changes. */
+export type FeedLogEvent = NonNullable<ReturnType<typeof feedEvents.decode>>;
+export type ActivitiesAdded = Extract<FeedLogEvent, { type: 'ActivitiesAdded' }>;
+export type FeedsFollowed = Extract<FeedLogEvent, { type: 'FeedsFollowed' }>;
+export type FeedBatchEvent = ActivitiesAdded | FeedsFollowed;
+/** One change to one activity or one follow edge: what projections evolve and fan-out plans. */
+export type FeedEvent = Exclude<FeedLogEvent, FeedBatchEvent>;
 export type FeedEventType = FeedEvent['type'];
 export type ActivityAdded = Extract<FeedEvent, { type: 'ActivityAdded' }>;
 export type ActivityRemoved = Extract<FeedEvent, { type: 'ActivityRemoved' }>;
 export type ActivityBumped = Extract<FeedEvent, { type: 'ActivityBumped' }>;
 export type FeedFollowed = Extract<FeedEvent, { type: 'FeedFollowed' }>;
 export type FeedUnfollowed = Extract<FeedEvent, { type: 'FeedUnfollowed' }>;
+
+/**
+ * The single events a logged event stands for, in order: a batch's items (each exactly the
+ * event the single endpoint would have recorded, with the batch's time), or the event itself.
+ */
+export function eventItems(event: FeedLogEvent): FeedEvent[] {
+  switch (event.type) {
+    case 'ActivitiesAdded':
+      return event.data.activities.map((activity) => ({ type: 'ActivityAdded', data: { activity } }));
+    case 'FeedsFollowed': {
+      const { time } = event.data;
+      return event.data.follows.map(([follower, target]) => ({ type: 'FeedFollowed', data: { follower, target, time } }));
+    }
+    default:
+      return [event];
+  }
+}
 
 /** A decoded event with the log position it was stored at. */
 export interface PositionedEvent {
@@ -34,14 +73,15 @@ export interface PositionedEvent {
 }
 
 /**
- * The feed events of a batch read from the log, decoded, in order; events of other types
- * (fan-out's dead letters, or types a newer writer added) are left out.
+ * The feed events of a batch read from the log, decoded, in order, a batch event read as its
+ * items (all at the batch's position); events of other types (fan-out's dead letters, or
+ * types a newer writer added) are left out.
  */
 export function decodeFeedEvents(records: ReadonlyArray<{ position: number; type: string; data: unknown; metadata?: Record<string, unknown> }>): PositionedEvent[] {
   const decoded: PositionedEvent[] = [];
   for (const record of records) {
     const event = feedEvents.decode(record);
-    if (event) decoded.push({ position: record.position, event });
+    if (event) for (const item of eventItems(event)) decoded.push({ position: record.position, event: item });
   }
   return decoded;
 }
@@ -49,3 +89,6 @@ export function decodeFeedEvents(records: ReadonlyArray<{ position: number; type
 /** Events about a feed's activities live in one stream per feed; follows in one per follower. */
 export const activityStream = (feed: FeedId): string => `feed-${feed}`;
 export const followStream = (follower: FeedId): string => `follows-${follower}`;
+/** A batch lives in a stream of its own: an import contends with no other writer. */
+export const activitiesImportStream = (batch: string): string => `import-activities-${batch}`;
+export const followsImportStream = (batch: string): string => `import-follows-${batch}`;

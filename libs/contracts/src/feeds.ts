@@ -16,9 +16,36 @@ export const feedIdSchema = z
   .string()
   .refine((value) => isFeedId(value), 'must be "group:id"') as unknown as z.ZodType<FeedId>;
 
+/** A group and an id: one test, no slicing (a batch of follows checks 20,000 feeds). */
+const FEED_ID_PATTERN = new RegExp(`^${GROUP_PATTERN.source.slice(1, -1)}:${ID_PATTERN.source.slice(1, -1)}$`);
+
 export function isFeedId(value: string): value is FeedId {
-  const colon = value.indexOf(':');
-  return colon > 0 && GROUP_PATTERN.test(value.slice(0, colon)) && ID_PATTERN.test(value.slice(colon + 1));
+  return FEED_ID_PATTERN.test(value);
+}
+
+/**
+ * `[follower, target]` pairs of feeds, `min` to `max` of them, checked where they are: a zod
+ * array of tuples would copy 10,000 pairs one by one (5 ms, and as much garbage) to give back
+ * the same values. The first bad pair is reported with its index.
+ */
+export function feedPairsSchema({ min = 0, max = Infinity }: { min?: number; max?: number } = {}) {
+  return z
+    .custom<Array<[FeedId, FeedId]>>((value) => Array.isArray(value), 'must be an array of [follower, target] pairs')
+    .superRefine((pairs, ctx) => {
+      if (pairs.length < min) ctx.addIssue({ code: 'custom', message: `must hold at least ${min} pairs` });
+      if (pairs.length > max) ctx.addIssue({ code: 'custom', message: `must hold at most ${max} pairs` });
+      for (let index = 0; index < pairs.length; index++) {
+        const pair: unknown = pairs[index];
+        if (!Array.isArray(pair) || pair.length !== 2 || !isFeedString(pair[0]) || !isFeedString(pair[1])) {
+          ctx.addIssue({ code: 'custom', message: 'must be a [follower, target] pair of feeds ("group:id")', path: [index] });
+          return;
+        }
+      }
+    });
+}
+
+function isFeedString(value: unknown): value is FeedId {
+  return typeof value === 'string' && isFeedId(value);
 }
 
 export function feedId(group: string, id: string): FeedId {

@@ -8,23 +8,49 @@ export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isRefere
 export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
-export { feedEvents, decodeFeedEvents, activityStream, followStream } from './events.js';
+export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, activitiesImportStream, followsImportStream } from './events.js';
+export {
+  MAX_FOLLOWS_PER_REQUEST,
+  MAX_ACTIVITIES_PER_REQUEST,
+  MAX_BATCH_BYTES,
+  jsonBytes,
+  followBatchBytes,
+  batchEventBytes,
+  assertBatchFits,
+} from './batch-limits.js';
 export type { PositionedEvent } from './events.js';
 export { eventCodec, UnknownEventVersionError, MalformedEventError } from './event-codec.js';
 export type { EventCodec, EventDefinition, EncodedEvent, StoredEvent } from './event-codec.js';
-export type { FeedEvent, FeedEventType, ActivityAdded, ActivityRemoved, ActivityBumped, FeedFollowed, FeedUnfollowed } from './events.js';
+export type {
+  FeedEvent,
+  FeedEventType,
+  FeedLogEvent,
+  FeedBatchEvent,
+  ActivityAdded,
+  ActivityRemoved,
+  ActivityBumped,
+  FeedFollowed,
+  FeedUnfollowed,
+  ActivitiesAdded,
+  FeedsFollowed,
+} from './events.js';
 export { subjects, wire } from './wire.js';
 export type { Subject, RequestOf, ReplyOf } from './wire.js';
 export {
   pageLimitSchema,
   addActivityRequestSchema,
+  addActivitiesRequestSchema,
   removeActivityRequestSchema,
   removeActivityReplySchema,
   bumpActivityRequestSchema,
   bumpBodySchema,
   getActivitiesRequestSchema,
   recentActivitiesRequestSchema,
+  recentEachRequestSchema,
+  recentEachReplySchema,
   followRequestSchema,
+  followManyRequestSchema,
+  followManyReplySchema,
   followStateSchema,
   edgePageRequestSchema,
   countsRequestSchema,
@@ -41,13 +67,18 @@ export {
 } from './messages.js';
 export type {
   AddActivityRequest,
+  AddActivitiesRequest,
   RemoveActivityRequest,
   RemoveActivityReply,
   BumpActivityRequest,
   GetActivitiesRequest,
   RecentActivitiesRequest,
+  RecentEachRequest,
+  RecentEachReply,
   ActivityPage,
   FollowRequest,
+  FollowManyRequest,
+  FollowManyReply,
   FollowState,
   EdgePageRequest,
   EdgePage,

@@ -25,3 +25,5 @@ export const activityListCheck = z.array(activityFields);
 export const activityPageCheck = z.object({ items: activityListCheck, next: z.string().nullable() });
 
 export const edgePageCheck = z.object({ items: z.array(z.string()), next: z.string().nullable() });
+
+export const recentEachReplyCheck = z.object({ pages: z.array(activityPageCheck.nullable()) });

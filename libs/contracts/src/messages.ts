@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { activitySchema, isoTimeSchema, newActivitySchema } from './activity.js';
-import { feedIdSchema, idSchema } from './feeds.js';
+import { MAX_ACTIVITIES_PER_REQUEST, MAX_FOLLOWS_PER_REQUEST } from './batch-limits.js';
+import { feedIdSchema, feedPairsSchema, idSchema } from './feeds.js';
 
 const sortKeySchema = z.string().min(1).max(300);
 /** A global log position the answering projection must have applied before it answers. */
@@ -15,6 +16,15 @@ export const addActivityRequestSchema = z.strictObject({
   receivedAt: z.string(),
 });
 export type AddActivityRequest = z.output<typeof addActivityRequestSchema>;
+
+/** Many activities, to many producer feeds, added as one event: all of them or none. */
+export const addActivitiesRequestSchema = z.strictObject({
+  /** Names the batch, and so its stream; assigned at the edge, like each activity's id. */
+  id: idSchema,
+  receivedAt: z.string(),
+  activities: z.array(z.strictObject({ feed: feedIdSchema, id: idSchema, activity: newActivitySchema })).max(MAX_ACTIVITIES_PER_REQUEST),
+});
+export type AddActivitiesRequest = z.output<typeof addActivitiesRequestSchema>;
 
 export const removeActivityRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
 export type RemoveActivityRequest = z.output<typeof removeActivityRequestSchema>;
@@ -47,6 +57,23 @@ export const recentActivitiesRequestSchema = z.strictObject({
 export type TimelineOrder = 'time' | 'relevance';
 export type RecentActivitiesRequest = z.output<typeof recentActivitiesRequestSchema>;
 
+/**
+ * The newest `limit` activities of each of many feeds, one page per feed, as `recent` would
+ * answer each alone: what a batch of follows backfills, in one request instead of one each.
+ * Pages are filled in order until about `maxBytes`; a feed left past it gets `null` and is
+ * asked alone.
+ */
+export const recentEachRequestSchema = z.strictObject({
+  feeds: z.array(feedIdSchema).min(1).max(1_000),
+  limit: z.number().int().min(1).max(10_000),
+  atLeast: atLeastSchema,
+  atMost: z.number().int().min(0).optional(),
+  /** @defaultValue 'time' */
+  order: z.enum(['time', 'relevance']).optional(),
+  maxBytes: z.number().int().min(1).optional(),
+});
+export type RecentEachRequest = z.output<typeof recentEachRequestSchema>;
+
 export const activityPageSchema = z.strictObject({
   items: z.array(activitySchema),
   /** Key of the last item when more may follow, else null. */
@@ -54,8 +81,28 @@ export const activityPageSchema = z.strictObject({
 });
 export type ActivityPage = z.output<typeof activityPageSchema>;
 
+/** One page per feed asked, in the same order; `null` for a feed past the byte budget. */
+export const recentEachReplySchema = z.strictObject({ pages: z.array(activityPageSchema.nullable()) });
+export type RecentEachReply = z.output<typeof recentEachReplySchema>;
+
 export const followRequestSchema = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
 export type FollowRequest = z.output<typeof followRequestSchema>;
+
+/**
+ * Many follows, recorded as one event: all of them or none. Edges are `[follower, target]`
+ * pairs, the shape the event stores, so that the request is no larger than the event.
+ */
+export const followManyRequestSchema = z.strictObject({
+  /** Names the batch, and so its stream; assigned at the edge. */
+  id: idSchema,
+  time: z.string(),
+  follows: feedPairsSchema({ max: MAX_FOLLOWS_PER_REQUEST }),
+});
+export type FollowManyRequest = z.output<typeof followManyRequestSchema>;
+
+/** How many follows the request carried: each edge now exists, whether it did before or not. */
+export const followManyReplySchema = z.strictObject({ count: z.number().int().min(0) });
+export type FollowManyReply = z.output<typeof followManyReplySchema>;
 
 /** Whether the follower now follows the target: true after a follow, false after an unfollow. */
 export const followStateSchema = z.strictObject({ following: z.boolean() });

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { activitySchema } from './activity.js';
 import { deadLetterListSchema, deadLetterReplaySchema } from './dead-letters.js';
-import { activityListCheck, activityPageCheck, edgePageCheck } from './large-reply-checks.js';
+import { activityListCheck, activityPageCheck, edgePageCheck, recentEachReplyCheck } from './large-reply-checks.js';
 import {
   activityPageSchema,
+  addActivitiesRequestSchema,
   addActivityRequestSchema,
   bumpActivityRequestSchema,
   countsRequestSchema,
@@ -12,6 +13,8 @@ import {
   edgePageRequestSchema,
   edgePageSchema,
   followCountsSchema,
+  followManyReplySchema,
+  followManyRequestSchema,
   followRequestSchema,
   followStateSchema,
   getActivitiesRequestSchema,
@@ -19,6 +22,8 @@ import {
   readTimelineRequestSchema,
   rebuildStatusSchema,
   recentActivitiesRequestSchema,
+  recentEachReplySchema,
+  recentEachRequestSchema,
   removeActivityReplySchema,
   removeActivityRequestSchema,
   serviceStatusSchema,
@@ -28,14 +33,17 @@ import {
 export const subjects = {
   content: {
     add: 'feed.content.add',
+    addMany: 'feed.content.add-many',
     remove: 'feed.content.remove',
     bump: 'feed.content.bump',
     get: 'feed.content.get',
     recent: 'feed.content.recent',
+    recentEach: 'feed.content.recent-each',
     status: 'feed.content.status',
   },
   graph: {
     follow: 'feed.graph.follow',
+    followMany: 'feed.graph.follow-many',
     unfollow: 'feed.graph.unfollow',
     followers: 'feed.graph.followers',
     following: 'feed.graph.following',
@@ -79,12 +87,15 @@ function exchange<Request extends z.ZodType, Reply extends z.ZodType>(request: R
  */
 export const wire = {
   [subjects.content.add]: exchange(addActivityRequestSchema, activitySchema),
+  [subjects.content.addMany]: exchange(addActivitiesRequestSchema, z.array(activitySchema), activityListCheck),
   [subjects.content.remove]: exchange(removeActivityRequestSchema, removeActivityReplySchema),
   [subjects.content.bump]: exchange(bumpActivityRequestSchema, activitySchema),
   [subjects.content.get]: exchange(getActivitiesRequestSchema, z.array(activitySchema), activityListCheck),
   [subjects.content.recent]: exchange(recentActivitiesRequestSchema, activityPageSchema, activityPageCheck),
+  [subjects.content.recentEach]: exchange(recentEachRequestSchema, recentEachReplySchema, recentEachReplyCheck),
   [subjects.content.status]: exchange(noParametersSchema, serviceStatusSchema),
   [subjects.graph.follow]: exchange(followRequestSchema, followStateSchema),
+  [subjects.graph.followMany]: exchange(followManyRequestSchema, followManyReplySchema),
   [subjects.graph.unfollow]: exchange(followRequestSchema, followStateSchema),
   [subjects.graph.followers]: exchange(edgePageRequestSchema, edgePageSchema, edgePageCheck),
   [subjects.graph.following]: exchange(edgePageRequestSchema, edgePageSchema, edgePageCheck),

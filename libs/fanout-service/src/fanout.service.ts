@@ -113,8 +113,10 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
         try {
           const event = (await this.log.readStream(letter.stream))[letter.revision];
           if (!event || event.position !== letter.position) throw new Error(`the log holds no event at position ${letter.position}`);
-          const [decoded] = decodeFeedEvents([event]);
-          const deliveries = decoded ? await replanAsOfNow(decoded, await this.log.headPosition(), this.lookups) : [];
+          // A batch event (an import) is replanned item by item.
+          const head = await this.log.headPosition();
+          const deliveries: TimelineDelivery[] = [];
+          for (const decoded of decodeFeedEvents([event])) deliveries.push(...(await replanAsOfNow(decoded, head, this.lookups)));
           await this.send(chunkDeliveries(deliveries), this.delivered);
           await this.appendDeadLetterEvent({ type: 'DeadLetterReplayed', data: { position: letter.position, time: new Date().toISOString() } });
           this.deadLettered.delete(letter.position);

@@ -1,7 +1,15 @@
-export { decideActivity, evolveActivity, activityIdOf, activityEventTypes, isActivityEvent } from './aggregates/activity.js';
-export type { ActivityCommand, ActivityEvent } from './aggregates/activity.js';
-export { decideFollowEdge, evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from './aggregates/follow-edge.js';
-export type { FollowEdgeCommand, FollowEdgeEvent } from './aggregates/follow-edge.js';
+export {
+  decideActivity,
+  decideAddActivities,
+  evolveActivity,
+  activityIdOf,
+  foreignIdKey,
+  activityEventTypes,
+  isActivityEvent,
+} from './aggregates/activity.js';
+export type { ActivityCommand, AddActivitiesCommand, ActivityEvent } from './aggregates/activity.js';
+export { decideFollowEdge, decideFollowMany, evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from './aggregates/follow-edge.js';
+export type { FollowEdgeCommand, FollowManyCommand, FollowEdgeEvent } from './aggregates/follow-edge.js';
 export { streamOf } from './aggregates/streams.js';
 export { planDeliveries, replanAsOfNow } from './fanout/delivery-plan.js';
 export type { PlanLookups } from './fanout/delivery-plan.js';

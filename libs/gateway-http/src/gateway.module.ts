@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { FeedsHttpController } from './feeds.http.controller.js';
 import { AdminHttpController } from './admin.http.controller.js';
+import { BulkHttpController } from './bulk.http.controller.js';
 import { HealthHttpController } from './health.http.controller.js';
 import { HotRoutes } from './hot-routes.js';
 
-@Module({ controllers: [FeedsHttpController, HealthHttpController, AdminHttpController], providers: [HotRoutes] })
+@Module({ controllers: [FeedsHttpController, BulkHttpController, HealthHttpController, AdminHttpController], providers: [HotRoutes] })
 export class GatewayModule {}

@@ -8,6 +8,11 @@ import { HttpErrorFilter } from './http-errors.js';
 export async function createHttpApp(module: unknown, options: { bodyLimit: number; logLevel: LogLevel }): Promise<NestFastifyApplication> {
   // Long ids must reach validation and get our 400, not the router's 414.
   const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 } });
+  // A route that takes larger bodies (the bulk imports) says so with `@RouteConfig({ bodyLimit })`.
+  adapter.getInstance().addHook('onRoute', (route) => {
+    const bodyLimit = (route.config as { bodyLimit?: unknown } | undefined)?.bodyLimit;
+    if (typeof bodyLimit === 'number') route.bodyLimit = bodyLimit;
+  });
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: logLevels(options.logLevel),
     bufferLogs: false,

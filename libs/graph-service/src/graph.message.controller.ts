@@ -15,6 +15,11 @@ export class GraphMessageController implements MessageHandlers<typeof subjects.g
     return { following: true };
   }
 
+  @MessagePattern(subjects.graph.followMany)
+  async followMany(@Payload() payload: unknown) {
+    return { count: await this.graph.followMany(parseRequest(subjects.graph.followMany, payload)) };
+  }
+
   @MessagePattern(subjects.graph.unfollow)
   async unfollow(@Payload() payload: unknown) {
     await this.graph.unfollow(parseRequest(subjects.graph.unfollow, payload));

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { FeedmillError, type EdgePage, type EdgePageRequest, type FeedId, type FollowCounts, type FollowRequest } from '@feedmill/contracts';
+import { FeedmillError, type EdgePage, type EdgePageRequest, type FeedId, type FollowCounts, type FollowManyRequest, type FollowRequest } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import { decideFollowEdge, streamOf, type FollowEdgeCommand } from '@feedmill/feed-models';
+import { decideFollowEdge, decideFollowMany, streamOf, type FollowEdgeCommand } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { ProjectedService, SerialQueues } from '@feedmill/runtime';
 import { GRAPH_STORE, type GraphStore } from '@feedmill/stores';
@@ -25,6 +25,33 @@ export class GraphService extends ProjectedService {
       throw new FeedmillError('group_cannot_follow', `${request.follower} is not a timeline feed; only timeline feeds follow`, 'group');
     }
     return this.decide({ type: 'Follow', data: request });
+  }
+
+  /**
+   * Records many follows as one event (a `FeedsFollowed` in a stream of its own), all or none:
+   * every follower is checked first, and a refusal names the item. Edges that exist are left
+   * out of the event. Returns how many follows the request carried.
+   *
+   * It takes no follower's serial section: a follow's event says what the edge is after it,
+   * whatever it was before, so an edge followed both here and by a single follow meanwhile
+   * is recorded twice and applied once. What the batch leaves out because the projection
+   * shows it, it leaves as the projection shows it: a concurrent unfollow of such an edge
+   * comes after the batch, which found the edge there.
+   */
+  async followMany(request: FollowManyRequest): Promise<number> {
+    for (const [index, [follower]] of request.follows.entries()) {
+      if (!this.groups.isTimeline(follower)) {
+        throw new FeedmillError('group_cannot_follow', `follows[${index}].source: ${follower} is not a timeline feed; only timeline feeds follow`, `follows[${index}].source`);
+      }
+    }
+    await this.writer.decideWithRetry(async () => {
+      // One after another: 10,000 lookups at once would hold 10,000 promises alive for nothing.
+      const following = new Set<string>();
+      for (const [follower, target] of request.follows) if (await this.store.isFollowing(follower, target)) following.add(`${follower}|${target}`);
+      const events = decideFollowMany({ type: 'FollowMany', data: request }, (follower, target) => following.size > 0 && following.has(`${follower}|${target}`));
+      for (const event of events) await this.writer.append(streamOf(event), event);
+    });
+    return request.follows.length;
   }
 
   unfollow(request: FollowRequest): Promise<void> {

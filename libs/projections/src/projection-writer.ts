@@ -1,4 +1,4 @@
-import { feedEvents, type FeedEvent } from '@feedmill/contracts';
+import { feedEvents, type FeedLogEvent } from '@feedmill/contracts';
 import { WrongExpectedVersionError, type EventLog } from '@feedmill/event-log';
 import type { Projection } from '@feedmill/stores';
 
@@ -29,7 +29,7 @@ export class ProjectionWriter {
   ) {}
 
   /** Appends and waits until the event is durable and applied. */
-  async append(stream: string, event: FeedEvent): Promise<void> {
+  async append(stream: string, event: FeedLogEvent): Promise<void> {
     await (await this.enqueue(stream, event)).durable;
   }
 
@@ -39,7 +39,7 @@ export class ProjectionWriter {
    * from the stream's serial section and await `durable` outside it. Appends to one stream
    * become durable in the order they were queued.
    */
-  async enqueue(stream: string, event: FeedEvent): Promise<QueuedAppend> {
+  async enqueue(stream: string, event: FeedLogEvent): Promise<QueuedAppend> {
     const revision = this.queued.get(stream) ?? (await this.projection.streamRevision(stream));
     const encoded = feedEvents.encode(event);
     const appended = this.log.appendToStream(stream, [encoded], {

@@ -12,9 +12,14 @@ export class StreamRevisions {
     return this.revisions.get(stream) ?? -1;
   }
 
+  /** True when `event` is the stream's next one. */
+  isNext(event: Pick<RecordedEvent, 'stream' | 'revision'>): boolean {
+    return event.revision === this.of(event.stream) + 1;
+  }
+
   /** True when `event` is the stream's next one; records it as applied. */
   claim(event: Pick<RecordedEvent, 'stream' | 'revision'>): boolean {
-    if (event.revision !== this.of(event.stream) + 1) return false;
+    if (!this.isNext(event)) return false;
     this.revisions.set(event.stream, event.revision);
     return true;
   }

@@ -1,7 +1,8 @@
 import { subjects } from '@feedmill/contracts';
 import type { DeliveryTarget, PlanLookups } from '@feedmill/feed-models';
 import type { FeedGroups } from '@feedmill/config';
-import { allEdges, recentActivities } from './paged-queries.js';
+import { batchedRecent } from './batched-recent.js';
+import { allEdges } from './paged-queries.js';
 import type { ServiceClient } from './service-client.js';
 
 /**
@@ -12,7 +13,7 @@ import type { ServiceClient } from './service-client.js';
 export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): PlanLookups {
   return {
     followers: async (feed, atLeast) => (await allEdges(client, 'followers', feed, atLeast)).filter((reader) => groups.isTimeline(reader)),
-    recent: (feed, limit, atLeast, atMost, order) => recentActivities(client, { feeds: [feed], limit, atLeast, atMost, order }),
+    recent: batchedRecent(client),
     isTimeline: (feed) => groups.isTimeline(feed),
     capOf: (reader) => groups.capOf(reader),
     orderOf: (reader) => (groups.timelinePolicyOf(reader).relevancy ? 'relevance' : 'time'),

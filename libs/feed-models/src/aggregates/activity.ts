@@ -1,4 +1,16 @@
-import { FeedmillError, type Activity, type ActivityAdded, type ActivityBumped, type ActivityRemoved, type FeedEvent, type FeedId, type NewActivity } from '@feedmill/contracts';
+import {
+  assertBatchFits,
+  batchEventBytes,
+  FeedmillError,
+  type ActivitiesAdded,
+  type Activity,
+  type ActivityAdded,
+  type ActivityBumped,
+  type ActivityRemoved,
+  type FeedEvent,
+  type FeedId,
+  type NewActivity,
+} from '@feedmill/contracts';
 
 /**
  * An activity as an aggregate: `decide` turns a command and the activity's state into
@@ -8,13 +20,24 @@ import { FeedmillError, type Activity, type ActivityAdded, type ActivityBumped, 
  */
 export type ActivityEvent = ActivityAdded | ActivityRemoved | ActivityBumped;
 
-export const activityEventTypes: ReadonlySet<string> = new Set<ActivityEvent['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
-export const isActivityEvent = (event: FeedEvent): event is ActivityEvent => activityEventTypes.has(event.type);
+const singleActivityEventTypes: ReadonlySet<string> = new Set<ActivityEvent['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
+export const isActivityEvent = (event: FeedEvent): event is ActivityEvent => singleActivityEventTypes.has(event.type);
+/**
+ * The types of logged events that hold activity events, a batch of adds among them: what a
+ * projection of activities reads (and decodes into single events with `eventItems`).
+ */
+export const activityEventTypes: ReadonlySet<string> = new Set<(ActivityEvent | ActivitiesAdded)['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped', 'ActivitiesAdded']);
 
 export type ActivityCommand =
   | { type: 'AddActivity'; data: { feed: FeedId; activity: NewActivity & { time?: string }; id: string; receivedAt: string } }
   | { type: 'RemoveActivity'; data: { feed: FeedId; id: string; time: string } }
   | { type: 'BumpActivity'; data: { feed: FeedId; id: string; time: string } };
+
+/** Many adds, to many feeds, decided together and recorded as one event: an import. */
+export interface AddActivitiesCommand {
+  type: 'AddActivities';
+  data: { id: string; receivedAt: string; activities: ReadonlyArray<{ feed: FeedId; id: string; activity: NewActivity & { time?: string } }> };
+}
 
 /**
  * `state` is the activity the command is about as the projection holds it: for an add, the
@@ -46,6 +69,42 @@ export function decideActivity(command: ActivityCommand, state: Activity | undef
       // A bump no later than the activity's current relevance changes nothing and records nothing.
       return command.data.time <= relevanceOf(inFeed(state, command.data)) ? [] : [{ type: 'ActivityBumped', data: { ...command.data } }];
   }
+}
+
+/**
+ * Decides each add of a batch as {@link decideActivity} decides it alone, in order, and puts
+ * the new activities in one `ActivitiesAdded` (none when nothing is new). `held` gives the
+ * activity a feed already holds under a foreignId; an item repeating one held, or one added
+ * earlier in the batch, adds nothing and names that first activity. Returns the event and
+ * the activity each item names, in the command's order. Refuses a batch whose event would
+ * not fit the log.
+ */
+export function decideAddActivities(
+  command: AddActivitiesCommand,
+  held: (feed: FeedId, foreignId: string) => Activity | undefined,
+): { events: ActivitiesAdded[]; activities: Activity[] } {
+  const { id: batch, receivedAt } = command.data;
+  const addedHere = new Map<string, Activity>();
+  const added: Activity[] = [];
+  const activities = command.data.activities.map(({ feed, id, activity }) => {
+    const key = activity.foreignId === undefined ? undefined : foreignIdKey(feed, activity.foreignId);
+    const state = key === undefined ? undefined : (addedHere.get(key) ?? held(feed, activity.foreignId!));
+    const [event] = decideActivity({ type: 'AddActivity', data: { feed, activity, id, receivedAt } }, state);
+    if (!event) return state!;
+    const stored = evolveActivity(undefined, event)!;
+    added.push(stored);
+    if (key !== undefined) addedHere.set(key, stored);
+    return stored;
+  });
+  if (added.length === 0) return { events: [], activities };
+  const event: ActivitiesAdded = { type: 'ActivitiesAdded', data: { id: batch, activities: added } };
+  assertBatchFits(batchEventBytes(event), added.length, 'activities');
+  return { events: [event], activities };
+}
+
+/** One key per (feed, foreignId): what makes an add idempotent. */
+export function foreignIdKey(feed: FeedId, foreignId: string): string {
+  return `${feed}\n${foreignId}`;
 }
 
 /** The activity after `event`: undefined once removed. A bump of an activity not held changes nothing. */

@@ -1,6 +1,6 @@
-import type { Activity } from '@feedmill/contracts';
-import { decideActivity, evolveActivity, type ActivityCommand } from './activity.js';
-import { decideFollowEdge, evolveFollowEdge } from './follow-edge.js';
+import { eventItems, MAX_BATCH_BYTES, type Activity, type FeedId } from '@feedmill/contracts';
+import { activityIdOf, decideActivity, decideAddActivities, evolveActivity, foreignIdKey, isActivityEvent, type ActivityCommand, type AddActivitiesCommand } from './activity.js';
+import { decideFollowEdge, decideFollowMany, evolveFollowEdge, isFollowEdgeEvent, type FollowManyCommand } from './follow-edge.js';
 import { streamOf } from './streams.js';
 
 const add = {
@@ -86,5 +86,86 @@ describe('follow edge', () => {
 
   it('refuses following oneself', () => {
     expect(() => decideFollowEdge({ type: 'Follow', data: { ...follow, target: 'timeline:a' } }, false)).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+  });
+});
+
+describe('a batch of adds', () => {
+  const receivedAt = '2026-01-01T00:00:00.000Z';
+  const item = (feed: FeedId, id: string, extra: { foreignId?: string; time?: string } = {}) => ({ feed, id, activity: { actor: 'a', verb: 'post', object: id, ...extra } });
+  const batch = (...activities: AddActivitiesCommand['data']['activities']): AddActivitiesCommand => ({ type: 'AddActivities', data: { id: 'batch-1', receivedAt, activities } });
+
+  /** The activities every projection holds after the batch's events, evolved item by item. */
+  function evolved(events: ReturnType<typeof decideAddActivities>['events'], before: Activity[] = []): Map<string, Activity> {
+    const byId = new Map(before.map((a) => [a.id, a]));
+    for (const item of events.flatMap(eventItems)) {
+      if (!isActivityEvent(item)) throw new Error(`unexpected ${item.type}`);
+      const after = evolveActivity(byId.get(activityIdOf(item)), item);
+      if (after) byId.set(activityIdOf(item), after);
+    }
+    return byId;
+  }
+
+  it('records the new activities in one event, in order, each as a single add would record it', () => {
+    const command = batch(item('user:b', 'i1'), item('user:c', 'i2', { time: '2025-05-05T00:00:00.000Z', foreignId: 'f' }));
+    const { events, activities } = decideAddActivities(command, () => undefined);
+    const alone = command.data.activities.map((a) => run({ type: 'AddActivity', data: { ...a, receivedAt } }, undefined)!);
+    expect(activities).toEqual(alone);
+    expect(events).toEqual([{ type: 'ActivitiesAdded', data: { id: 'batch-1', activities: alone } }]);
+    expect(streamOf(events[0]!)).toBe('import-activities-batch-1');
+    expect([...evolved(events).values()]).toEqual(alone);
+  });
+
+  it('answers the first activity for a foreignId the feed holds or the batch repeats, and records it once', () => {
+    const held = run(add, undefined)!; // user:bob, foreignId f1
+    const command = batch(item('user:bob', 'i1', { foreignId: 'f1' }), item('user:bob', 'i2', { foreignId: 'f2' }), item('user:bob', 'i3', { foreignId: 'f2' }), item('user:ann', 'i4', { foreignId: 'f1' }));
+    const { events, activities } = decideAddActivities(command, (feed, foreignId) => (foreignIdKey(feed, foreignId) === foreignIdKey('user:bob', 'f1') ? held : undefined));
+    expect(activities.map((a) => a.id)).toEqual(['id-1', 'i2', 'i2', 'i4']);
+    expect(events[0]!.data.activities.map((a) => a.id)).toEqual(['i2', 'i4']);
+    expect([...evolved(events, [held]).keys()].sort()).toEqual(['i2', 'i4', 'id-1']);
+  });
+
+  it('records nothing when every item repeats a held foreignId', () => {
+    const held = run(add, undefined)!;
+    expect(decideAddActivities(batch(item('user:bob', 'i1', { foreignId: 'f1' })), () => held)).toEqual({ events: [], activities: [held] });
+    expect(decideAddActivities(batch(), () => undefined)).toEqual({ events: [], activities: [] });
+  });
+
+  it('refuses a batch whose event would not fit the log, naming the field', () => {
+    const big = { text: 'x'.repeat(MAX_BATCH_BYTES / 4) };
+    const command = batch(...Array.from({ length: 5 }, (_, i) => ({ ...item('user:b', `i${i}`), activity: { ...item('user:b', `i${i}`).activity, extra: big } })));
+    expect(() => decideAddActivities(command, () => undefined)).toThrow(expect.objectContaining({ code: 'payload_too_large', field: 'activities' }));
+  });
+});
+
+describe('a batch of follows', () => {
+  const command = (...follows: Array<[FeedId, FeedId]>): FollowManyCommand => ({ type: 'FollowMany', data: { id: 'batch-2', time: 't', follows } });
+
+  it('records each new edge once, in one event whose items are the single follows', () => {
+    const existing = new Set(['timeline:a|user:x']);
+    const events = decideFollowMany(command(['timeline:a', 'user:b'], ['timeline:a', 'user:x'], ['timeline:c', 'user:b'], ['timeline:a', 'user:b']), (f, t) => existing.has(`${f}|${t}`));
+    expect(events).toEqual([{ type: 'FeedsFollowed', data: { id: 'batch-2', time: 't', follows: [['timeline:a', 'user:b'], ['timeline:c', 'user:b']] } }]);
+    expect(streamOf(events[0]!)).toBe('import-follows-batch-2');
+    const items = events.flatMap(eventItems);
+    expect(items).toEqual([
+      { type: 'FeedFollowed', data: { follower: 'timeline:a', target: 'user:b', time: 't' } },
+      { type: 'FeedFollowed', data: { follower: 'timeline:c', target: 'user:b', time: 't' } },
+    ]);
+    for (const event of items) expect(isFollowEdgeEvent(event) && evolveFollowEdge(false, event)).toBe(true);
+  });
+
+  it('records nothing when every edge exists', () => {
+    expect(decideFollowMany(command(['timeline:a', 'user:b']), () => true)).toEqual([]);
+  });
+
+  it('refuses a feed following itself, naming the item', () => {
+    expect(() => decideFollowMany(command(['timeline:a', 'user:b'], ['timeline:a', 'timeline:a']), () => false)).toThrow(
+      expect.objectContaining({ code: 'invalid_request', field: 'follows[1].target' }),
+    );
+  });
+
+  it('refuses a batch whose event would not fit the log', () => {
+    const long = 'x'.repeat(120);
+    const follows = Array.from({ length: 4_000 }, (_, i) => [`timeline:${long}${i}`, `user:${long}${i}`] as [FeedId, FeedId]);
+    expect(() => decideFollowMany(command(...follows), () => false)).toThrow(expect.objectContaining({ code: 'payload_too_large', field: 'follows' }));
   });
 });

@@ -1,4 +1,4 @@
-import { FeedmillError, type FeedEvent, type FeedFollowed, type FeedId, type FeedUnfollowed } from '@feedmill/contracts';
+import { assertBatchFits, followBatchBytes, FeedmillError, type FeedEvent, type FeedFollowed, type FeedId, type FeedsFollowed, type FeedUnfollowed } from '@feedmill/contracts';
 
 /**
  * A follow edge (follower, target) as an aggregate whose state is whether it exists. Following
@@ -6,12 +6,23 @@ import { FeedmillError, type FeedEvent, type FeedFollowed, type FeedId, type Fee
  */
 export type FollowEdgeEvent = FeedFollowed | FeedUnfollowed;
 
-export const followEdgeEventTypes: ReadonlySet<string> = new Set<FollowEdgeEvent['type']>(['FeedFollowed', 'FeedUnfollowed']);
-export const isFollowEdgeEvent = (event: FeedEvent): event is FollowEdgeEvent => followEdgeEventTypes.has(event.type);
+const singleFollowEdgeEventTypes: ReadonlySet<string> = new Set<FollowEdgeEvent['type']>(['FeedFollowed', 'FeedUnfollowed']);
+export const isFollowEdgeEvent = (event: FeedEvent): event is FollowEdgeEvent => singleFollowEdgeEventTypes.has(event.type);
+/**
+ * The types of logged events that hold follow-edge events, a batch of follows among them:
+ * what a projection of follows reads (and decodes into single events with `eventItems`).
+ */
+export const followEdgeEventTypes: ReadonlySet<string> = new Set<(FollowEdgeEvent | FeedsFollowed)['type']>(['FeedFollowed', 'FeedUnfollowed', 'FeedsFollowed']);
 
 export type FollowEdgeCommand =
   | { type: 'Follow'; data: { follower: FeedId; target: FeedId; time: string } }
   | { type: 'Unfollow'; data: { follower: FeedId; target: FeedId; time: string } };
+
+/** Many follows, of many followers, decided together and recorded as one event: an import. */
+export interface FollowManyCommand {
+  type: 'FollowMany';
+  data: { id: string; time: string; follows: ReadonlyArray<readonly [FeedId, FeedId]> };
+}
 
 export function decideFollowEdge(command: FollowEdgeCommand, following: boolean): FollowEdgeEvent[] {
   if (command.type === 'Follow') {
@@ -23,4 +34,28 @@ export function decideFollowEdge(command: FollowEdgeCommand, following: boolean)
 
 export function evolveFollowEdge(_following: boolean, event: FollowEdgeEvent): boolean {
   return event.type === 'FeedFollowed';
+}
+
+/**
+ * Decides each follow of a batch by {@link decideFollowEdge}'s rules: a feed may not follow
+ * itself (refused, naming the item), and an edge that exists (`following` says so), or that
+ * the batch names twice, is recorded once or not at all. The new edges make one
+ * `FeedsFollowed` (none when nothing is new). Refuses a batch whose event would not fit the
+ * log. The rules are applied here rather than by calling it per item: a batch holds 10,000.
+ */
+export function decideFollowMany(command: FollowManyCommand, following: (follower: FeedId, target: FeedId) => boolean): FeedsFollowed[] {
+  const { id, time } = command.data;
+  const seen = new Set<string>();
+  const follows: Array<[FeedId, FeedId]> = [];
+  for (const [index, [follower, target]] of command.data.follows.entries()) {
+    if (follower === target) throw new FeedmillError('invalid_request', `follows[${index}].target: a feed cannot follow itself`, `follows[${index}].target`);
+    const edge = `${follower}|${target}`;
+    if (seen.has(edge)) continue;
+    seen.add(edge);
+    if (!following(follower, target)) follows.push([follower, target]);
+  }
+  if (follows.length === 0) return [];
+  const event: FeedsFollowed = { type: 'FeedsFollowed', data: { id, time, follows } };
+  assertBatchFits(followBatchBytes(event.data), follows.length, 'follows');
+  return [event];
 }

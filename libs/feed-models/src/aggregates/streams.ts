@@ -1,7 +1,10 @@
-import { activityStream, followStream, type FeedEvent } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, followsImportStream, followStream, type FeedLogEvent } from '@feedmill/contracts';
 
-/** The stream an event is appended to: its feed's for activities, its follower's for follows. */
-export function streamOf(event: FeedEvent): string {
+/**
+ * The stream an event is appended to: its feed's for activities, its follower's for follows,
+ * its own for a batch (an import spans feeds and followers, and one append writes one stream).
+ */
+export function streamOf(event: FeedLogEvent): string {
   switch (event.type) {
     case 'ActivityAdded':
       return activityStream(event.data.activity.feed);
@@ -11,5 +14,9 @@ export function streamOf(event: FeedEvent): string {
     case 'FeedFollowed':
     case 'FeedUnfollowed':
       return followStream(event.data.follower);
+    case 'ActivitiesAdded':
+      return activitiesImportStream(event.data.id);
+    case 'FeedsFollowed':
+      return followsImportStream(event.data.id);
   }
 }

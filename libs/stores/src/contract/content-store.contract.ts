@@ -1,4 +1,4 @@
-import { activityStream, relevanceKeyOf } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, relevanceKeyOf } from '@feedmill/contracts';
 import type { ContentStore } from '../ports.js';
 import { activityAt, recordEvents } from './recorded.js';
 
@@ -71,6 +71,23 @@ export function describeContentStoreContract(name: string, create: () => Promise
       expect((await store.get(['b2']))[0]?.bumpedAt).toBe('2026-01-01T00:00:09.000Z');
       const [top] = await store.recent(['user:b'], undefined, 1, undefined, 'relevance');
       expect((await store.recent(['user:b'], relevanceKeyOf(top!), 10, undefined, 'relevance')).map((a) => a.id)).toEqual(['b1']);
+    });
+
+    it('applies a batch of adds as its items, at the batch’s position, once', async () => {
+      await store.apply(events);
+      const [batch] = recordEvents(
+        [[activitiesImportStream('b1'), { type: 'ActivitiesAdded', data: { id: 'b1', activities: [activity('i1', 'user:a', 5, { foreignId: 'g' }), activity('i2', 'user:c', 6)] } }]],
+        7,
+      );
+      await store.applyOwn(batch!);
+      expect((await store.get(['i1', 'i2'])).map((a) => a.id).sort()).toEqual(['i1', 'i2']);
+      expect((await store.byForeignId('user:a', 'g'))?.id).toBe('i1');
+      await store.apply([batch!]);
+      await store.apply([batch!]);
+      expect((await store.recent(['user:a', 'user:c'], undefined, 10)).map((a) => a.id)).toEqual(['i2', 'i1', 'c1', 'a2']);
+      expect((await store.recent(['user:a', 'user:c'], undefined, 10, 6)).map((a) => a.id)).toEqual(['c1', 'a2']);
+      expect(await store.streamRevision(activitiesImportStream('b1'))).toBe(0);
+      expect(await store.position()).toBe(7);
     });
 
     it('lets a query wait for a position it has not applied yet', async () => {

@@ -1,4 +1,4 @@
-import { followStream } from '@feedmill/contracts';
+import { followsImportStream, followStream } from '@feedmill/contracts';
 import type { GraphStore } from '../ports.js';
 import { recordEvents } from './recorded.js';
 
@@ -31,6 +31,21 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.isFollowing('timeline:s', 'user:a')).toBe(true);
       expect(await store.streamRevision(followStream('timeline:r'))).toBe(2);
       expect(await store.position()).toBe(5);
+    });
+
+    it('applies a batch of follows as its items, once, an edge that exists included', async () => {
+      await store.apply(events);
+      const follows: Array<['timeline:r' | 'timeline:s', 'user:a' | 'user:c']> = [['timeline:r', 'user:c'], ['timeline:s', 'user:c'], ['timeline:r', 'user:a']];
+      const batch = recordEvents([[followsImportStream('b1'), { type: 'FeedsFollowed', data: { id: 'b1', time: 't', follows } }]], 6);
+      await store.applyOwn(batch[0]!);
+      await store.apply(batch);
+      await store.apply(batch);
+      expect(await store.followers('user:c', undefined, 10)).toEqual(['timeline:r', 'timeline:s']);
+      expect(await store.following('timeline:r', undefined, 10)).toEqual(['user:a', 'user:c']);
+      expect(await store.counts('user:a')).toEqual({ followers: 3, following: 0 });
+      expect(await store.isFollowing('timeline:s', 'user:c')).toBe(true);
+      expect(await store.streamRevision(followsImportStream('b1'))).toBe(0);
+      expect(await store.position()).toBe(6);
     });
 
     it('follows again after an unfollow', async () => {

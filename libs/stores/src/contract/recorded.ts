@@ -1,8 +1,8 @@
-import { feedEvents, type Activity, type FeedEvent, type FeedId } from '@feedmill/contracts';
+import { feedEvents, type Activity, type FeedLogEvent, type FeedId } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 
 /** Records events as a log would: positions across streams, revisions within each. */
-export function recordEvents(events: Array<[string, FeedEvent]>, firstPosition = 1): RecordedEvent[] {
+export function recordEvents(events: Array<[string, FeedLogEvent]>, firstPosition = 1): RecordedEvent[] {
   const revisions = new Map<string, number>();
   return events.map(([stream, event], index) => {
     const revision = (revisions.get(stream) ?? -1) + 1;

@@ -1,5 +1,5 @@
 import { relevanceKeyOf, sortKeyOf, type Activity, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
-import { activityEventTypes, activityIdOf, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
+import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import { MemoryProjection } from './memory-projection.js';
 

@@ -22,8 +22,8 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   protected evolve(event: FeedEvent): void {
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
-    const following = this.followingOf.get(follower)?.has(target) ?? false;
-    if (evolveFollowEdge(following, event)) {
+    // The edge's state before does not change the outcome: no lookup first.
+    if (evolveFollowEdge(false, event)) {
       treeOf(this.followersOf, target).setIfNotPresent(follower, true);
       treeOf(this.followingOf, follower).setIfNotPresent(target, true);
     } else {

@@ -1,4 +1,4 @@
-import { feedEvents, type FeedEvent } from '@feedmill/contracts';
+import { eventItems, feedEvents, type FeedEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
@@ -15,7 +15,10 @@ export abstract class MemoryProjection implements Projection {
   private readonly revisions = new StreamRevisions();
   private readonly applied = new ProjectionPosition();
 
-  /** Stores what one event changes; called once per event of `eventTypes`, in stream order. */
+  /**
+   * Stores what one single event changes; called once per event of `eventTypes` in stream
+   * order, and for a batch once per item, in the batch's order.
+   */
   protected abstract evolve(event: FeedEvent, position: number): void;
 
   async position(): Promise<number> {
@@ -41,8 +44,11 @@ export abstract class MemoryProjection implements Projection {
   }
 
   private applyOne(record: RecordedEvent): void {
-    // Checking the type first skips other services' events before any decoding.
-    const event = this.eventTypes.has(record.type) ? feedEvents.decode(record) : undefined;
-    if (event && this.revisions.claim(record)) this.evolve(event, record.position);
+    // The type and the revision are checked before decoding: other services' events, and the
+    // service's own events coming back from the log, are skipped without it (a batch of
+    // 10,000 follows takes milliseconds to decode).
+    if (!this.eventTypes.has(record.type) || !this.revisions.isNext(record)) return;
+    const event = feedEvents.decode(record);
+    if (event && this.revisions.claim(record)) for (const item of eventItems(event)) this.evolve(item, record.position);
   }
 }

@@ -1,8 +1,8 @@
 import type { Activity, FeedEvent, FeedId, SortKey } from '@feedmill/contracts';
-import { activityEventTypes, activityIdOf, evolveActivity, isActivityEvent } from '@feedmill/feed-models';
+import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
-import { MongoProjection, type ProjectionCollections } from './mongo-projection.js';
+import { bulkUpdateAll, MongoProjection, type ProjectionCollections } from './mongo-projection.js';
 import { activityDocuments, type ActivityDocument } from './projection-documents.js';
 
 /** Activities in MongoDB, one document each. */
@@ -33,6 +33,15 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
     const after = evolveActivity(before, event);
     if (!after) await this.activities.deleteMany(activityDocuments.removed(id));
     else await this.activities.updateOne(activityDocuments.changed(after));
+  }
+
+  /** A batch of adds (distinct activities) in one round trip; anything else one at a time. */
+  protected override async evolveItems(items: readonly FeedEvent[], position: number): Promise<void> {
+    if (!items.every((item) => item.type === 'ActivityAdded')) return super.evolveItems(items, position);
+    await bulkUpdateAll(
+      this.activities,
+      items.map((item) => activityDocuments.addedAsUpdate(evolveActivity(undefined, item)!, position)),
+    );
   }
 
   async get(ids: readonly string[]): Promise<Activity[]> {

@@ -2,7 +2,7 @@ import type { FeedEvent, FeedId } from '@feedmill/contracts';
 import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
-import { MongoProjection, type ProjectionCollections } from './mongo-projection.js';
+import { bulkUpdateAll, MongoProjection, type ProjectionCollections } from './mongo-projection.js';
 import { edgeDocuments, type EdgeDocument } from './projection-documents.js';
 
 /** Follow edges in MongoDB, one document each, paged by index both ways. */
@@ -26,6 +26,15 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
     const { follower, target } = event.data;
     if (evolveFollowEdge(false, event)) await this.edges.replaceOne(edgeDocuments.followed(follower, target));
     else await this.edges.deleteMany({ _id: edgeDocuments.id(follower, target) });
+  }
+
+  /** A batch of follows (distinct edges) in one round trip; anything else one at a time. */
+  protected override async evolveItems(items: readonly FeedEvent[], position: number): Promise<void> {
+    if (!items.every((item) => item.type === 'FeedFollowed')) return super.evolveItems(items, position);
+    await bulkUpdateAll(
+      this.edges,
+      items.map((item) => edgeDocuments.followedAsUpdate(item.data.follower, item.data.target)),
+    );
   }
 
   async isFollowing(follower: FeedId, target: FeedId): Promise<boolean> {

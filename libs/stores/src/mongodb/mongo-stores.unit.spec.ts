@@ -1,10 +1,13 @@
+import { activitiesImportStream, activityStream, followsImportStream, followStream, type FeedId } from '@feedmill/contracts';
 import { MingoCollection } from '../contract/mingo-collection.js';
+import { activityAt, recordEvents } from '../contract/recorded.js';
+import type { StoredDocument } from './document-collection.js';
 import { describeContentStoreContract } from '../contract/content-store.contract.js';
 import { describeGraphStoreContract } from '../contract/graph-store.contract.js';
 import { MongoContentStore } from './mongo-content-store.js';
 import { MongoGraphStore } from './mongo-graph-store.js';
 import type { ProjectionCollections } from './mongo-projection.js';
-import type { ActivityDocument } from './projection-documents.js';
+import type { ActivityDocument, EdgeDocument } from './projection-documents.js';
 import { TimelineGenerations, type GenerationPointerDocument } from './timeline-generations.js';
 
 const meta = (): ProjectionCollections => ({ positions: new MingoCollection(), revisions: new MingoCollection() });
@@ -31,6 +34,50 @@ it('keeps its position and revisions in its documents, so that a restarted store
   expect(await restarted.streamRevision('feed-user:a')).toBe(0);
   await restarted.apply([event]);
   expect(activities.documents).toHaveLength(1);
+});
+
+/** A mingo collection that counts its round trips of writes. */
+class CountingCollection<T extends StoredDocument> extends MingoCollection<T> {
+  bulkWrites = 0;
+  singleWrites = 0;
+  override async bulkUpdate(...args: Parameters<MingoCollection<T>['bulkUpdate']>) {
+    this.bulkWrites++;
+    return super.bulkUpdate(...args);
+  }
+  override async replaceOne(...args: Parameters<MingoCollection<T>['replaceOne']>) {
+    this.singleWrites++;
+    return super.replaceOne(...args);
+  }
+}
+
+describe('batches in MongoDB documents', () => {
+  const sansPosition = (documents: ActivityDocument[]) => documents.map(({ p: _p, ...rest }) => rest).sort((a, b) => (a._id < b._id ? -1 : 1));
+
+  it('writes a batch of adds in one bulk write, the same documents single adds write', async () => {
+    const activities = [activityAt('i1', 'user:a', 1, { foreignId: 'f' }), activityAt('i2', 'user:b', 2, { extra: { n: 1 } })];
+    const batched = new CountingCollection<ActivityDocument>();
+    await new MongoContentStore(meta(), batched).apply(recordEvents([[activitiesImportStream('b'), { type: 'ActivitiesAdded', data: { id: 'b', activities } }]]));
+    const single = new MingoCollection<ActivityDocument>();
+    await new MongoContentStore(meta(), single).apply(recordEvents(activities.map((activity) => [activityStream(activity.feed), { type: 'ActivityAdded', data: { activity } }])));
+    expect({ bulk: batched.bulkWrites, single: batched.singleWrites }).toEqual({ bulk: 1, single: 0 });
+    expect(sansPosition(batched.documents)).toEqual(sansPosition(single.documents));
+    expect(batched.documents.map((d) => d.p)).toEqual([1, 1]);
+  });
+
+  it('writes a batch of follows in one bulk write, the same edges single follows write, and again changes nothing', async () => {
+    const follows: Array<[FeedId, FeedId]> = [['timeline:r', 'user:a'], ['timeline:s', 'user:a']];
+    const edges = new CountingCollection<EdgeDocument>();
+    const shared = meta();
+    const batch = recordEvents([[followsImportStream('b'), { type: 'FeedsFollowed', data: { id: 'b', time: 't', follows } }]]);
+    await new MongoGraphStore(shared, edges).apply(batch);
+    // A restarted store that lost its claim replays the batch: the edges stay as they are.
+    await shared.revisions.deleteMany({});
+    await new MongoGraphStore(shared, edges).apply(batch);
+    const single = new MingoCollection<EdgeDocument>();
+    await new MongoGraphStore(meta(), single).apply(recordEvents(follows.map(([follower, target]) => [followStream(follower), { type: 'FeedFollowed', data: { follower, target, time: 't' } }])));
+    expect(edges.bulkWrites).toBe(2);
+    expect(edges.documents).toEqual(single.documents);
+  });
 });
 
 describe('TimelineGenerations', () => {

@@ -75,6 +75,15 @@ export const activityDocuments = {
     return { filter: { _id: activity.id }, replacement: document, options: { upsert: true } };
   },
 
+  /**
+   * updateOne with upsert: the same document as {@link activityDocuments.added}, set field by
+   * field so that many go in one bulk write.
+   */
+  addedAsUpdate(activity: Activity, position: number): UpdateOperation {
+    const { _id, ...fields } = activityDocuments.added(activity, position).replacement;
+    return { filter: { _id }, update: { $set: fields }, options: { upsert: true } };
+  },
+
   removed: (id: string) => ({ _id: id }),
 
   byIds: (ids: readonly string[]): FindOperation => ({ filter: { _id: { $in: ids } }, sort: { k: -1 }, limit: ids.length }),
@@ -114,6 +123,11 @@ export const edgeDocuments = {
 
   followed(follower: FeedId, target: FeedId): ReplaceOperation<EdgeDocument> {
     return { filter: { _id: edgeDocuments.id(follower, target) }, replacement: { _id: edgeDocuments.id(follower, target), f: follower, t: target }, options: { upsert: true } };
+  },
+
+  /** updateOne with upsert: the same edge as {@link edgeDocuments.followed}, for a bulk write. */
+  followedAsUpdate(follower: FeedId, target: FeedId): UpdateOperation {
+    return { filter: { _id: edgeDocuments.id(follower, target) }, update: { $set: { f: follower, t: target } }, options: { upsert: true } };
   },
 
   followers(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {

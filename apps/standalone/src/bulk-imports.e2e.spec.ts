@@ -1,0 +1,179 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Activity, FeedId, ServiceStatus } from '@feedmill/contracts';
+import { FileEventLog } from '@feedmill/event-log';
+import { FeedClient, readAllEvents, startStandalone, waitUntilSettled, type Deployment } from '@feedmill/harness';
+import { referenceTimelines } from '@feedmill/testing';
+
+const producers = Array.from({ length: 4 }, (_, i) => `user:p${i}` as FeedId);
+const readers = Array.from({ length: 30 }, (_, i) => `timeline:r${i}` as FeedId);
+/** Reader i follows producers i, i+1 and i+2 (mod 4): every producer has followers. */
+const followsOf = (r: number) => [0, 1, 2].map((k) => producers[(r + k) % producers.length]!);
+
+let dataDir: string;
+let env: Record<string, string>;
+let deployment: Deployment;
+let api: FeedClient;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'feedmill-bulk-'));
+  const configPath = join(dataDir, 'feeds.json');
+  await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 50 } } }));
+  env = { FEED_CONFIG: configPath };
+  deployment = await startStandalone({ dataDir, env });
+  api = new FeedClient(deployment.baseUrl);
+});
+afterAll(async () => {
+  await deployment?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const newestFirst = (activities: Activity[]) => [...activities].sort((a, b) => (a.time === b.time ? (a.id < b.id ? 1 : -1) : a.time < b.time ? 1 : -1));
+const ids = (activities: Activity[]) => activities.map((a) => a.id);
+
+async function positions(): Promise<Record<string, number>> {
+  const { body } = await api.call<{ services: ServiceStatus[] }>('GET', '/readyz');
+  return Object.fromEntries(body.services.map((s) => [s.service, s.position]));
+}
+
+async function everyFeed(): Promise<Record<string, string[]>> {
+  const feeds: Record<string, string[]> = {};
+  for (const feed of [...readers, ...producers]) feeds[feed] = ids(await api.readAll(feed, 50));
+  return feeds;
+}
+
+describe('bulk imports on the standalone', () => {
+  const posted: Activity[] = [];
+
+  it('follows in bulk, and every follower’s timeline shows what its feeds held before and what they post after', async () => {
+    const before = await api.post(producers[0]!, { actor: 'p0', verb: 'post', object: 'before', time: '2026-01-01T00:00:00.000Z' });
+    posted.push(before.body);
+    const follows = readers.flatMap((reader, r) => followsOf(r).map((target) => ({ source: reader, target })));
+    const answer = await api.call('POST', '/v1/follows', { follows: [...follows, follows[0]] });
+    expect(answer).toEqual({ status: 200, body: { count: follows.length + 1 } });
+
+    posted.push((await api.post(producers[1]!, { actor: 'p1', verb: 'post', object: 'after', time: '2026-01-02T00:00:00.000Z' })).body);
+    const bulk = await api.call<{ activities: Activity[] }>('POST', '/v1/activities', {
+      activities: producers.map((feed, i) => ({ feed, actor: feed, verb: 'post', object: `bulk-${i}`, time: `2026-01-03T00:00:0${i}.000Z` })),
+    });
+    expect(bulk.status).toBe(201);
+    posted.push(...bulk.body.activities);
+
+    await waitUntilSettled(api);
+    for (const [r, reader] of readers.entries()) {
+      const expected = newestFirst(posted.filter((a) => followsOf(r).includes(a.feed)));
+      expect({ reader, ids: ids(await api.readAll(reader, 7)) }).toEqual({ reader, ids: ids(expected) });
+    }
+    const followersOfP0 = readers.filter((_, r) => followsOf(r).includes(producers[0]!)).length;
+    expect((await api.call('GET', `/v1/feeds/user/p0/counts`)).body).toEqual({ followers: followersOfP0, following: 0 });
+  });
+
+  it('adds activities in bulk, answering them in request order, a repeated foreignId naming the first, and they read as posted', async () => {
+    const single = await api.post(producers[2]!, { actor: 'p2', verb: 'post', object: 'single', foreignId: 'known' });
+    const items = [
+      { feed: producers[3]!, actor: 'p3', verb: 'post', object: 'a', foreignId: 'x' },
+      { feed: producers[2]!, actor: 'p2', verb: 'post', object: 'b', foreignId: 'known' },
+      { feed: producers[3]!, actor: 'p3', verb: 'post', object: 'c', foreignId: 'x' },
+      { feed: producers[3]!, actor: 'p3', verb: 'like', object: 'd', extra: { n: 1 } },
+    ];
+    const { status, body } = await api.call<{ activities: Activity[] }>('POST', '/v1/activities', { activities: items });
+    expect(status).toBe(201);
+    const [a, b, c, d] = body.activities;
+    expect(body.activities.map((x) => [x.feed, x.object])).toEqual([
+      [producers[3], 'a'],
+      [producers[2], 'single'],
+      [producers[3], 'a'],
+      [producers[3], 'd'],
+    ]);
+    expect(b).toEqual(single.body);
+    expect(c).toEqual(a);
+    expect(d).toMatchObject({ verb: 'like', extra: { n: 1 } });
+    // The single route agrees: the foreignId is taken by the bulk one.
+    expect((await api.post(producers[3]!, { actor: 'p3', verb: 'post', object: 'again', foreignId: 'x' })).body).toEqual(a);
+    expect(ids(await api.readAll(producers[3]!))).toEqual(expect.arrayContaining([a!.id, d!.id]));
+    posted.push(single.body, a!, d!);
+    await waitUntilSettled(api);
+    expect(ids(await api.readAll(readers[1]!, 50))).toEqual(expect.arrayContaining([a!.id, d!.id, single.body.id]));
+  });
+
+  it('writes nothing of a request with a bad item, and names the item', async () => {
+    const before = await positions();
+    const fresh = (i: number) => `user:fresh${i}`;
+    const refusals: Array<[string, unknown, number, string, string]> = [
+      ['/v1/follows', { follows: [0, 1, 2, 3].map((i) => ({ source: `timeline:n${i}`, target: i === 3 ? 'nogroup:x' : fresh(i) })) }, 404, 'unknown_group', 'follows[3].target'],
+      ['/v1/follows', { follows: [{ source: 'timeline:n0', target: fresh(0) }, { source: fresh(1), target: fresh(0) }] }, 400, 'group_cannot_follow', 'follows[1].source'],
+      ['/v1/follows', { follows: [{ source: 'timeline:n0', target: fresh(0) }, { source: 'timeline:n1', target: 'timeline:n2' }] }, 400, 'group_not_writable', 'follows[1].target'],
+      ['/v1/follows', { follows: [{ source: 'timeline:n0', target: fresh(0) }, { source: 'timeline:n1', target: 'user:bad id' }] }, 400, 'invalid_request', 'follows[1].target'],
+      ['/v1/follows', { follows: [{ source: 'timeline:n0', target: fresh(0), extra: 1 }] }, 400, 'invalid_request', 'follows[0].extra'],
+      ['/v1/activities', { activities: [0, 1, 2].map((i) => ({ feed: i === 2 ? 'timeline:n0' : fresh(i), actor: 'a', verb: 'v', object: 'o' })) }, 400, 'group_not_writable', 'activities[2].feed'],
+      ['/v1/activities', { activities: [0, 1, 2, 3, 4].map((i) => ({ feed: fresh(i), actor: 'a', object: 'o', ...(i === 4 ? {} : { verb: 'v' }) })) }, 400, 'invalid_request', 'activities[4].verb'],
+      ['/v1/activities', { activities: [{ feed: fresh(0), actor: 'a', verb: 'v', object: 'o' }, { feed: 'nogroup:x', actor: 'a', verb: 'v', object: 'o' }] }, 404, 'unknown_group', 'activities[1].feed'],
+      ['/v1/activities', { activities: [{ feed: fresh(0), actor: 'a', verb: 'v', object: 'o', time: 'yesterday' }] }, 400, 'invalid_request', 'activities[0].time'],
+    ];
+    for (const [path, body, status, code, field] of refusals) {
+      const answer = await api.call<{ code: string; field: string; message: string }>('POST', path, body);
+      expect({ path, field, answer: [answer.status, answer.body.code, answer.body.field] }).toEqual({ path, field, answer: [status, code, field] });
+      expect(answer.body.message).toContain(field);
+    }
+    expect(await positions()).toEqual(before);
+    for (const i of [0, 1, 2, 3, 4]) {
+      expect((await api.page(fresh(i))).body.items).toEqual([]);
+      expect((await api.call('GET', `/v1/feeds/user/fresh${i}/counts`)).body).toEqual({ followers: 0, following: 0 });
+    }
+  });
+
+  it('refuses requests past the limits, naming the field, and takes one at the limit', async () => {
+    const before = await positions();
+    const follows = (n: number) => ({ follows: Array.from({ length: n }, (_, i) => ({ source: `timeline:l${i}`, target: producers[i % producers.length] })) });
+    const refused = async (path: string, body: unknown) => {
+      const { status, body: error } = await api.call<{ code: string; field: string }>('POST', path, body);
+      return [status, error.code, error.field];
+    };
+    expect(await refused('/v1/follows', follows(10_001))).toEqual([400, 'invalid_request', 'follows']);
+    const activities = (n: number) => Array.from({ length: n }, (_, i) => ({ feed: producers[0], actor: 'a', verb: 'v', object: `o${i}` }));
+    expect(await refused('/v1/activities', { activities: activities(1_001) })).toEqual([400, 'invalid_request', 'activities']);
+    // One activity larger than the single route takes (BODY_LIMIT, 64 KiB by default).
+    const large = [...activities(2)];
+    large[1] = { ...large[1]!, extra: { text: 'x'.repeat(70_000) } } as (typeof large)[number];
+    expect(await refused('/v1/activities', { activities: large })).toEqual([413, 'payload_too_large', 'activities[1]']);
+    // 5,000 follows between feeds of 115-character ids: a body well under the route's limit, an event over 1 MB.
+    const long = 'y'.repeat(110);
+    const longFollows = Array.from({ length: 5_000 }, (_, i) => ({ source: `timeline:${long}${i}`, target: `user:${long}${i}` }));
+    expect(await refused('/v1/follows', { follows: longFollows })).toEqual([413, 'payload_too_large', 'follows']);
+    // A body past the bulk routes' limit (4 MiB).
+    expect(await refused('/v1/activities', { activities: activities(1).map((a) => ({ ...a, extra: { text: 'x'.repeat(5 * 1024 * 1024) } })) })).toEqual([
+      413,
+      'payload_too_large',
+      'body',
+    ]);
+    expect(await positions()).toEqual(before);
+
+    expect(await api.call('POST', '/v1/follows', follows(10_000))).toEqual({ status: 200, body: { count: 10_000 } });
+    const full = await api.call<{ activities: Activity[] }>('POST', '/v1/activities', { activities: activities(1_000) });
+    expect(full.status).toBe(201);
+    expect(full.body.activities.map((a) => a.object)).toEqual(activities(1_000).map((a) => a.object));
+    posted.push(...full.body.activities);
+    const after = await waitUntilSettled(api);
+    // Each request is one event in the log.
+    expect(after).toBe(before['content']! + 2);
+  });
+
+  it('replays the imports after a restart to the same timelines, which the log’s reference model agrees with', async () => {
+    await waitUntilSettled(api);
+    const live = await everyFeed();
+    const port = Number(new URL(deployment.baseUrl).port);
+    await deployment.stop();
+    deployment = await startStandalone({ dataDir, env, port });
+    await waitUntilSettled(api, 60_000);
+    expect(await everyFeed()).toEqual(live);
+    expect((await api.call('GET', '/v1/feeds/timeline/l9999/following')).body).toEqual({ items: [{ feed: producers[9999 % producers.length] }], next: null });
+
+    await deployment.stop();
+    const log = await FileEventLog.open({ dir: dataDir });
+    const reference = referenceTimelines(await readAllEvents(log));
+    await log.close();
+    for (const reader of readers) expect({ reader, ids: live[reader] }).toEqual({ reader, ids: ids(reference.timelineOf(reader)) });
+    deployment = await startStandalone({ dataDir, env, port });
+  });
+});

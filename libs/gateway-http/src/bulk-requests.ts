@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import {
+  assertBatchFits,
+  FeedmillError,
+  followBatchBytes,
+  jsonBytes,
+  MAX_ACTIVITIES_PER_REQUEST,
+  MAX_FOLLOWS_PER_REQUEST,
+  newActivitySchema,
+  type AddActivitiesRequest,
+  type FeedId,
+  type FollowManyRequest,
+} from '@feedmill/contracts';
+import type { FeedGroups } from '@feedmill/config';
+import { resolveFeed } from './feed-params.js';
+
+/**
+ * The bodies of the bulk routes, checked whole before anything is sent on: the first bad
+ * item is refused with the error the single route gives it, its field naming the item
+ * (`follows[3].target`), and nothing is written.
+ */
+const followsBodySchema = z.strictObject({
+  follows: z
+    .array(z.strictObject({ source: z.string(), target: z.string() }))
+    .max(MAX_FOLLOWS_PER_REQUEST, `at most ${MAX_FOLLOWS_PER_REQUEST} follows per request`),
+});
+
+const activitiesBodySchema = z.strictObject({
+  activities: z
+    .array(newActivitySchema.extend({ feed: z.string() }))
+    .max(MAX_ACTIVITIES_PER_REQUEST, `at most ${MAX_ACTIVITIES_PER_REQUEST} activities per request`),
+});
+
+/** `POST /v1/follows`: each source a timeline feed, each target a producer feed, as `PUT …/follows/…` wants them. */
+export function parseFollowsBody(body: unknown, groups: FeedGroups, time: string): FollowManyRequest {
+  const { follows } = parseBody(followsBodySchema, body);
+  const sources = new FeedResolver(groups, 'timeline');
+  const targets = new FeedResolver(groups, 'producer');
+  const request: FollowManyRequest = {
+    id: randomUUID(),
+    time,
+    follows: follows.map(({ source, target }, index) => [sources.resolve(source, `follows[${index}].source`), targets.resolve(target, `follows[${index}].target`)]),
+  };
+  // The request travels to graph as one message, and becomes one event: it must fit both.
+  assertBatchFits(followBatchBytes(request), follows.length, 'follows');
+  return request;
+}
+
+/**
+ * `POST /v1/activities`: each item an activity as `POST …/activities` takes it, plus its
+ * producer `feed`, and no larger than that route's body may be (`maxActivityBytes`).
+ */
+export function parseActivitiesBody(body: unknown, groups: FeedGroups, receivedAt: string, maxActivityBytes: number): AddActivitiesRequest {
+  const { activities } = parseBody(activitiesBodySchema, body);
+  const feeds = new FeedResolver(groups, 'producer');
+  const request: AddActivitiesRequest = {
+    id: randomUUID(),
+    receivedAt,
+    activities: activities.map(({ feed, ...activity }, index) => {
+      const bytes = jsonBytes(activity);
+      if (bytes > maxActivityBytes) {
+        throw new FeedmillError('payload_too_large', `activities[${index}]: an activity of ${bytes} bytes, over the ${maxActivityBytes} one activity may have`, `activities[${index}]`);
+      }
+      return { feed: feeds.resolve(feed, `activities[${index}].feed`), id: randomUUID(), activity };
+    }),
+  };
+  assertBatchFits(jsonBytes(request), activities.length, 'activities');
+  return request;
+}
+
+function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
+  const field = fieldOf(path) || 'body';
+  const message = issue.code === 'unrecognized_keys' ? 'is not a known field' : issue.message;
+  throw new FeedmillError('invalid_request', `${field}: ${message}`, field);
+}
+
+/** `follows[3].target`: array indexes in brackets, as a client indexes its own body. */
+function fieldOf(path: ReadonlyArray<PropertyKey>): string {
+  return path.reduce<string>((field, key) => (typeof key === 'number' ? `${field}[${key}]` : field ? `${field}.${String(key)}` : String(key)), '');
+}
+
+/**
+ * Resolves the `group:id` of items as the single routes resolve their URL's, an error naming
+ * the item. A feed named again (a reader's ten follows, a popular target's thousand) is
+ * resolved once.
+ */
+class FeedResolver {
+  private readonly resolved = new Map<string, FeedId>();
+
+  constructor(
+    private readonly groups: FeedGroups,
+    private readonly need: 'producer' | 'timeline',
+  ) {}
+
+  resolve(value: string, field: string): FeedId {
+    let feed = this.resolved.get(value);
+    if (feed === undefined) this.resolved.set(value, (feed = this.resolveFirst(value, field)));
+    return feed;
+  }
+
+  private resolveFirst(value: string, field: string): FeedId {
+    const colon = value.indexOf(':');
+    if (colon <= 0) throw new FeedmillError('invalid_request', `${field}: must be "group:id"`, field);
+    try {
+      return resolveFeed(this.groups, value.slice(0, colon), value.slice(colon + 1), this.need, { group: field, id: field });
+    } catch (error) {
+      if (!(error instanceof FeedmillError)) throw error;
+      throw new FeedmillError(error.code, error.message.startsWith(`${field}:`) ? error.message : `${field}: ${error.message}`, field);
+    }
+  }
+}

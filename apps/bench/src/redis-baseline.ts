@@ -7,13 +7,14 @@ import type { Profile } from './profiles.js';
 import { progressBar } from './progress.js';
 import { closeAll, connectOrExplain, openConnection, RedisRunLock } from './redis-connect.js';
 import { FEED_KEEP, FOLLOWERS_PER_PIPELINE, feedKey, isLoopback, type RedisTarget } from './redis-design.js';
+import { fanoutInWorkerThread } from './redis-fanout.js';
 import { RedisHomeFeeds } from './redis-home-feeds.js';
 import type { ReplayedPost } from './warm-posts.js';
 import { Workload } from './workload.js';
 
 /** Connections the clients share: Redis serves one command at a time, so a few suffice. */
 const CLIENT_CONNECTIONS = 4;
-/** Fan-out workers, each draining the queue on a connection of its own (Sidekiq runs 5 threads by default). */
+/** Fan-out workers, each draining the queue on a connection of its own, in a thread beside the clients' (Sidekiq runs 5 by default). */
 const FANOUT_WORKERS = 4;
 /** How long to wait for another run that holds the database. */
 const LOCK_WAIT_MS = 5 * 60_000;
@@ -71,6 +72,7 @@ export async function runRedisBaseline(input: RedisBaselineInput): Promise<{ res
   const admin = connected.redis;
   const connections: Redis[] = [admin];
   let lock: RedisRunLock | undefined;
+  let feeds: RedisHomeFeeds | undefined;
   try {
     say(`Redis baseline: flushing database ${target.db} of ${target.shown}`);
     lock = await RedisRunLock.flushAndHold(admin, LOCK_WAIT_MS);
@@ -81,10 +83,9 @@ export async function runRedisBaseline(input: RedisBaselineInput): Promise<{ res
     const server = parseInfo(await admin.info('server'));
     const persistence = { aof: parseInfo(await admin.info('persistence'))['aof_enabled'] === '1', rdbSave: await rdbSaveRules(admin) };
     const clients = Array.from({ length: CLIENT_CONNECTIONS }, (_, i) => openConnection(target, `feedmill-bench-client-${i}`));
-    const workers = Array.from({ length: FANOUT_WORKERS }, (_, i) => openConnection(target, `feedmill-bench-fanout-${i}`));
-    connections.push(...clients, ...workers);
-    await Promise.all([...clients, ...workers].map((redis) => redis.connect()));
-    const feeds = new RedisHomeFeeds(clients, workers);
+    connections.push(...clients);
+    await Promise.all(clients.map((redis) => redis.connect()));
+    feeds = new RedisHomeFeeds(clients, fanoutInWorkerThread(target, FANOUT_WORKERS));
     const measured = await measure(feeds, admin, input, server['process_id'] !== undefined && isLoopback(target.host) ? Number(server['process_id']) : undefined);
     return {
       results: {
@@ -99,6 +100,7 @@ export async function runRedisBaseline(input: RedisBaselineInput): Promise<{ res
       samples: measured.samples,
     };
   } finally {
+    await feeds?.abandonWorkers();
     await lock?.flushAndRelease().catch(() => undefined);
     closeAll(connections);
   }
@@ -133,7 +135,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
     workload.chance();
   }
   const usedMemoryBefore = await usedMemory(admin);
-  feeds.startWorkers();
+  await feeds.startWorkers();
   bar = progressBar('Redis: warm-up posts', input.warmPosts.length);
   let next = 0;
   const fanoutStarted = performance.now();

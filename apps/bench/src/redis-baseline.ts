@@ -6,7 +6,7 @@ import { compareNewest, type NewestCheck, type NewestPage } from './newest-check
 import type { Profile } from './profiles.js';
 import { progressBar } from './progress.js';
 import { closeAll, connectOrExplain, openConnection, RedisRunLock } from './redis-connect.js';
-import { FEED_KEEP, FOLLOWERS_PER_PIPELINE, feedKey, isLoopback, type RedisTarget } from './redis-design.js';
+import { FEED_KEEP, FOLLOWERS_PER_PIPELINE, feedKey, isLoopback, parseInfo, type RedisTarget } from './redis-design.js';
 import { fanoutInWorkerThread } from './redis-fanout.js';
 import { RedisHomeFeeds } from './redis-home-feeds.js';
 import type { ReplayedPost } from './warm-posts.js';
@@ -281,14 +281,4 @@ async function countEntries(admin: Redis, readers: number): Promise<number> {
     }
   }
   return total;
-}
-
-/** `INFO`'s `key:value` lines. */
-export function parseInfo(text: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    if (colon > 0 && !line.startsWith('#')) fields[line.slice(0, colon)] = line.slice(colon + 1).trim();
-  }
-  return fields;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import type { RedisTarget } from './redis-design.js';
 
@@ -31,15 +32,36 @@ export function openConnection(target: RedisTarget, name: string): Redis {
 
 /** Connects, or says in one line why not. */
 export async function connectOrExplain(target: RedisTarget, name: string): Promise<{ redis: Redis } | { reason: string }> {
+  const explain = (why: string) => ({ reason: `no Redis answered at ${target.shown}: ${why}` });
+  // Where nothing listens, a plain socket says so at once, and in the system's words.
+  const refused = await tcpRefusal(target.host, target.port);
+  if (refused !== undefined) return explain(refused);
   const redis = openConnection(target, name);
+  let lastError: Error | undefined;
+  redis.on('error', (error: Error) => (lastError = error));
   try {
     await redis.connect();
     await redis.ping();
     return { redis };
   } catch (error) {
     redis.disconnect();
-    return { reason: `no Redis answered at ${target.shown}: ${(error as Error).message}` };
+    // ioredis rejects with "Connection is closed." and reports the cause as an event.
+    return explain((lastError ?? (error as Error)).message);
   }
+}
+
+/** Why a TCP connection to host:port fails, or undefined when it opens. */
+function tcpRefusal(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: CONNECT_TIMEOUT_MS });
+    const done = (why: string | undefined) => {
+      socket.destroy();
+      resolve(why);
+    };
+    socket.once('connect', () => done(undefined));
+    socket.once('timeout', () => done(`no answer in ${CONNECT_TIMEOUT_MS} ms`));
+    socket.once('error', (error) => done(error.message));
+  });
 }
 
 /** Drops the connections, whatever state they are in. */
@@ -81,7 +103,7 @@ export class RedisRunLock {
         LOCK_TTL_SECONDS,
       );
       if (taken === 1) break;
-      if (Date.now() > deadline) return undefined;
+      if (Date.now() >= deadline) return undefined;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
     lock.renewal = setInterval(() => void lock.renew().catch(() => undefined), (LOCK_TTL_SECONDS * 1000) / 4);

@@ -117,3 +117,13 @@ export function redisTarget(url: string): RedisTarget {
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
+
+/** The `key:value` lines of a reply to `INFO`. */
+export function parseInfo(text: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && !line.startsWith('#')) fields[line.slice(0, colon)] = line.slice(colon + 1).trim();
+  }
+  return fields;
+}

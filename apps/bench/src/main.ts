@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
@@ -102,6 +102,7 @@ try {
   const feedmillPages = await feedmillNewest(deployment.baseUrl, checkedReaders, CHECKED_NEWEST);
 
   // 3. The mixed phase, with post-to-visible probes and CPU sampling beside it.
+  const mixedLoadAverage = round(loadavg()[0]!, 2);
   const cpu = new CpuMeter();
   cpu.start(() => deployment.pids);
   let mixedOver = false;
@@ -202,6 +203,7 @@ try {
     },
     memory: inProcess.memory,
     cpu: cpuUse,
+    mixedLoadAverage,
     baseline: { fanout: inProcess.fanout, reads: { ours: inProcess.reads.ours, naive: inProcess.reads.naive, speedup: inProcess.reads.speedup } },
     failures,
     throughput: { mixed: mixed.perSecond, warm: warm.perSecond },

@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import type { Redis } from 'ioredis';
 import { runClientLoad, type ClientLoadResult } from './client-load.js';
 import { CpuMeter, round } from './deployment.js';
@@ -33,6 +34,8 @@ export type RedisBaselineResults =
       warm: { posts: number; postsPerSecond: number; postLatencyMs: LatencySummary; deliveries: number; seconds: number; deliveriesPerSecond: number };
       mixed: { seconds: number; postsPerSecond: number; postLatencyMs: LatencySummary; readsPerSecond: number; readLatencyMs: LatencySummary };
       postToVisibleMs: LatencySummary;
+      /** The machine's 1-minute load average as the mixed phase began. */
+      mixedLoadAverage: number;
       memory: { usedMemoryBefore: number; usedMemoryAfter: number; entries: number; bytesPer1000TimelineEntries: number };
       cpu: { redisServer: { meanCores: number; maxCores: number; samples: number } | null; benchProcess: { meanCores: number; maxCores: number; samples: number } };
       check: NewestCheck;
@@ -163,6 +166,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
   const check = compareNewest(input.check.readers, input.check.newest, input.check.feedmill, redisNewest);
 
   // 4. The mixed phase.
+  const mixedLoadAverage = round(loadavg()[0]!, 2);
   const serverCpu = redisPid === undefined ? undefined : new CpuMeter();
   serverCpu?.start(() => [redisPid!]);
   const benchCpu = new CpuMeter();
@@ -212,6 +216,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
         readLatencyMs: byKind(mixed, 'read').latency.summary(),
       },
       postToVisibleMs: visible.summary(),
+      mixedLoadAverage,
       memory: { usedMemoryBefore, usedMemoryAfter, entries, bytesPer1000TimelineEntries: Math.round(((usedMemoryAfter - usedMemoryBefore) / Math.max(1, entries)) * 1000) },
       cpu,
       check,

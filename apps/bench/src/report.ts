@@ -34,6 +34,8 @@ export interface BenchResults {
   rebuild: { deployment: { events: number; seconds: number; eventsPerSecond: number }; inProcessProjections: InProcessResults['projectionRebuild'] };
   memory: InProcessResults['memory'];
   cpu: { meanCores: number; maxCores: number; samples: number };
+  /** The machine's 1-minute load average as the mixed phase began: other work on a shared machine shows here. */
+  mixedLoadAverage: number;
   baseline: { fanout: InProcessResults['fanout']; reads: Omit<InProcessResults['reads'], 'samples'> };
   failures: { httpNon2xx: number; transportErrors: number };
   throughput: { mixed: Array<Record<string, number>>; warm: Array<Record<string, number>> };
@@ -95,7 +97,7 @@ ${versusRedisSection(r)}`;
 }
 
 /** The Redis home-feed baseline: the table, the check that both hold the same timelines, and what each side pays for. */
-export function versusRedisSection(r: Pick<BenchResults, 'redis' | 'versusRedis' | 'mode' | 'workload' | 'fanout' | 'cpu'>): string {
+export function versusRedisSection(r: Pick<BenchResults, 'redis' | 'versusRedis' | 'mode' | 'workload' | 'fanout' | 'cpu' | 'machine' | 'mixedLoadAverage'>): string {
   const redis = r.redis;
   if (!redis.available || r.versusRedis === null) {
     return `## feedmill vs Redis home feeds
@@ -122,7 +124,7 @@ Ratio: feedmill ÷ Redis for rates, Redis ÷ feedmill for latencies and memory, 
 
 Same timelines: the warm-up's posts went to Redis in the order feedmill's timelines show them (concurrent clients make each system receive them in its own interleaving, and neighbours would swap places otherwise). For ${check.readers} readers spread over all, the newest ${check.newest} entries of each side, compared by author and object (the systems' ids differ), ${checkLine} (${check.entries.toLocaleString('en')} entries compared).
 
-Who pays for what: every feedmill figure is a full HTTP request through its gateway, validated, and acknowledged once its event is ${durable}; autocannon generates that load in the bench process. The Redis figures have no HTTP server in front: the clients are ${redis.design.clients} async loops in the bench process over ${redis.design.clientConnections} connections, which also runs the fan-out workers (a job queue's workers would be processes of their own) and builds each page's JSON; this Redis ${disk}, so it acknowledges from memory. An application serving this design over HTTP would add its own HTTP cost to every Redis figure. CPU in the mixed phase: Redis server ${redis.cpu.redisServer === null ? 'not sampled (not on this machine)' : `${redis.cpu.redisServer.meanCores} cores on average`}, bench process (clients and fan-out workers) ${redis.cpu.benchProcess.meanCores} cores; feedmill's deployment ${r.cpu.meanCores} cores. Failures on the Redis side: ${failures === 0 ? 'none' : `${redis.failures.calls} calls and ${redis.failures.fanoutJobs} fan-out jobs failed, first: ${redis.failures.first}`}.
+Who pays for what: every feedmill figure is a full HTTP request through its gateway, validated, and acknowledged once its event is ${durable}; autocannon generates that load in the bench process. The Redis figures have no HTTP server in front: the clients are ${redis.design.clients} async loops in the bench process over ${redis.design.clientConnections} connections, which also builds each page's JSON and runs the fan-out workers in a thread of their own (a job queue's workers run beside the API, not in it); this Redis ${disk}, so it acknowledges from memory. An application serving this design over HTTP would add its own HTTP cost to every Redis figure. CPU in the mixed phase: Redis server ${redis.cpu.redisServer === null ? 'not sampled (not on this machine)' : `${redis.cpu.redisServer.meanCores} cores on average`}, bench process (clients and fan-out thread) ${redis.cpu.benchProcess.meanCores} cores; feedmill's deployment ${r.cpu.meanCores} cores. Load on the machine (1-minute load average) as each mixed phase began: feedmill ${r.mixedLoadAverage}, Redis ${redis.mixedLoadAverage}, on ${r.machine.cpus} cores. Failures on the Redis side: ${failures === 0 ? 'none' : `${redis.failures.calls} calls and ${redis.failures.fanoutJobs} fan-out jobs failed, first: ${redis.failures.first}`}.
 `;
 }
 

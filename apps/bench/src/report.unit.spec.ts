@@ -27,7 +27,14 @@ and **its** second line.
 });
 
 describe('versusRedisSection', () => {
-  const base = { mode: 'standalone', workload: {} as BenchResults['workload'], fanout: { deliveries: 1, seconds: 1, deliveriesPerSecond: 1 }, cpu: { meanCores: 1, maxCores: 1, samples: 1 } };
+  const base = {
+    mode: 'standalone',
+    workload: {} as BenchResults['workload'],
+    machine: {} as BenchResults['machine'],
+    fanout: { deliveries: 1, seconds: 1, deliveriesPerSecond: 1 },
+    cpu: { meanCores: 1, maxCores: 1, samples: 1 },
+    mixedLoadAverage: 1,
+  };
 
   it('says why there is no comparison, and how to get one', () => {
     const section = versusRedisSection({ ...base, redis: { available: false, url: 'redis://127.0.0.1:6379', db: 15, reason: 'no Redis answered at redis://127.0.0.1:6379: connect ECONNREFUSED' }, versusRedis: null });

@@ -149,7 +149,7 @@ try {
   } catch (error) {
     const reason = `the Redis baseline failed: ${(error as Error).message}`;
     say(`!!! ${reason}`);
-    redisRun = { results: { available: false, url: redis.shown, db: redis.db, reason }, samples: { read: [], post: [] } };
+    redisRun = { results: { available: false, url: redis.shown, db: redis.db, reason }, samples: { read: [] } };
   }
   const redisResults = redisRun.results;
   if (!redisResults.available) say(`Redis baseline not measured: ${redisResults.reason}`);
@@ -218,7 +218,6 @@ try {
     inProcessOurs: inProcess.reads.samples.ours,
     inProcessNaive: inProcess.reads.samples.naive,
     redisRead: redisRun.samples.read,
-    redisPost: redisRun.samples.post,
   });
   say(`done in ${results.durationSeconds} s: ${outDir}/report.md, report.html, results.json`);
   say(`posts ${results.posts.acceptedPerSecond}/s, reads ${results.reads.http.readsPerSecond}/s (p99 ${results.reads.http.latencyMs.p99} ms), post-to-visible p50 ${results.postToVisibleMs.p50} ms, fan-out ${results.fanout.deliveriesPerSecond}/s`);

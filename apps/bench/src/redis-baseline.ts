@@ -46,7 +46,6 @@ export type RedisBaselineResults =
 /** What the report's charts need beyond the figures. */
 export interface RedisSamples {
   read: number[];
-  post: number[];
 }
 
 export interface RedisBaselineInput {
@@ -69,7 +68,7 @@ export interface RedisBaselineInput {
  */
 export async function runRedisBaseline(input: RedisBaselineInput): Promise<{ results: RedisBaselineResults; samples: RedisSamples }> {
   const { target, profile, say } = input;
-  const none = { read: [], post: [] };
+  const none = { read: [] };
   const connected = await connectOrExplain(target, 'feedmill-bench-admin');
   if ('reason' in connected) return { results: { available: false, url: target.shown, db: target.db, reason: connected.reason }, samples: none };
   const admin = connected.redis;
@@ -227,7 +226,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
       },
       throughput: { mixed: mixed.perSecond },
     },
-    samples: { read: byKind(mixed, 'read').latency.samples(), post: byKind(mixed, 'post').latency.samples() },
+    samples: { read: byKind(mixed, 'read').latency.samples() },
   };
 }
 

@@ -52,7 +52,6 @@ export interface ChartSamples {
   inProcessOurs: number[];
   inProcessNaive: number[];
   redisRead: number[];
-  redisPost: number[];
 }
 
 const l = (s: LatencySummary) => `${s.p50} | ${s.p95} | ${s.p99} | ${s.max}`;
@@ -134,10 +133,12 @@ export function html(r: BenchResults, samples: ChartSamples): string {
       { name: 'post', samples: samples.post },
       { name: 'timeline read', samples: samples.read },
     ]),
-    latencyDistribution('Timeline reads in the mixed phase: feedmill (HTTP) vs Redis (from the bench process)', [
-      { name: 'feedmill', samples: samples.read },
-      { name: 'Redis', samples: samples.redisRead },
-    ]),
+    samples.redisRead.length === 0
+      ? ''
+      : latencyDistribution('Timeline reads in the mixed phase: feedmill (HTTP) vs Redis (from the bench process)', [
+          { name: 'feedmill', samples: samples.read },
+          { name: 'Redis', samples: samples.redisRead },
+        ]),
     latencyDistribution('Post to visible in a follower’s timeline', [{ name: 'post to visible', samples: samples.postToVisible }]),
     latencyDistribution('In-process timeline reads: ours vs naive', [
       { name: 'ours', samples: samples.inProcessOurs },

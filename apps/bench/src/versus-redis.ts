@@ -11,6 +11,8 @@ export interface VersusRedisRow {
   feedmill: number | null;
   redis: number | null;
   better: Better;
+  /** How {@link ratio} is taken, so that results.json says it too. */
+  ratioIs: 'feedmill ÷ Redis' | 'Redis ÷ feedmill';
   /**
    * feedmill's advantage: feedmill ÷ Redis where higher is better (rates), Redis ÷ feedmill
    * where lower is better (latency, memory), so that above 1 feedmill is better either way.
@@ -51,6 +53,7 @@ export function versusRedis(r: Pick<BenchResults, 'loading' | 'fanout' | 'posts'
     feedmill,
     redis: theirs,
     better,
+    ratioIs: better === 'higher' ? 'feedmill ÷ Redis' : 'Redis ÷ feedmill',
     ratio: advantage(feedmill, theirs, better),
   });
   const kib = (bytes: number | null) => (bytes === null ? null : Math.round((bytes / 1024) * 10) / 10);

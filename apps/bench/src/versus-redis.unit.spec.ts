@@ -62,8 +62,8 @@ describe('versusRedis', () => {
 
   it('pairs every shared figure, with ratios that favour whichever side is better', () => {
     const rows = new Map(versusRedis(feedmill, redis).map((row) => [row.figure, row]));
-    expect(rows.get('timeline reads (mixed phase)')).toEqual({ figure: 'timeline reads (mixed phase)', unit: '/s', feedmill: 4_800, redis: 3_200, better: 'higher', ratio: 1.5 });
-    expect(rows.get('read latency p99 (mixed phase)')).toMatchObject({ feedmill: 16, redis: 64, better: 'lower', ratio: 4 });
+    expect(rows.get('timeline reads (mixed phase)')).toEqual({ figure: 'timeline reads (mixed phase)', unit: '/s', feedmill: 4_800, redis: 3_200, better: 'higher', ratioIs: 'feedmill ÷ Redis', ratio: 1.5 });
+    expect(rows.get('read latency p99 (mixed phase)')).toMatchObject({ feedmill: 16, redis: 64, better: 'lower', ratioIs: 'Redis ÷ feedmill', ratio: 4 });
     expect(rows.get('follow edges loaded')).toMatchObject({ ratio: 0.075 });
     expect(rows.get('fan-out deliveries until visible (warm-up)')).toMatchObject({ ratio: 3 });
     expect(rows.get('memory per 1,000 timeline entries')).toMatchObject({ feedmill: 100, redis: 200, unit: 'KiB', ratio: 2 });

@@ -76,9 +76,9 @@ export async function runRedisBaseline(input: RedisBaselineInput): Promise<{ res
   let lock: RedisRunLock | undefined;
   let feeds: RedisHomeFeeds | undefined;
   try {
-    say(`Redis baseline: flushing database ${target.db} of ${target.shown}`);
     lock = await RedisRunLock.flushAndHold(admin, LOCK_WAIT_MS);
-    if (!lock) {
+    if (lock) say(`Redis baseline: database ${target.db} of ${target.shown} flushed and held for this run`);
+    else {
       const reason = `another benchmark run held database ${target.db} of ${target.shown} for ${LOCK_WAIT_MS / 60_000} minutes`;
       return { results: { available: false, url: target.shown, db: target.db, reason }, samples: none };
     }
@@ -131,7 +131,8 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
 
   // 2. History: feedmill's warm-up posts in its order, until every entry is in Redis.
   // feedmill's warm-up drew a producer and an object per post: draw as many, so that the
-  // mixed phase continues the same sequence.
+  // mixed phase continues the same sequence. (feedmill's probes draw from it too, when the
+  // load lets them, so the mixed phases' draws match in distribution, not one by one.)
   for (let i = 0; i < profile.warmPosts; i++) {
     workload.nextPoster();
     workload.chance();

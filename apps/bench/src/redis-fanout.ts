@@ -118,6 +118,10 @@ export function fanoutInWorkerThread(target: RedisTarget, workers: number): Fano
           else if (message.kind !== 'stopped') report(message);
         });
         thread.once('error', (error) => (started ? report({ kind: 'crashed', message: error.message }) : reject(error)));
+        // Exiting before it is told to stop leaves jobs undone: waiting for them would hang.
+        thread.once('exit', (code) => {
+          if (running?.thread === thread) report({ kind: 'crashed', message: `the fan-out thread exited with code ${code}` });
+        });
       }),
     stop: async () => {
       if (!running) return;

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { closeAll, connectOrExplain } from './redis-connect.js';
+import { redisTarget } from './redis-design.js';
 import type { BenchResults } from './report.js';
 
 /**
@@ -11,8 +13,13 @@ import type { BenchResults } from './report.js';
 let out: string;
 let results: BenchResults;
 let output = '';
+/** Whether a Redis answers here: then the run must have compared with it. */
+let redisAnswers: boolean;
 
 beforeAll(async () => {
+  const probe = await connectOrExplain(redisTarget(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379'), 'feedmill-bench-smoke');
+  redisAnswers = 'redis' in probe;
+  if ('redis' in probe) closeAll([probe.redis]);
   out = await mkdtemp(join(tmpdir(), 'feedmill-bench-smoke-'));
   const child = spawn(process.execPath, ['--expose-gc', resolve('apps/bench/dist/main.js'), '--profile', 'small', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -91,4 +98,44 @@ it('writes a report that shows the figures and the charts', async () => {
   const html = await readFile(join(out, 'report.html'), 'utf8');
   expect((html.match(/<svg /g) ?? []).length).toBeGreaterThanOrEqual(4);
   expect(output).toMatch(/mixed 20:1/);
+});
+
+it('compares with Redis home feeds where a Redis answers, on the same timelines, and says why not where none does', async () => {
+  const markdown = await readFile(join(out, 'report.md'), 'utf8');
+  expect(markdown).toContain('## feedmill vs Redis home feeds');
+  const redis = results.redis;
+  if (!redisAnswers || (!redis.available && /another benchmark run held/.test(redis.reason))) {
+    expect(redis.available).toBe(false);
+    expect(results.versusRedis).toBeNull();
+    expect(markdown).toContain(`Not measured: ${redis.available ? '' : redis.reason}`);
+    return;
+  }
+  if (!redis.available) throw new Error(`a Redis answers, but the baseline did not run: ${redis.reason}`);
+  // Both sides hold the same timelines: the same deliveries, the same newest entries.
+  expect(redis.warm.deliveries).toBe(results.fanout.deliveries);
+  expect(redis.check).toMatchObject({ readers: 200, newest: 20, matches: 200, mismatches: 0 });
+  expect(redis.check.entries).toBeGreaterThan(200);
+  expect(redis.failures).toEqual({ calls: 0, fanoutJobs: 0 });
+  for (const [name, l] of Object.entries({ reads: redis.mixed.readLatencyMs, posts: redis.mixed.postLatencyMs, 'post to visible': redis.postToVisibleMs, follows: redis.loading.edgeLatencyMs })) {
+    expect({ name, counted: l.count > 0, ordered: l.p50 <= l.p99 && l.p99 <= l.max }).toEqual({ name, counted: true, ordered: true });
+  }
+  const mix = redis.mixed.readsPerSecond / redis.mixed.postsPerSecond;
+  expect(mix).toBeGreaterThan(12);
+  expect(mix).toBeLessThan(30);
+  expect(redis.memory.entries).toBeGreaterThan(0);
+  expect(redis.memory.entries).toBeLessThanOrEqual(redis.warm.deliveries);
+  expect(redis.memory.bytesPer1000TimelineEntries).toBeGreaterThan(8_000);
+  // Every shared figure has both sides and a ratio, in the JSON and in the report's one table.
+  const rows = results.versusRedis!;
+  expect(rows.length).toBeGreaterThanOrEqual(10);
+  for (const row of rows) {
+    if (row.figure.startsWith('memory') && row.feedmill === null) continue;
+    expect({ figure: row.figure, ratio: row.ratio !== null && row.ratio > 0 && Number.isFinite(row.ratio) }).toEqual({ figure: row.figure, ratio: true });
+  }
+  expect(markdown).toContain('| figure | feedmill | Redis | ratio |');
+  expect(markdown).toContain(`| timeline reads (mixed phase) | ${results.reads.http.readsPerSecond.toLocaleString('en')} /s | ${redis.mixed.readsPerSecond.toLocaleString('en')} /s |`);
+  expect(markdown).toContain(`flushed before and after the run`);
+  const html = await readFile(join(out, 'report.html'), 'utf8');
+  expect(html).toContain('<h2>feedmill vs Redis home feeds</h2>');
+  expect(output).toMatch(/feedmill and Redis hold the same newest 20 entries for all 200 checked readers/);
 });

@@ -1,18 +1,30 @@
 import 'reflect-metadata';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
-import { timelineModels, type TimelineModel } from '@feedmill/contracts';
+import { decodeFeedEvents, timelineModels, type TimelineModel } from '@feedmill/contracts';
+import { readAllEvents } from '@feedmill/harness';
 import { BenchDeployment, CpuMeter, round, type Mode } from './deployment.js';
 import { runHttpLoad, type PlannedRequest } from './http-load.js';
 import { measureInProcess } from './in-process.js';
 import { Latencies } from './latency.js';
+import { feedmillNewest, sampleReaders } from './newest-check.js';
 import { measurePostToVisible } from './post-to-visible.js';
 import { profiles, type Profile } from './profiles.js';
 import { progressBar, say } from './progress.js';
+import { runRedisBaseline, type RedisBaselineResults, type RedisSamples } from './redis-baseline.js';
+import { redisTarget } from './redis-design.js';
 import { writeReport, type BenchResults } from './report.js';
+import { versusRedis } from './versus-redis.js';
+import { postsInTimelineOrder } from './warm-posts.js';
 import { Workload } from './workload.js';
+
+/** The page size of every timeline read, on both sides of the Redis comparison. */
+const PAGE_SIZE = 25;
+/** Readers whose newest entries must be the same on feedmill and on Redis, and how many entries. */
+const CHECKED_READERS = 200;
+const CHECKED_NEWEST = 20;
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +47,7 @@ const mode = values.mode as Mode;
 const model = values.model as TimelineModel;
 if (!(timelineModels as readonly string[]).includes(model)) throw new Error(`--model must be one of ${timelineModels.join(', ')}`);
 const seed = Number(values.seed);
+const redis = redisTarget(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379');
 const outDir = resolve(values.out ?? `bench-results/${profile.name}-${mode}-${values.model}`);
 Logger.overrideLogger(['error', 'warn']);
 
@@ -62,7 +75,7 @@ try {
     onProgress: (done) => bar.update(done),
   });
   bar.stop();
-  await deployment.settled();
+  const followsHead = await deployment.settled();
 
   // 2. History: posts only, then wait for fan-out to deliver all of them.
   const postRequest = (kind: string): PlannedRequest => {
@@ -80,12 +93,16 @@ try {
     onProgress: (done) => bar.update(done),
   });
   bar.stop();
-  await deployment.settled();
+  const warmHead = await deployment.settled();
   const fanoutSeconds = (performance.now() - fanoutStarted) / 1000;
   const deliveries = (await deployment.timelineCounters()).delivered - deliveredBefore;
   say(`fan-out delivered ${deliveries} timeline entries in ${round(fanoutSeconds, 2)} s`);
+  // What the Redis baseline's timelines must equal, entry for entry, after the same posts.
+  const checkedReaders = sampleReaders(CHECKED_READERS, profile.readers).map((i) => `r${i}`);
+  const feedmillPages = await feedmillNewest(deployment.baseUrl, checkedReaders, CHECKED_NEWEST);
 
   // 3. The mixed phase, with post-to-visible probes and CPU sampling beside it.
+  const mixedLoadAverage = round(loadavg()[0]!, 2);
   const cpu = new CpuMeter();
   cpu.start(() => deployment.pids);
   let mixedOver = false;
@@ -99,7 +116,7 @@ try {
     seconds: profile.mixedSeconds,
     next: () => {
       if (workload.chance() < 1 / (profile.readsPerWrite + 1)) return postRequest('post');
-      return { kind: 'read', method: 'GET', path: `/v1/feeds/timeline/r${workload.nextReader()}?limit=25` };
+      return { kind: 'read', method: 'GET', path: `/v1/feeds/timeline/r${workload.nextReader()}?limit=${PAGE_SIZE}` };
     },
   });
   mixedOver = true;
@@ -121,8 +138,25 @@ try {
 
   // 5. In-process figures and the naive baseline, from the same log.
   const log = await deployment.openLog();
+  const warmPosts = postsInTimelineOrder(decodeFeedEvents(await readAllEvents(log)), followsHead, warmHead);
   const inProcess = await measureInProcess(log, workload, deployment.natsUrl, (phase) => say(`in-process: ${phase}`));
   await log.close();
+
+  // 6. The Redis home-feed baseline, with feedmill stopped.
+  let redisRun: { results: RedisBaselineResults; samples: RedisSamples };
+  try {
+    redisRun = await runRedisBaseline({ target: redis, profile, seed, warmPosts, pageSize: PAGE_SIZE, check: { readers: checkedReaders, newest: CHECKED_NEWEST, feedmill: feedmillPages }, say });
+  } catch (error) {
+    const reason = `the Redis baseline failed: ${(error as Error).message}`;
+    say(`!!! ${reason}`);
+    redisRun = { results: { available: false, url: redis.shown, db: redis.db, reason }, samples: { read: [] } };
+  }
+  const redisResults = redisRun.results;
+  if (!redisResults.available) say(`Redis baseline not measured: ${redisResults.reason}`);
+  else if (redisResults.check.mismatches > 0) {
+    say(`!!! feedmill and Redis timelines DIFFER for ${redisResults.check.mismatches} of ${redisResults.check.readers} readers:`);
+    for (const example of redisResults.check.examples) say(`!!!   ${example}`);
+  } else say(`feedmill and Redis hold the same newest ${CHECKED_NEWEST} entries for all ${redisResults.check.readers} checked readers`);
 
   const empty = new Latencies();
   const byKind = (kind: string) => mixed.byKind[kind] ?? { ok: 0, failed: 0, latency: empty };
@@ -169,19 +203,27 @@ try {
     },
     memory: inProcess.memory,
     cpu: cpuUse,
+    mixedLoadAverage,
     baseline: { fanout: inProcess.fanout, reads: { ours: inProcess.reads.ours, naive: inProcess.reads.naive, speedup: inProcess.reads.speedup } },
     failures,
     throughput: { mixed: mixed.perSecond, warm: warm.perSecond },
+    redis: redisResults,
+    versusRedis: null,
   };
+  if (redisResults.available) results.versusRedis = versusRedis(results, redisResults);
   await writeReport(outDir, results, {
     post: byKind('post').latency.samples(),
     read: byKind('read').latency.samples(),
     postToVisible: postToVisible.samples(),
     inProcessOurs: inProcess.reads.samples.ours,
     inProcessNaive: inProcess.reads.samples.naive,
+    redisRead: redisRun.samples.read,
   });
   say(`done in ${results.durationSeconds} s: ${outDir}/report.md, report.html, results.json`);
   say(`posts ${results.posts.acceptedPerSecond}/s, reads ${results.reads.http.readsPerSecond}/s (p99 ${results.reads.http.latencyMs.p99} ms), post-to-visible p50 ${results.postToVisibleMs.p50} ms, fan-out ${results.fanout.deliveriesPerSecond}/s`);
+  if (redisResults.available) {
+    say(`Redis: posts ${redisResults.mixed.postsPerSecond}/s, reads ${redisResults.mixed.readsPerSecond}/s (p99 ${redisResults.mixed.readLatencyMs.p99} ms), post-to-visible p50 ${redisResults.postToVisibleMs.p50} ms, fan-out ${redisResults.warm.deliveriesPerSecond}/s`);
+  }
 } finally {
   await deployment.dispose();
 }

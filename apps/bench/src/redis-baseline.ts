@@ -11,7 +11,7 @@ import { FEED_KEEP, FOLLOWERS_PER_PIPELINE, feedKey, isLoopback, parseInfo, type
 import { fanoutInWorkerThread } from './redis-fanout.js';
 import { RedisHomeFeeds } from './redis-home-feeds.js';
 import type { ReplayedPost } from './warm-posts.js';
-import { Workload } from './workload.js';
+import { importBatches, IMPORT_REQUESTS_IN_FLIGHT, Workload } from './workload.js';
 
 /** Connections the clients share: Redis serves one command at a time, so a few suffice. */
 const CLIENT_CONNECTIONS = 4;
@@ -115,15 +115,16 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
   const empty = new Latencies();
   const byKind = (run: ClientLoadResult, kind: string) => run.byKind[kind] ?? { ok: 0, failed: 0, latency: empty };
 
-  // 1. The social graph.
-  let bar = progressBar('Redis: follows', workload.edges.length);
-  let edge = 0;
+  // 1. The social graph, imported in batches as feedmill's is.
+  const batches = importBatches(workload.edges);
+  let bar = progressBar('Redis: follows', batches.length);
+  let batch = 0;
   const follows = await runClientLoad({
-    clients: profile.connections,
-    amount: workload.edges.length,
+    clients: IMPORT_REQUESTS_IN_FLIGHT,
+    amount: batches.length,
     next: () => {
-      const [reader, producer] = workload.edges[edge++]!;
-      return { kind: 'follow', run: () => feeds.follow(`r${reader}`, `p${producer}`) };
+      const edges = batches[batch++]!.map(([reader, producer]) => [`r${reader}`, `p${producer}`] as const);
+      return { kind: 'follow', run: () => feeds.followMany(edges) };
     },
     onProgress: (done) => bar.update(done),
   });
@@ -199,7 +200,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
   const rate = (count: number, seconds: number) => Math.round(count / seconds);
   return {
     results: {
-      loading: { edges: workload.edges.length, edgesPerSecond: rate(byKind(follows, 'follow').ok, follows.seconds), edgeLatencyMs: byKind(follows, 'follow').latency.summary() },
+      loading: { edges: workload.edges.length, edgesPerSecond: rate(workload.edges.length, follows.seconds), edgeLatencyMs: byKind(follows, 'follow').latency.summary() },
       warm: {
         posts: input.warmPosts.length,
         postsPerSecond: rate(byKind(warm, 'post').ok, warm.seconds),

@@ -49,6 +49,13 @@ export class RedisHomeFeeds {
     await this.client().sadd(followersKey(producer), reader);
   }
 
+  /** Many follows in one pipelined round trip: how a team imports a graph into Redis. */
+  async followMany(edges: ReadonlyArray<readonly [reader: string, producer: string]>): Promise<void> {
+    const pipeline = this.client().pipeline();
+    for (const [reader, producer] of edges) pipeline.sadd(followersKey(producer), reader);
+    await execPipeline(pipeline);
+  }
+
   /** Stores the post once and queues its fan-out, in one round trip; returns it. */
   async post(producer: string, content: { actor: string; verb: string; object: string }): Promise<RedisPost> {
     const id = this.ids.next(Date.now());

@@ -1,3 +1,4 @@
+import { IMPORT_BATCH } from './workload.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { latencyDistribution, throughputOverTime } from './charts.js';
@@ -25,7 +26,7 @@ export interface BenchResults {
     readsPerWrite: number;
     connections: number;
   };
-  loading: { followsPerSecond: number; followLatencyMs: LatencySummary; warmPostsPerSecond: number; warmPostLatencyMs: LatencySummary };
+  loading: { followsPerSecond: number; followsSettledPerSecond: number; followLatencyMs: LatencySummary; warmPostsPerSecond: number; warmPostLatencyMs: LatencySummary };
   posts: { acceptedPerSecond: number; latencyMs: LatencySummary };
   fanout: { deliveries: number; seconds: number; deliveriesPerSecond: number };
   fanoutInProcess: InProcessResults['fanoutInProcess'];
@@ -74,7 +75,7 @@ ${r.workload.readers.toLocaleString('en')} readers, ${r.workload.producers.toLoc
 | post to visible in a follower's timeline | ${r.postToVisibleMs.count} probes | ${l(r.postToVisibleMs)} |
 | fan-out deliveries (warm phase, deployment) | ${r.fanout.deliveriesPerSecond.toLocaleString('en')} /s | |
 | posts accepted (warm phase, posts only) | ${r.loading.warmPostsPerSecond.toLocaleString('en')} /s | ${l(r.loading.warmPostLatencyMs)} |
-| follows accepted (graph load) | ${r.loading.followsPerSecond.toLocaleString('en')} /s | ${l(r.loading.followLatencyMs)} |
+| follows imported (\`POST /v1/follows\`, ${IMPORT_BATCH.toLocaleString('en')} per request) | ${r.loading.followsPerSecond.toLocaleString('en')} /s accepted, ${r.loading.followsSettledPerSecond.toLocaleString('en')} /s until fan-out applied them | ${l(r.loading.followLatencyMs)} per request |
 | rebuild on restart (deployment, all projections and timelines) | ${r.rebuild.deployment.eventsPerSecond.toLocaleString('en')} events/s (${r.rebuild.deployment.events.toLocaleString('en')} in ${r.rebuild.deployment.seconds} s) | |
 | fan-out with no transport (in-process: plan and apply deliveries) | ${r.fanoutInProcess.deliveriesPerSecond.toLocaleString('en')} /s | |
 | rebuild of content and graph projections (in-process) | ${r.rebuild.inProcessProjections.eventsPerSecond.toLocaleString('en')} events/s | |

@@ -70,3 +70,15 @@ export class Workload {
     return { max: counts[counts.length - 1]!, p50: at(0.5), p99: at(0.99), producersWithoutFollowers: counts.filter((c) => c === 0).length };
   }
 }
+
+/** Follows per bulk import request: the most `POST /v1/follows` takes. */
+export const IMPORT_BATCH = 10_000;
+/** Import requests in flight, on both sides of the comparison. */
+export const IMPORT_REQUESTS_IN_FLIGHT = 2;
+
+/** The graph's edges in import batches, in order. */
+export function importBatches<Edge>(edges: readonly Edge[], size = IMPORT_BATCH): Edge[][] {
+  const batches: Edge[][] = [];
+  for (let start = 0; start < edges.length; start += size) batches.push(edges.slice(start, start + size));
+  return batches;
+}

@@ -6,7 +6,7 @@ export type ActivityHandle = number;
 /** The two orders a timeline can have: by time, or by relevance (raised by bumps). */
 export type TimelineOrder = 'time' | 'relevance';
 
-/** No handle: the end of a version chain, or an empty floor. */
+/** No handle: an id with no live version, or an empty floor. */
 export const NO_HANDLE = -1;
 
 const INITIAL_CAPACITY = 1024;
@@ -37,8 +37,8 @@ export function probeOf(key: SortKey): KeyProbe {
  * Versions: an activity changes (a bump raises it), and not every timeline receives every
  * change at the same moment, so two versions of one id may be held at once. Each version
  * is its own handle and its own item object, never mutated: a reader sees exactly the
- * version it was given. All live versions of an id form a chain, so a timeline can tell
- * which of them (if any) it holds.
+ * version it was given. All live versions of an id form a ring, so a timeline can tell
+ * from any one of them which (if any) it holds, without looking the id up.
  *
  * Keys compare as numbers (the time in milliseconds) and, on equal milliseconds, as the
  * key text would. That is exactly the text order of {@link sortKeyOf} and
@@ -51,9 +51,9 @@ export class ActivityTable {
   private relevanceMs = new Float64Array(INITIAL_CAPACITY);
   /** Timeline entries and floors that hold each version. */
   private holds = new Int32Array(INITIAL_CAPACITY);
-  /** The next version of the same id in its chain, or {@link NO_HANDLE}. */
+  /** The next version of the same id in its ring: the handle itself when it is the only one. */
   private nextVersion = new Int32Array(INITIAL_CAPACITY);
-  /** The head of each id's chain of live versions. */
+  /** One live version of each id, the way into its ring. */
   private readonly versionsById = new Map<string, ActivityHandle>();
   private readonly freed: ActivityHandle[] = [];
 
@@ -64,18 +64,28 @@ export class ActivityTable {
 
   /** The handle of this version of the activity, embedded: an equal one stored, or a new one. */
   intern(activity: Activity): ActivityHandle {
-    for (let handle = this.firstVersionOf(activity.id); handle !== NO_HANDLE; handle = this.nextVersion[handle]!) {
-      const item = this.items[handle]!;
-      if (item === activity || (isEmbedded(item) && sameActivity(item, activity))) return handle;
+    const first = this.firstVersionOf(activity.id);
+    if (first !== NO_HANDLE) {
+      let handle = first;
+      do {
+        const item = this.items[handle]!;
+        if (item === activity || (isEmbedded(item) && sameActivity(item, activity))) return handle;
+        handle = this.nextVersion[handle]!;
+      } while (handle !== first);
     }
     return this.add(activity);
   }
 
   /** The handle of a reference to this version of the activity, for timelines that link. */
   internReference(activity: Activity): ActivityHandle {
-    for (let handle = this.firstVersionOf(activity.id); handle !== NO_HANDLE; handle = this.nextVersion[handle]!) {
-      const item = this.items[handle]!;
-      if (!isEmbedded(item) && item.feed === activity.feed && item.time === activity.time && item.bumpedAt === activity.bumpedAt) return handle;
+    const first = this.firstVersionOf(activity.id);
+    if (first !== NO_HANDLE) {
+      let handle = first;
+      do {
+        const item = this.items[handle]!;
+        if (!isEmbedded(item) && item.feed === activity.feed && item.time === activity.time && item.bumpedAt === activity.bumpedAt) return handle;
+        handle = this.nextVersion[handle]!;
+      } while (handle !== first);
     }
     return this.add(referenceTo(activity));
   }
@@ -98,13 +108,19 @@ export class ActivityTable {
     return this.items[handle]!;
   }
 
-  /** The first live version of an id, then {@link nextVersionOf} for the others. */
+  /** One live version of an id (or {@link NO_HANDLE}); {@link nextVersionOf} goes round the others. */
   firstVersionOf(id: string): ActivityHandle {
     return this.versionsById.get(id) ?? NO_HANDLE;
   }
 
+  /** The next version of the same id, back to `handle` itself after the last. */
   nextVersionOf(handle: ActivityHandle): ActivityHandle {
     return this.nextVersion[handle]!;
+  }
+
+  /** The key's time in milliseconds: keys with different ones compare as these do. */
+  keyMsOf(handle: ActivityHandle, order: TimelineOrder): number {
+    return order === 'relevance' ? this.relevanceMs[handle]! : this.timeMs[handle]!;
   }
 
   holdsOf(handle: ActivityHandle): number {
@@ -148,22 +164,27 @@ export class ActivityTable {
     this.timeMs[handle] = Date.parse(item.time);
     this.relevanceMs[handle] = Date.parse(relevanceOf(item));
     this.holds[handle] = 0;
-    this.nextVersion[handle] = this.versionsById.get(item.id) ?? NO_HANDLE;
-    this.versionsById.set(item.id, handle);
+    const other = this.versionsById.get(item.id);
+    if (other === undefined) {
+      this.nextVersion[handle] = handle;
+      this.versionsById.set(item.id, handle);
+    } else {
+      this.nextVersion[handle] = this.nextVersion[other]!;
+      this.nextVersion[other] = handle;
+    }
     return handle;
   }
 
   private free(handle: ActivityHandle): void {
     const id = this.items[handle]!.id;
-    const first = this.versionsById.get(id)!;
-    if (first === handle) {
-      const next = this.nextVersion[handle]!;
-      if (next === NO_HANDLE) this.versionsById.delete(id);
-      else this.versionsById.set(id, next);
+    const next = this.nextVersion[handle]!;
+    if (next === handle) {
+      this.versionsById.delete(id);
     } else {
-      let previous = first;
+      let previous = next;
       while (this.nextVersion[previous] !== handle) previous = this.nextVersion[previous]!;
-      this.nextVersion[previous] = this.nextVersion[handle]!;
+      this.nextVersion[previous] = next;
+      if (this.versionsById.get(id) === handle) this.versionsById.set(id, next);
     }
     this.items[handle] = undefined;
     this.freed.push(handle);

@@ -61,18 +61,24 @@ describe('ActivityTable', () => {
     expect(table.size).toBe(0);
   });
 
-  it('links every live version of an id, and unlinks one from the middle', () => {
+  it('rings every live version of an id, and unlinks any one of them', () => {
     const table = new ActivityTable();
     const versions = [0, 1, 2].map((bump) => table.intern({ ...activity('a1', 1), bumpedAt: at(10 + bump) }));
     for (const handle of versions) table.hold(handle);
-    const chain = () => {
-      const handles: number[] = [];
-      for (let handle = table.firstVersionOf('a1'); handle !== -1; handle = table.nextVersionOf(handle)) handles.push(handle);
+    // Round the ring from any version back to it.
+    const ring = (from: number) => {
+      const handles = [from];
+      for (let handle = table.nextVersionOf(from); handle !== from; handle = table.nextVersionOf(handle)) handles.push(handle);
       return handles.sort();
     };
+    const chain = () => ring(table.firstVersionOf('a1'));
     expect(chain()).toEqual([...versions].sort());
+    expect(ring(versions[1]!)).toEqual([...versions].sort());
     table.release(versions[1]!);
     expect(chain()).toEqual([versions[0], versions[2]].sort());
+    expect(ring(versions[2]!)).toEqual([versions[0], versions[2]].sort());
+    table.release(table.firstVersionOf('a1'));
+    expect(chain()).toHaveLength(1);
   });
 
   it.each<[TimelineOrder, typeof sortKeyOf]>([

@@ -16,7 +16,9 @@ const INITIAL_CAPACITY = 16;
  * timeline holds the whole of it. The floor is a handle too, held like an entry.
  *
  * It holds at most one version of an activity. Whether it holds one is a binary search for
- * each live version's key (usually one), so membership costs no map per reader.
+ * each live version's key (usually one), so membership costs no map per reader; and the
+ * timeline keeps its newest and floor keys' milliseconds, so that the usual delivery (a
+ * post newer than everything held) is decided from the timeline object alone.
  *
  * A caller holds the handles it passes in for the length of the call: a trim or a
  * replacement may give up the timeline's own hold on a handle the call still uses.
@@ -32,6 +34,9 @@ export class CompactTimeline implements StoredTimeline {
   private start = 0;
   private end = 0;
   private floorHandle: ActivityHandle = NO_HANDLE;
+  /** Milliseconds of the newest entry's key and of the floor's (-Infinity when none). */
+  private newestMs = -Infinity;
+  private floorMs = -Infinity;
   private readonly maxCapacity: number;
 
   /** @param order the order of this reader's timeline. @defaultValue 'time' */
@@ -63,7 +68,7 @@ export class CompactTimeline implements StoredTimeline {
    * place of its key). Returns whether the timeline gained an entry.
    */
   insert(handle: ActivityHandle): boolean {
-    const held = this.indexOfVersionOf(this.table.itemOf(handle).id);
+    const held = this.indexOfVersionOf(handle);
     if (held < 0) return this.place(handle);
     this.swap(held, handle);
     return false;
@@ -71,16 +76,18 @@ export class CompactTimeline implements StoredTimeline {
 
   /** Puts this version in place of the one held, if any. Returns whether one was held. */
   replace(handle: ActivityHandle): boolean {
-    const held = this.indexOfVersionOf(this.table.itemOf(handle).id);
+    const held = this.indexOfVersionOf(handle);
     if (held < 0) return false;
     this.swap(held, handle);
     return true;
   }
 
   remove(id: string): boolean {
-    const held = this.indexOfVersionOf(id);
+    const version = this.table.firstVersionOf(id);
+    const held = version === NO_HANDLE ? -1 : this.indexOfVersionOf(version);
     if (held < 0) return false;
     this.removeAt(held);
+    this.refreshNewest();
     return true;
   }
 
@@ -94,6 +101,7 @@ export class CompactTimeline implements StoredTimeline {
     }
     const removed = this.end - kept;
     this.end = kept;
+    this.refreshNewest();
     return removed;
   }
 
@@ -123,28 +131,51 @@ export class CompactTimeline implements StoredTimeline {
     this.floorHandle = NO_HANDLE;
     this.handles = new Int32Array(0);
     this.start = this.end = 0;
+    this.newestMs = this.floorMs = -Infinity;
   }
 
-  /** Where the version of this activity that the timeline holds is, or -1. */
-  private indexOfVersionOf(id: string): number {
-    for (let version = this.table.firstVersionOf(id); version !== NO_HANDLE; version = this.table.nextVersionOf(version)) {
+  /** Where the timeline holds a version of this handle's activity (any version), or -1. */
+  private indexOfVersionOf(handle: ActivityHandle): number {
+    let version = handle;
+    do {
       const index = this.indexOfKey(version);
       if (index >= 0) return index;
-    }
+      version = this.table.nextVersionOf(version);
+    } while (version !== handle);
     return -1;
   }
 
   /** Where an entry with this handle's key is (keys name their activity), or -1. */
   private indexOfKey(handle: ActivityHandle): number {
-    if (this.end === this.start || this.table.compare(this.handles[this.end - 1]!, handle, this.order) < 0) return -1;
+    if (this.isAboveNewest(handle)) return -1;
     const index = this.lowerBound(handle);
     return index < this.end && this.table.compare(this.handles[index]!, handle, this.order) === 0 ? index : -1;
+  }
+
+  private isAboveNewest(handle: ActivityHandle): boolean {
+    if (this.end === this.start || this.table.keyMsOf(handle, this.order) > this.newestMs) return true;
+    return this.table.compare(this.handles[this.end - 1]!, handle, this.order) < 0;
+  }
+
+  private isAtOrBelowFloor(handle: ActivityHandle): boolean {
+    if (this.floorHandle === NO_HANDLE || this.table.keyMsOf(handle, this.order) > this.floorMs) return false;
+    return this.table.compare(handle, this.floorHandle, this.order) <= 0;
+  }
+
+  private refreshNewest(): void {
+    this.newestMs = this.end === this.start ? -Infinity : this.table.keyMsOf(this.handles[this.end - 1]!, this.order);
+  }
+
+  private setFloor(handle: ActivityHandle): void {
+    this.floorHandle = handle;
+    this.floorMs = this.table.keyMsOf(handle, this.order);
   }
 
   private swap(index: number, handle: ActivityHandle): void {
     const held = this.handles[index]!;
     if (held === handle) return;
     if (this.table.compare(held, handle, this.order) === 0) {
+      // The same key (by time, always): the new version takes the old one's place.
       this.table.hold(handle);
       this.handles[index] = handle;
       this.table.release(held);
@@ -152,18 +183,22 @@ export class CompactTimeline implements StoredTimeline {
     }
     // By relevance a new version may move: out of its old place, into the place of its key.
     this.removeAt(index);
-    this.place(handle);
+    if (!this.place(handle)) this.refreshNewest();
   }
 
   /** Inserts a version the timeline does not hold, in key order, then trims to the cap. */
   private place(handle: ActivityHandle): boolean {
-    if (this.floorHandle !== NO_HANDLE && this.table.compare(handle, this.floorHandle, this.order) <= 0) return false;
+    if (this.isAtOrBelowFloor(handle)) return false;
     this.makeRoom();
-    const newest = this.end === this.start || this.table.compare(this.handles[this.end - 1]!, handle, this.order) < 0;
-    const index = newest ? this.end : this.lowerBound(handle);
-    if (index < this.end) this.handles.copyWithin(index + 1, index, this.end);
-    this.handles[index] = handle;
-    this.end++;
+    if (this.isAboveNewest(handle)) {
+      this.handles[this.end++] = handle;
+      this.newestMs = this.table.keyMsOf(handle, this.order);
+    } else {
+      const index = this.lowerBound(handle);
+      this.handles.copyWithin(index + 1, index, this.end);
+      this.handles[index] = handle;
+      this.end++;
+    }
     this.table.hold(handle);
     if (this.size > this.cap) this.dropOldest(this.size - this.cap);
     return true;
@@ -186,19 +221,21 @@ export class CompactTimeline implements StoredTimeline {
     const newestDropped = this.start + count - 1;
     for (let index = this.start; index < newestDropped; index++) this.table.release(this.handles[index]!);
     if (this.floorHandle !== NO_HANDLE) this.table.release(this.floorHandle);
-    this.floorHandle = this.handles[newestDropped]!;
+    this.setFloor(this.handles[newestDropped]!);
     this.start += count;
+    if (this.start === this.end) this.refreshNewest();
   }
 
   private raiseFloor(handle: ActivityHandle): void {
-    if (this.floorHandle !== NO_HANDLE && this.table.compare(handle, this.floorHandle, this.order) <= 0) return;
+    if (this.isAtOrBelowFloor(handle)) return;
     // The new floor is held before anything is released: it may be one of the entries cut.
     this.table.hold(handle);
     const cut = this.upperBound(handle);
     for (let index = this.start; index < cut; index++) this.table.release(this.handles[index]!);
     this.start = cut;
     if (this.floorHandle !== NO_HANDLE) this.table.release(this.floorHandle);
-    this.floorHandle = handle;
+    this.setFloor(handle);
+    this.refreshNewest();
   }
 
   /** Makes room for one more handle at the end: compacts or grows, up to the cap's slack. */

@@ -2,18 +2,26 @@ import { relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply
 import { ActivityTable, CompactTimeline, NO_HANDLE, readTimelinePage, type ActivityHandle, type PullPath, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 
-interface Materialized {
-  entries: CompactTimeline;
-  /** Whether the reader's group stores references instead of copies. */
-  links: boolean;
-  /** For the `cache` model: when the reader last read, and the build in progress. */
-  lastReadAt: number;
-  building?: Promise<void>;
+/** A reader's timeline as this store keeps it: its entries, and what a `cache` build needs (one object per reader). */
+class Materialized extends CompactTimeline {
+  /** For the `cache` model: the build in progress. */
+  building: Promise<void> | undefined = undefined;
   /**
    * Changes delivered while a build pulls, applied once the pulled entries are in: the pull
    * may have read the feeds before them, and must not undo a removal or an unfollow.
    */
-  held?: Array<(timeline: Materialized) => void>;
+  held: Array<(timeline: Materialized) => void> | undefined = undefined;
+
+  constructor(
+    policy: TimelinePolicy,
+    activities: ActivityTable,
+    /** Whether the reader's group stores references instead of copies. */
+    readonly links: boolean,
+    /** For the `cache` model: when the reader last read. */
+    public lastReadAt: number,
+  ) {
+    super(policy.cap, activities, policy.relevancy ? 'relevance' : 'time');
+  }
 }
 
 /** How often idle `cache` timelines are looked for. */
@@ -94,7 +102,7 @@ export class MemoryTimelineStore implements TimelineStore {
             if (embedded === NO_HANDLE) this.activities.hold((embedded = this.activities.intern(delivery.activity)));
             handle = embedded;
           }
-          if (timeline.entries.insert(handle)) this.delivered++;
+          if (timeline.insert(handle)) this.delivered++;
         }
         if (embedded !== NO_HANDLE) this.activities.release(embedded);
         if (reference !== NO_HANDLE) this.activities.release(reference);
@@ -107,8 +115,8 @@ export class MemoryTimelineStore implements TimelineStore {
           this.change(timeline, (bumped) =>
             this.withHandle(bumped, delivery.activity, (handle) => {
               // By relevance the entry moves up; by time it keeps its place with the new copy.
-              if (bumped.entries.order === 'relevance') bumped.entries.insert(handle);
-              else bumped.entries.replace(handle);
+              if (bumped.order === 'relevance') bumped.insert(handle);
+              else bumped.replace(handle);
             }),
           );
         }
@@ -116,7 +124,7 @@ export class MemoryTimelineStore implements TimelineStore {
       case 'remove':
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
-          if (timeline) this.change(timeline, (changed) => changed.entries.remove(delivery.id));
+          if (timeline) this.change(timeline, (changed) => changed.remove(delivery.id));
         }
         return;
       case 'follow': {
@@ -131,7 +139,7 @@ export class MemoryTimelineStore implements TimelineStore {
       }
       case 'unfollow': {
         const timeline = this.timelines.get(delivery.reader);
-        if (timeline) this.change(timeline, (changed) => changed.entries.removeFeed(delivery.target));
+        if (timeline) this.change(timeline, (changed) => changed.removeFeed(delivery.target));
         return;
       }
     }
@@ -139,7 +147,7 @@ export class MemoryTimelineStore implements TimelineStore {
 
   private insertCounted(timeline: Materialized, activity: Activity): void {
     this.withHandle(timeline, activity, (handle) => {
-      if (timeline.entries.insert(handle)) this.delivered++;
+      if (timeline.insert(handle)) this.delivered++;
     });
   }
 
@@ -154,7 +162,7 @@ export class MemoryTimelineStore implements TimelineStore {
   private mergeFeed(timeline: Materialized, recent: readonly Activity[], exhausted: boolean): void {
     const handles = recent.map((activity) => (timeline.links ? this.activities.internReference(activity) : this.activities.intern(activity)));
     for (const handle of handles) this.activities.hold(handle);
-    timeline.entries.mergeFeed(handles, exhausted);
+    timeline.mergeFeed(handles, exhausted);
     for (const handle of handles) this.activities.release(handle);
   }
 
@@ -169,13 +177,13 @@ export class MemoryTimelineStore implements TimelineStore {
     const timeline = this.timelines.get(reader);
     if (!timeline) return;
     this.timelines.delete(reader);
-    timeline.entries.clear();
+    timeline.clear();
   }
 
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
     const policy = this.policyOf(reader);
     if (policy.model === 'cache') await this.buildOnRead(reader, policy, pull);
-    return readTimelinePage(this.timelines.get(reader)?.entries, before, limit, pull, keyOf(policy));
+    return readTimelinePage(this.timelines.get(reader), before, limit, pull, keyOf(policy));
   }
 
   /**
@@ -214,8 +222,7 @@ export class MemoryTimelineStore implements TimelineStore {
   private materialize(reader: FeedId, policy: TimelinePolicy): Materialized {
     let timeline = this.timelines.get(reader);
     if (!timeline) {
-      const entries = new CompactTimeline(policy.cap, this.activities, policy.relevancy ? 'relevance' : 'time');
-      this.timelines.set(reader, (timeline = { entries, links: policy.embed === false, lastReadAt: this.now() }));
+      this.timelines.set(reader, (timeline = new Materialized(policy, this.activities, policy.embed === false, this.now())));
     }
     return timeline;
   }
@@ -232,12 +239,17 @@ export class MemoryTimelineStore implements TimelineStore {
   }
 
   async size(reader: FeedId): Promise<number> {
-    return this.timelines.get(reader)?.entries.size ?? 0;
+    return this.timelines.get(reader)?.size ?? 0;
+  }
+
+  /** Activity versions stored (copies and references), each once whatever the readers holding it. */
+  storedVersions(): number {
+    return this.activities.size;
   }
 
   async counters(): Promise<{ timelines: number; entries: number; delivered: number }> {
     let entries = 0;
-    for (const timeline of this.timelines.values()) entries += timeline.entries.size;
+    for (const timeline of this.timelines.values()) entries += timeline.size;
     return { timelines: this.timelines.size, entries, delivered: this.delivered };
   }
 }

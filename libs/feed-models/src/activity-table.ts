@@ -94,14 +94,12 @@ export class ActivityTable {
     this.holds[handle]!++;
   }
 
-  /** Gives up one hold; the last one frees the version. */
+  /**
+   * Gives up one hold; the last one frees the version. A version is interned to be held:
+   * one interned and never held stays until an intern of it is held and released.
+   */
   release(handle: ActivityHandle): void {
     if (--this.holds[handle]! === 0) this.free(handle);
-  }
-
-  /** Frees a version interned for a delivery that no timeline took. */
-  dropIfUnheld(handle: ActivityHandle): void {
-    if (handle !== NO_HANDLE && this.items[handle] !== undefined && this.holds[handle] === 0) this.free(handle);
   }
 
   itemOf(handle: ActivityHandle): TimelineItem {

@@ -54,10 +54,12 @@ describe('ActivityTable', () => {
     expect(table.size).toBe(1);
     // The remaining version is still found by id, and the freed handle serves the next one.
     expect(table.firstVersionOf('a1')).toBe(second);
-    expect(table.intern(activity('b1', 2))).toBe(first);
+    const reused = table.intern(activity('b1', 2));
+    expect(reused).toBe(first);
     table.release(second);
     expect(table.firstVersionOf('a1')).toBe(-1);
-    table.dropIfUnheld(first);
+    table.hold(reused);
+    table.release(reused);
     expect(table.size).toBe(0);
   });
 

@@ -82,45 +82,29 @@ export class MemoryTimelineStore implements TimelineStore {
   private applyDelivery(delivery: TimelineDelivery): void {
     switch (delivery.kind) {
       case 'insert': {
-        // One handle for all readers (two when some link): interned on first use, held
-        // while the readers take it, freed at the end if none did.
-        let embedded = NO_HANDLE;
-        let reference = NO_HANDLE;
+        // One handle for all readers (two when some link), held while the readers take it.
+        const delivered = new DeliveredActivity(this.activities, delivery.activity);
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
           // The hot path: a closure only while a build holds changes back.
-          if (timeline.held) {
-            timeline.held.push((built) => this.insertCounted(built, delivery.activity));
-            continue;
-          }
-          let handle: ActivityHandle;
-          if (timeline.links) {
-            if (reference === NO_HANDLE) this.activities.hold((reference = this.activities.internReference(delivery.activity)));
-            handle = reference;
-          } else {
-            if (embedded === NO_HANDLE) this.activities.hold((embedded = this.activities.intern(delivery.activity)));
-            handle = embedded;
-          }
-          if (timeline.insert(handle)) this.delivered++;
+          if (timeline.held) timeline.held.push((built) => this.applyHeld(built, delivery.activity, this.insertCounted));
+          else this.insertCounted(timeline, delivered.handleFor(timeline));
         }
-        if (embedded !== NO_HANDLE) this.activities.release(embedded);
-        if (reference !== NO_HANDLE) this.activities.release(reference);
+        delivered.release();
         return;
       }
-      case 'bump':
+      case 'bump': {
+        const delivered = new DeliveredActivity(this.activities, delivery.activity);
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
-          this.change(timeline, (bumped) =>
-            this.withHandle(bumped, delivery.activity, (handle) => {
-              // By relevance the entry moves up; by time it keeps its place with the new copy.
-              if (bumped.order === 'relevance') bumped.insert(handle);
-              else bumped.replace(handle);
-            }),
-          );
+          if (timeline.held) timeline.held.push((built) => this.applyHeld(built, delivery.activity, applyBump));
+          else applyBump(timeline, delivered.handleFor(timeline));
         }
+        delivered.release();
         return;
+      }
       case 'remove':
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
@@ -145,25 +129,24 @@ export class MemoryTimelineStore implements TimelineStore {
     }
   }
 
-  private insertCounted(timeline: Materialized, activity: Activity): void {
-    this.withHandle(timeline, activity, (handle) => {
-      if (timeline.insert(handle)) this.delivered++;
-    });
-  }
+  private readonly insertCounted = (timeline: Materialized, handle: ActivityHandle): void => {
+    if (timeline.insert(handle)) this.delivered++;
+  };
 
-  /** Runs `use` with the handle of what the reader's group stores of this activity, held meanwhile. */
-  private withHandle(timeline: Materialized, activity: Activity, use: (handle: ActivityHandle) => void): void {
-    const handle = timeline.links ? this.activities.internReference(activity) : this.activities.intern(activity);
-    this.activities.hold(handle);
-    use(handle);
-    this.activities.release(handle);
+  /** Applies a held change: the activity is interned as the change is applied, not before. */
+  private applyHeld(timeline: Materialized, activity: Activity, apply: (timeline: Materialized, handle: ActivityHandle) => void): void {
+    const delivered = new DeliveredActivity(this.activities, activity);
+    apply(timeline, delivered.handleFor(timeline));
+    delivered.release();
   }
 
   private mergeFeed(timeline: Materialized, recent: readonly Activity[], exhausted: boolean): void {
-    const handles = recent.map((activity) => (timeline.links ? this.activities.internReference(activity) : this.activities.intern(activity)));
-    for (const handle of handles) this.activities.hold(handle);
-    timeline.mergeFeed(handles, exhausted);
-    for (const handle of handles) this.activities.release(handle);
+    const delivered = recent.map((activity) => new DeliveredActivity(this.activities, activity));
+    timeline.mergeFeed(
+      delivered.map((one) => one.handleFor(timeline)),
+      exhausted,
+    );
+    for (const one of delivered) one.release();
   }
 
   /** Applies a change now, or once the build in progress has merged what it pulled. */
@@ -252,6 +235,43 @@ export class MemoryTimelineStore implements TimelineStore {
     for (const timeline of this.timelines.values()) entries += timeline.size;
     return { timelines: this.timelines.size, entries, delivered: this.delivered };
   }
+}
+
+/**
+ * One delivered activity's handles in the table, its copy and its reference, each interned
+ * at first use and held until {@link release}: a reader's trim or replacement can then never
+ * free a handle the delivery still gives to other readers.
+ */
+class DeliveredActivity {
+  private copy = NO_HANDLE;
+  private reference = NO_HANDLE;
+
+  constructor(
+    private readonly table: ActivityTable,
+    private readonly activity: Activity,
+  ) {}
+
+  /** What the reader's group stores of the activity: the copy, or the reference. */
+  handleFor(timeline: Materialized): ActivityHandle {
+    if (timeline.links) {
+      if (this.reference === NO_HANDLE) this.table.hold((this.reference = this.table.internReference(this.activity)));
+      return this.reference;
+    }
+    if (this.copy === NO_HANDLE) this.table.hold((this.copy = this.table.intern(this.activity)));
+    return this.copy;
+  }
+
+  /** Gives up the delivery's holds: a handle no reader took is freed. */
+  release(): void {
+    if (this.copy !== NO_HANDLE) this.table.release(this.copy);
+    if (this.reference !== NO_HANDLE) this.table.release(this.reference);
+  }
+}
+
+/** By relevance a bumped entry moves up; by time it keeps its place with the new copy. */
+function applyBump(timeline: Materialized, handle: ActivityHandle): void {
+  if (timeline.order === 'relevance') timeline.insert(handle);
+  else timeline.replace(handle);
 }
 
 /** Models whose timeline exists from the first follow on; in memory they share one shape. */

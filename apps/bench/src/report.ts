@@ -80,7 +80,7 @@ ${r.workload.readers.toLocaleString('en')} readers, ${r.workload.producers.toLoc
 | fan-out with no transport (in-process: plan and apply deliveries) | ${r.fanoutInProcess.deliveriesPerSecond.toLocaleString('en')} /s | |
 | rebuild of content and graph projections (in-process) | ${r.rebuild.inProcessProjections.eventsPerSecond.toLocaleString('en')} events/s | |
 | memory per follow edge | ${r.memory.bytesPerFollowEdge ?? 'n/a'} bytes | |
-| memory per 1,000 timeline entries | ${r.memory.bytesPer1000TimelineEntries === null ? 'n/a' : (r.memory.bytesPer1000TimelineEntries / 1024).toFixed(1) + ' KiB'} | |
+| memory per timeline entry, activities apart (${r.memory.timelineEntryMethod}) | ${r.memory.bytesPerTimelineEntry ?? 'n/a'} bytes | |
 | CPU during the mixed phase | ${r.cpu.meanCores} cores on average (max ${r.cpu.maxCores}) | |
 | failed requests | ${r.failures.httpNon2xx} non-2xx, ${r.failures.transportErrors} transport errors | |
 

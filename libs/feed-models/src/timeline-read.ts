@@ -1,5 +1,4 @@
-import { justAbove, sortKeyOf, type Activity, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
-import type { CappedCache } from './capped-cache.js';
+import { sortKeyOf, type Activity, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 export interface TimelinePage<Item extends TimelineItem = TimelineItem> {
   items: Item[];
@@ -22,14 +21,6 @@ export interface StoredTimeline {
   readonly pullBelow: SortKey | null;
   /** Up to `limit` stored entries with keys below `before`, newest first. */
   newestBelow(before: SortKey | undefined, limit: number): TimelineItem[] | Promise<TimelineItem[]>;
-}
-
-/** The capped cache as a stored timeline: exact above its floor. */
-export function storedCache(cache: CappedCache): StoredTimeline {
-  return {
-    pullBelow: cache.floor === null ? null : justAbove(cache.floor),
-    newestBelow: (before, limit) => cache.newestBelow(before, limit),
-  };
 }
 
 /**

@@ -1,17 +1,27 @@
-import { referenceTo, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineItem } from '@feedmill/contracts';
-import { CappedCache, readTimelinePage, storedCache, type PullPath, type TimelinePage } from '@feedmill/feed-models';
+import { relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
+import { ActivityTable, CompactTimeline, NO_HANDLE, readTimelinePage, type ActivityHandle, type PullPath, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 
-interface Materialized {
-  cache: CappedCache;
-  /** For the `cache` model: when the reader last read, and the build in progress. */
-  lastReadAt: number;
-  building?: Promise<void>;
+/** A reader's timeline as this store keeps it: its entries, and what a `cache` build needs (one object per reader). */
+class Materialized extends CompactTimeline {
+  /** For the `cache` model: the build in progress. */
+  building: Promise<void> | undefined = undefined;
   /**
    * Changes delivered while a build pulls, applied once the pulled entries are in: the pull
    * may have read the feeds before them, and must not undo a removal or an unfollow.
    */
-  held?: Array<(cache: CappedCache) => void>;
+  held: Array<(timeline: Materialized) => void> | undefined = undefined;
+
+  constructor(
+    policy: TimelinePolicy,
+    activities: ActivityTable,
+    /** Whether the reader's group stores references instead of copies. */
+    readonly links: boolean,
+    /** For the `cache` model: when the reader last read. */
+    public lastReadAt: number,
+  ) {
+    super(policy.cap, activities, policy.relevancy ? 'relevance' : 'time');
+  }
 }
 
 /** How often idle `cache` timelines are looked for. */
@@ -25,12 +35,19 @@ const SWEEP_INTERVAL_MS = 10_000;
  * - `pull`: nothing; every read comes from the pull path.
  * - `time-buckets`, `size-buckets`: as `ring` (their difference is in MongoDB's documents).
  *
+ * Each activity version is stored once, in one {@link ActivityTable} for all readers, and a
+ * reader's timeline is a {@link CompactTimeline} of integer handles into it: a delivery to a
+ * reader is an integer write. Reads return the table's objects, the same for every reader.
+ *
  * Deliveries come from fan-out in log order; the store keeps the position they cover,
  * refuses a batch that does not start where it stands (after a restart it stands at 0, and
- * fan-out replays), and so applies each batch exactly once.
+ * fan-out replays), and so applies each batch exactly once. A delivery of a version a
+ * reader does not hold yet (a bump, or an activity delivered again with new content)
+ * replaces the one it holds.
  */
 export class MemoryTimelineStore implements TimelineStore {
   private readonly timelines = new Map<FeedId, Materialized>();
+  private readonly activities = new ActivityTable();
   private applied = 0;
   /** Entries newly written by insert deliveries: fan-out's output, counted for throughput. */
   private delivered = 0;
@@ -65,73 +82,91 @@ export class MemoryTimelineStore implements TimelineStore {
   private applyDelivery(delivery: TimelineDelivery): void {
     switch (delivery.kind) {
       case 'insert': {
-        // One key and one reference for all readers: a copy per reader would defeat linking.
-        const keys = { time: sortKeyOf(delivery.activity), relevance: relevanceKeyOf(delivery.activity) };
-        let reference: TimelineItem | undefined;
+        // One handle for all readers (two when some link), held while the readers take it.
+        const delivered = new DeliveredActivity(this.activities, delivery.activity);
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
-          const policy = this.policyOf(reader);
-          const item = policy.embed === false ? (reference ??= referenceTo(delivery.activity)) : delivery.activity;
-          const key = policy.relevancy ? keys.relevance : keys.time;
           // The hot path: a closure only while a build holds changes back.
-          if (timeline.held) timeline.held.push((cache) => this.insertCounted(cache, item, key));
-          else this.insertCounted(timeline.cache, item, key);
+          if (timeline.held) timeline.held.push((built) => this.applyHeld(built, delivery.activity, this.insertCounted));
+          else this.insertCounted(timeline, delivered.handleFor(timeline));
         }
+        delivered.release();
         return;
       }
-      case 'bump':
+      case 'bump': {
+        const delivered = new DeliveredActivity(this.activities, delivery.activity);
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
-          const policy = this.policyOf(reader);
-          const item = policy.embed === false ? referenceTo(delivery.activity) : delivery.activity;
-          this.change(timeline, (cache) => {
-            // By relevance the entry moves up; by time it keeps its place with the new copy.
-            const held = cache.remove(delivery.activity.id);
-            if (held || policy.relevancy) cache.insert(item, keyOf(policy)(item));
-          });
+          if (timeline.held) timeline.held.push((built) => this.applyHeld(built, delivery.activity, applyBump));
+          else applyBump(timeline, delivered.handleFor(timeline));
         }
+        delivered.release();
         return;
+      }
       case 'remove':
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
-          if (timeline) this.change(timeline, (cache) => cache.remove(delivery.id));
+          if (timeline) this.change(timeline, (changed) => changed.remove(delivery.id));
         }
         return;
       case 'follow': {
         const policy = this.policyOf(delivery.reader);
         if (materializesOnFollow(policy)) {
-          this.materialize(delivery.reader, policy).cache.mergeFeed(stored(delivery.recent, policy), delivery.exhausted);
+          this.mergeFeed(this.materialize(delivery.reader, policy), delivery.recent, delivery.exhausted);
         } else {
           // A cache knows nothing of the new feed's history: the next read builds it again.
-          this.timelines.delete(delivery.reader);
+          this.discard(delivery.reader);
         }
         return;
       }
       case 'unfollow': {
         const timeline = this.timelines.get(delivery.reader);
-        if (timeline) this.change(timeline, (cache) => cache.removeFeed(delivery.target));
+        if (timeline) this.change(timeline, (changed) => changed.removeFeed(delivery.target));
         return;
       }
     }
   }
 
-  private insertCounted(cache: CappedCache, item: TimelineItem, key: SortKey): void {
-    if (cache.insert(item, key)) this.delivered++;
+  private readonly insertCounted = (timeline: Materialized, handle: ActivityHandle): void => {
+    if (timeline.insert(handle)) this.delivered++;
+  };
+
+  /** Applies a held change: the activity is interned as the change is applied, not before. */
+  private applyHeld(timeline: Materialized, activity: Activity, apply: (timeline: Materialized, handle: ActivityHandle) => void): void {
+    const delivered = new DeliveredActivity(this.activities, activity);
+    apply(timeline, delivered.handleFor(timeline));
+    delivered.release();
+  }
+
+  private mergeFeed(timeline: Materialized, recent: readonly Activity[], exhausted: boolean): void {
+    const delivered = recent.map((activity) => new DeliveredActivity(this.activities, activity));
+    timeline.mergeFeed(
+      delivered.map((one) => one.handleFor(timeline)),
+      exhausted,
+    );
+    for (const one of delivered) one.release();
   }
 
   /** Applies a change now, or once the build in progress has merged what it pulled. */
-  private change(timeline: Materialized, apply: (cache: CappedCache) => void): void {
+  private change(timeline: Materialized, apply: (timeline: Materialized) => void): void {
     if (timeline.held) timeline.held.push(apply);
-    else apply(timeline.cache);
+    else apply(timeline);
+  }
+
+  /** Forgets a reader's timeline, giving up what it holds of the table. */
+  private discard(reader: FeedId): void {
+    const timeline = this.timelines.get(reader);
+    if (!timeline) return;
+    this.timelines.delete(reader);
+    timeline.clear();
   }
 
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
     const policy = this.policyOf(reader);
     if (policy.model === 'cache') await this.buildOnRead(reader, policy, pull);
-    const timeline = this.timelines.get(reader);
-    return readTimelinePage(timeline && storedCache(timeline.cache), before, limit, pull, keyOf(policy));
+    return readTimelinePage(this.timelines.get(reader), before, limit, pull, keyOf(policy));
   }
 
   /**
@@ -151,14 +186,16 @@ export class MemoryTimelineStore implements TimelineStore {
     timeline.held = [];
     timeline.building = (async () => {
       const recent = await pull(undefined, policy.cap + 1);
-      timeline.cache.mergeFeed(stored(recent, policy), recent.length <= policy.cap);
-      for (const apply of timeline.held!) apply(timeline.cache);
+      // A follow may have discarded this timeline meanwhile: it must then take no holds.
+      if (this.timelines.get(reader) !== timeline) return;
+      this.mergeFeed(timeline, recent, recent.length <= policy.cap);
+      for (const apply of timeline.held!) apply(timeline);
       timeline.held = undefined;
     })();
     try {
       await timeline.building;
     } catch (error) {
-      if (this.timelines.get(reader) === timeline) this.timelines.delete(reader);
+      if (this.timelines.get(reader) === timeline) this.discard(reader);
       throw error;
     } finally {
       timeline.building = undefined;
@@ -167,7 +204,9 @@ export class MemoryTimelineStore implements TimelineStore {
 
   private materialize(reader: FeedId, policy: TimelinePolicy): Materialized {
     let timeline = this.timelines.get(reader);
-    if (!timeline) this.timelines.set(reader, (timeline = { cache: new CappedCache(policy.cap, keyOf(policy)), lastReadAt: this.now() }));
+    if (!timeline) {
+      this.timelines.set(reader, (timeline = new Materialized(policy, this.activities, policy.embed === false, this.now())));
+    }
     return timeline;
   }
 
@@ -178,29 +217,66 @@ export class MemoryTimelineStore implements TimelineStore {
     this.lastSweep = now;
     for (const [reader, timeline] of this.timelines) {
       const policy = this.policyOf(reader);
-      if (policy.model === 'cache' && !timeline.building && now - timeline.lastReadAt > policy.inactivityMs) this.timelines.delete(reader);
+      if (policy.model === 'cache' && !timeline.building && now - timeline.lastReadAt > policy.inactivityMs) this.discard(reader);
     }
   }
 
   async size(reader: FeedId): Promise<number> {
-    return this.timelines.get(reader)?.cache.size ?? 0;
+    return this.timelines.get(reader)?.size ?? 0;
+  }
+
+  /** Activity versions stored (copies and references), each once whatever the readers holding it. */
+  storedVersions(): number {
+    return this.activities.size;
   }
 
   async counters(): Promise<{ timelines: number; entries: number; delivered: number }> {
     let entries = 0;
-    for (const timeline of this.timelines.values()) entries += timeline.cache.size;
+    for (const timeline of this.timelines.values()) entries += timeline.size;
     return { timelines: this.timelines.size, entries, delivered: this.delivered };
   }
+}
+
+/**
+ * One delivered activity's handles in the table, its copy and its reference, each interned
+ * at first use and held until {@link release}: a reader's trim or replacement can then never
+ * free a handle the delivery still gives to other readers.
+ */
+class DeliveredActivity {
+  private copy = NO_HANDLE;
+  private reference = NO_HANDLE;
+
+  constructor(
+    private readonly table: ActivityTable,
+    private readonly activity: Activity,
+  ) {}
+
+  /** What the reader's group stores of the activity: the copy, or the reference. */
+  handleFor(timeline: Materialized): ActivityHandle {
+    if (timeline.links) {
+      if (this.reference === NO_HANDLE) this.table.hold((this.reference = this.table.internReference(this.activity)));
+      return this.reference;
+    }
+    if (this.copy === NO_HANDLE) this.table.hold((this.copy = this.table.intern(this.activity)));
+    return this.copy;
+  }
+
+  /** Gives up the delivery's holds: a handle no reader took is freed. */
+  release(): void {
+    if (this.copy !== NO_HANDLE) this.table.release(this.copy);
+    if (this.reference !== NO_HANDLE) this.table.release(this.reference);
+  }
+}
+
+/** By relevance a bumped entry moves up; by time it keeps its place with the new copy. */
+function applyBump(timeline: Materialized, handle: ActivityHandle): void {
+  if (timeline.order === 'relevance') timeline.insert(handle);
+  else timeline.replace(handle);
 }
 
 /** Models whose timeline exists from the first follow on; in memory they share one shape. */
 function materializesOnFollow(policy: TimelinePolicy): boolean {
   return policy.model === 'ring' || policy.model === 'time-buckets' || policy.model === 'size-buckets';
-}
-
-/** What a reader's group stores of these activities: copies, or references to them. */
-function stored(activities: readonly Activity[], policy: TimelinePolicy): readonly TimelineItem[] {
-  return policy.embed === false ? activities.map(referenceTo) : activities;
 }
 
 /** A reader's order: by relevance when its group says so, else by time. */

@@ -1,0 +1,245 @@
+import { referenceTo, sortKeyOf, relevanceKeyOf, type Activity, type SortKey, type TimelineItem } from '@feedmill/contracts';
+
+/** An activity version's place in an {@link ActivityTable}: a small integer, reused once freed. */
+export type ActivityHandle = number;
+
+/** The two orders a timeline can have: by time, or by relevance (raised by bumps). */
+export type TimelineOrder = 'time' | 'relevance';
+
+/** No handle: an id with no live version, or an empty floor. */
+export const NO_HANDLE = -1;
+
+const INITIAL_CAPACITY = 1024;
+
+/**
+ * A sort key split for comparing with a table entry: its time in milliseconds, the time
+ * text and what follows the `|` (the id, perhaps with the `\u0000` of `justAbove`).
+ */
+export interface KeyProbe {
+  readonly key: SortKey;
+  readonly ms: number;
+  readonly time: string;
+  readonly rest: string;
+}
+
+export function probeOf(key: SortKey): KeyProbe {
+  const bar = key.indexOf('|');
+  const time = bar < 0 ? key : key.slice(0, bar);
+  return { key, ms: Date.parse(time), time, rest: bar < 0 ? '' : key.slice(bar + 1) };
+}
+
+/**
+ * The timeline items of many timelines, each version of an activity stored once, embedded
+ * or as a reference, under an integer handle, with its sort keys precomputed as numbers.
+ * Timelines hold handles, and the table counts the holds: a version nobody holds is freed
+ * (and its handle reused), so the table never outgrows what the timelines keep.
+ *
+ * Versions: an activity changes (a bump raises it), and not every timeline receives every
+ * change at the same moment, so two versions of one id may be held at once. Each version
+ * is its own handle and its own item object, never mutated: a reader sees exactly the
+ * version it was given. All live versions of an id form a ring, so a timeline can tell
+ * from any one of them which (if any) it holds, without looking the id up.
+ *
+ * Keys compare as numbers (the time in milliseconds) and, on equal milliseconds, as the
+ * key text would. That is exactly the text order of {@link sortKeyOf} and
+ * {@link relevanceKeyOf} for canonical ISO times (fixed width, UTC milliseconds), the only
+ * times the API accepts (`isoTimeSchema`).
+ */
+export class ActivityTable {
+  private items: Array<TimelineItem | undefined> = [];
+  private timeMs = new Float64Array(INITIAL_CAPACITY);
+  private relevanceMs = new Float64Array(INITIAL_CAPACITY);
+  /** Timeline entries and floors that hold each version. */
+  private holds = new Int32Array(INITIAL_CAPACITY);
+  /** The next version of the same id in its ring: the handle itself when it is the only one. */
+  private nextVersion = new Int32Array(INITIAL_CAPACITY);
+  /** One live version of each id, the way into its ring. */
+  private readonly versionsById = new Map<string, ActivityHandle>();
+  private readonly freed: ActivityHandle[] = [];
+
+  /** Live versions (held, or interned and not yet dropped). */
+  get size(): number {
+    return this.items.length - this.freed.length;
+  }
+
+  /** The handle of this version of the activity, embedded: an equal one stored, or a new one. */
+  intern(activity: Activity): ActivityHandle {
+    const first = this.firstVersionOf(activity.id);
+    if (first !== NO_HANDLE) {
+      let handle = first;
+      do {
+        const item = this.items[handle]!;
+        if (item === activity || (isEmbedded(item) && sameActivity(item, activity))) return handle;
+        handle = this.nextVersion[handle]!;
+      } while (handle !== first);
+    }
+    return this.add(activity);
+  }
+
+  /** The handle of a reference to this version of the activity, for timelines that link. */
+  internReference(activity: Activity): ActivityHandle {
+    const first = this.firstVersionOf(activity.id);
+    if (first !== NO_HANDLE) {
+      let handle = first;
+      do {
+        const item = this.items[handle]!;
+        if (!isEmbedded(item) && item.feed === activity.feed && item.time === activity.time && item.bumpedAt === activity.bumpedAt) return handle;
+        handle = this.nextVersion[handle]!;
+      } while (handle !== first);
+    }
+    return this.add(referenceTo(activity));
+  }
+
+  hold(handle: ActivityHandle): void {
+    this.holds[handle]!++;
+  }
+
+  /**
+   * Gives up one hold; the last one frees the version. A version is interned to be held:
+   * one interned and never held stays until an intern of it is held and released.
+   */
+  release(handle: ActivityHandle): void {
+    if (--this.holds[handle]! === 0) this.free(handle);
+  }
+
+  itemOf(handle: ActivityHandle): TimelineItem {
+    return this.items[handle]!;
+  }
+
+  /** One live version of an id (or {@link NO_HANDLE}); {@link nextVersionOf} goes round the others. */
+  firstVersionOf(id: string): ActivityHandle {
+    return this.versionsById.get(id) ?? NO_HANDLE;
+  }
+
+  /** The next version of the same id, back to `handle` itself after the last. */
+  nextVersionOf(handle: ActivityHandle): ActivityHandle {
+    return this.nextVersion[handle]!;
+  }
+
+  /** The key's time in milliseconds: keys with different ones compare as these do. */
+  keyMsOf(handle: ActivityHandle, order: TimelineOrder): number {
+    return order === 'relevance' ? this.relevanceMs[handle]! : this.timeMs[handle]!;
+  }
+
+  holdsOf(handle: ActivityHandle): number {
+    return this.holds[handle]!;
+  }
+
+  keyOf(handle: ActivityHandle, order: TimelineOrder): SortKey {
+    const item = this.items[handle]!;
+    return order === 'relevance' ? relevanceKeyOf(item) : sortKeyOf(item);
+  }
+
+  /** Negative, zero or positive as `a`'s key is below, equal to or above `b`'s in the order. */
+  compare(a: ActivityHandle, b: ActivityHandle, order: TimelineOrder): number {
+    const ms = order === 'relevance' ? this.relevanceMs : this.timeMs;
+    const difference = ms[a]! - ms[b]!;
+    if (difference !== 0 && difference === difference) return difference;
+    if (a === b) return 0;
+    const itemA = this.items[a]!;
+    const itemB = this.items[b]!;
+    const timeA = order === 'relevance' ? relevanceOf(itemA) : itemA.time;
+    const timeB = order === 'relevance' ? relevanceOf(itemB) : itemB.time;
+    if (timeA === timeB) return compareText(itemA.id, itemB.id);
+    return compareText(this.keyOf(a, order), this.keyOf(b, order));
+  }
+
+  /** As {@link compare}, against a key given as text (a cursor, a bound). */
+  compareWithKey(handle: ActivityHandle, probe: KeyProbe, order: TimelineOrder): number {
+    const ms = order === 'relevance' ? this.relevanceMs : this.timeMs;
+    const difference = ms[handle]! - probe.ms;
+    if (difference !== 0 && difference === difference) return difference;
+    const item = this.items[handle]!;
+    const time = order === 'relevance' ? relevanceOf(item) : item.time;
+    if (time === probe.time) return compareText(item.id, probe.rest);
+    return compareText(this.keyOf(handle, order), probe.key);
+  }
+
+  private add(item: TimelineItem): ActivityHandle {
+    const handle = this.freed.length > 0 ? this.freed.pop()! : this.items.length;
+    if (handle >= this.timeMs.length) this.grow();
+    this.items[handle] = item;
+    this.timeMs[handle] = Date.parse(item.time);
+    this.relevanceMs[handle] = Date.parse(relevanceOf(item));
+    this.holds[handle] = 0;
+    const other = this.versionsById.get(item.id);
+    if (other === undefined) {
+      this.nextVersion[handle] = handle;
+      this.versionsById.set(item.id, handle);
+    } else {
+      this.nextVersion[handle] = this.nextVersion[other]!;
+      this.nextVersion[other] = handle;
+    }
+    return handle;
+  }
+
+  private free(handle: ActivityHandle): void {
+    const id = this.items[handle]!.id;
+    const next = this.nextVersion[handle]!;
+    if (next === handle) {
+      this.versionsById.delete(id);
+    } else {
+      let previous = next;
+      while (this.nextVersion[previous] !== handle) previous = this.nextVersion[previous]!;
+      this.nextVersion[previous] = next;
+      if (this.versionsById.get(id) === handle) this.versionsById.set(id, next);
+    }
+    this.items[handle] = undefined;
+    this.freed.push(handle);
+  }
+
+  private grow(): void {
+    const capacity = this.timeMs.length * 2;
+    this.timeMs = grown(this.timeMs, new Float64Array(capacity));
+    this.relevanceMs = grown(this.relevanceMs, new Float64Array(capacity));
+    this.holds = grown(this.holds, new Int32Array(capacity));
+    this.nextVersion = grown(this.nextVersion, new Int32Array(capacity));
+  }
+}
+
+function grown<T extends Float64Array | Int32Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
+
+function isEmbedded(item: TimelineItem): item is Activity {
+  return 'verb' in item;
+}
+
+/** The time a relevancy-ordered timeline sorts by: the later of the time and the last bump. */
+function relevanceOf(item: TimelineItem): string {
+  return item.bumpedAt !== undefined && item.bumpedAt > item.time ? item.bumpedAt : item.time;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a === b ? 0 : 1;
+}
+
+/** Two copies of one activity version: equal in every field (they come from different decodes). */
+function sameActivity(a: Activity, b: Activity): boolean {
+  return (
+    a.id === b.id &&
+    a.feed === b.feed &&
+    a.time === b.time &&
+    a.bumpedAt === b.bumpedAt &&
+    a.actor === b.actor &&
+    a.verb === b.verb &&
+    a.object === b.object &&
+    a.foreignId === b.foreignId &&
+    sameJson(a.extra, b.extra)
+  );
+}
+
+/**
+ * Equal JSON values, whatever objects carry them: `extra` comes from decoders that may
+ * build objects with another prototype (or realm), which strict deep equality would tell apart.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((value, index) => sameJson(value, b[index]));
+  if (Array.isArray(b)) return false;
+  const entriesOfA = Object.entries(a);
+  const objectB = b as Record<string, unknown>;
+  return entriesOfA.length === Object.keys(objectB).length && entriesOfA.every(([key, value]) => Object.hasOwn(objectB, key) && sameJson(value, objectB[key]));
+}

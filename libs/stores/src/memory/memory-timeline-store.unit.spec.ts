@@ -1,0 +1,137 @@
+import type { Activity, FeedId, TimelineDelivery } from '@feedmill/contracts';
+import { activityAt } from '../contract/recorded.js';
+import type { TimelinePolicy } from '../ports.js';
+import { MemoryTimelineStore } from './memory-timeline-store.js';
+
+const bumpedAt = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+const none = async () => [];
+
+/** A store whose readers' groups are named by their prefix: `linked:*` link, `ranked:*` order by relevance, `cached:*` use the cache model. */
+function storeOf(now: () => number = Date.now) {
+  const policyOf = (reader: FeedId): TimelinePolicy => {
+    const base: TimelinePolicy = { model: 'ring', cap: 5, inactivityMs: 60_000 };
+    if (reader.startsWith('linked:')) return { ...base, embed: false };
+    if (reader.startsWith('ranked:')) return { ...base, relevancy: true };
+    if (reader.startsWith('cached:')) return { ...base, model: 'cache' };
+    return base;
+  };
+  const store = new MemoryTimelineStore(policyOf, now);
+  let position = 0;
+  const deliver = async (...deliveries: TimelineDelivery[]) => {
+    await store.deliver({ after: position, position: ++position, deliveries });
+  };
+  const page = async (reader: FeedId) => (await store.readPage(reader, undefined, 10, none)).items;
+  const follow = (reader: FeedId, target: FeedId = 'user:a', recent: Activity[] = []): TimelineDelivery => ({ kind: 'follow', reader, target, recent, exhausted: true });
+  return { store, deliver, page, follow };
+}
+
+describe('MemoryTimelineStore, one activity table for all readers', () => {
+  it('stores a delivered activity once for its readers, and one reference for those that link', async () => {
+    const { store, deliver, page, follow } = storeOf();
+    const readers: FeedId[] = ['timeline:r1', 'timeline:r2', 'linked:r3', 'linked:r4'];
+    await deliver(...readers.map((reader) => follow(reader)));
+    const posted = activityAt('a1', 'user:a', 1);
+    await deliver({ kind: 'insert', readers, activity: posted });
+    // Another copy of the same version, as a second decode of the same event would give.
+    await deliver({ kind: 'insert', readers, activity: structuredClone(posted) });
+    const [r1, r2, r3, r4] = await Promise.all(readers.map((reader) => page(reader)));
+    expect(r1![0]).toBe(posted);
+    expect(r2![0]).toBe(posted);
+    expect(r3![0]).toBe(r4![0]);
+    expect(r3![0]).toEqual({ id: 'a1', feed: 'user:a', time: posted.time });
+    expect(store.storedVersions()).toBe(2);
+    expect(await store.counters()).toMatchObject({ entries: 4, delivered: 4 });
+  });
+
+  it('frees what no timeline holds any more: removed, unfollowed, trimmed, or never taken', async () => {
+    const { store, deliver, follow } = storeOf();
+    await deliver(follow('timeline:r1'), follow('timeline:r1', 'user:b'), follow('ranked:r2'));
+    await deliver({ kind: 'insert', readers: ['timeline:nobody'], activity: activityAt('x', 'user:a', 1) });
+    expect(store.storedVersions()).toBe(0);
+    const posts = Array.from({ length: 8 }, (_, i) => activityAt(`a${i}`, 'user:a', 10 + i));
+    await deliver(...posts.map((activity): TimelineDelivery => ({ kind: 'insert', readers: ['timeline:r1', 'ranked:r2'], activity })));
+    // A cap of 5: five entries each, and the newest dropped one kept as the floor.
+    expect(store.storedVersions()).toBe(6);
+    await deliver({ kind: 'insert', readers: ['timeline:r1'], activity: activityAt('b1', 'user:b', 30) });
+    await deliver({ kind: 'remove', readers: ['timeline:r1', 'ranked:r2'], id: 'a7' });
+    await deliver({ kind: 'unfollow', reader: 'ranked:r2', target: 'user:a' });
+    await deliver({ kind: 'unfollow', reader: 'timeline:r1', target: 'user:a' });
+    // What is left: r1's post of user:b, and the floors: a3 for r1 (raised by that post), a2 for r2.
+    expect(store.storedVersions()).toBe(3);
+    await deliver({ kind: 'remove', readers: ['timeline:r1'], id: 'b1' });
+    expect(store.storedVersions()).toBe(2);
+  });
+
+  it('frees an idle cache timeline’s activities when the sweep drops it, and a cache a follow discards', async () => {
+    let clock = 1_000_000;
+    const { store, deliver, page, follow } = storeOf(() => clock);
+    await deliver(follow('cached:r1'));
+    const history = [activityAt('a2', 'user:a', 2), activityAt('a1', 'user:a', 1)];
+    await store.readPage('cached:r1', undefined, 10, async () => history);
+    expect(store.storedVersions()).toBe(2);
+    await deliver(follow('cached:r1', 'user:b'));
+    expect(store.storedVersions()).toBe(0);
+    expect((await store.readPage('cached:r1', undefined, 10, async () => history)).items).toHaveLength(2);
+    clock += 60_000 + 10_001;
+    await deliver();
+    expect(await page('timeline:none')).toEqual([]);
+    expect(store.storedVersions()).toBe(0);
+  });
+
+  it('takes no holds for a cache build that a follow discarded while it pulled', async () => {
+    const { store, deliver, follow } = storeOf();
+    await deliver(follow('cached:r1'));
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const reading = store.readPage('cached:r1', undefined, 10, async () => {
+      await answered;
+      return [activityAt('a1', 'user:a', 1)];
+    });
+    await deliver({ kind: 'insert', readers: ['cached:r1'], activity: activityAt('a2', 'user:a', 2) }, follow('cached:r1', 'user:b'));
+    answer();
+    expect((await reading).items.map((a) => a.id)).toEqual(['a1']);
+    expect(store.storedVersions()).toBe(0);
+    expect(await store.counters()).toMatchObject({ timelines: 0 });
+  });
+
+  it('shows each reader the version delivered to it, and frees the old one once none holds it', async () => {
+    const { store, deliver, page, follow } = storeOf();
+    await deliver(follow('timeline:r1'), follow('timeline:r2'), follow('ranked:r3'));
+    const posted = activityAt('a1', 'user:a', 1);
+    const older = activityAt('a0', 'user:a', 0);
+    await deliver(...[older, posted].map((activity): TimelineDelivery => ({ kind: 'insert', readers: ['timeline:r1', 'timeline:r2', 'ranked:r3'], activity })));
+    // A bump that reaches r1 and r3 first (a chunk of a large fan-out, say).
+    const bumped = { ...older, bumpedAt: bumpedAt(9) };
+    await deliver({ kind: 'bump', readers: ['timeline:r1', 'ranked:r3'], activity: bumped });
+    expect((await page('timeline:r1')).map((a) => [a.id, a.bumpedAt])).toEqual([
+      ['a1', undefined],
+      ['a0', bumpedAt(9)],
+    ]);
+    expect((await page('timeline:r2')).map((a) => [a.id, a.bumpedAt])).toEqual([
+      ['a1', undefined],
+      ['a0', undefined],
+    ]);
+    // By relevance the bumped entry moved up.
+    expect((await page('ranked:r3')).map((a) => a.id)).toEqual(['a0', 'a1']);
+    expect(store.storedVersions()).toBe(3);
+    await deliver({ kind: 'bump', readers: ['timeline:r2'], activity: structuredClone(bumped) });
+    expect((await page('timeline:r2'))[1]).toBe((await page('timeline:r1'))[1]);
+    expect(store.storedVersions()).toBe(2);
+  });
+
+  it('updates a held activity delivered again with new content, without counting it as delivered', async () => {
+    const { store, deliver, page, follow } = storeOf();
+    await deliver(follow('timeline:r1'), follow('ranked:r2'));
+    const posts = [activityAt('a0', 'user:a', 0), activityAt('a1', 'user:a', 1)];
+    await deliver(...posts.map((activity): TimelineDelivery => ({ kind: 'insert', readers: ['timeline:r1', 'ranked:r2'], activity })));
+    const changed = { ...posts[0]!, bumpedAt: bumpedAt(5) };
+    await deliver({ kind: 'insert', readers: ['timeline:r1', 'ranked:r2'], activity: changed });
+    expect((await page('timeline:r1')).map((a) => [a.id, a.bumpedAt])).toEqual([
+      ['a1', undefined],
+      ['a0', bumpedAt(5)],
+    ]);
+    expect((await page('ranked:r2')).map((a) => a.id)).toEqual(['a0', 'a1']);
+    expect(await store.counters()).toMatchObject({ entries: 4, delivered: 4 });
+    expect(store.storedVersions()).toBe(2);
+  });
+});

@@ -7,7 +7,7 @@ import { compareNewest, type NewestCheck, type NewestPage } from './newest-check
 import type { Profile } from './profiles.js';
 import { progressBar } from './progress.js';
 import { closeAll, connectOrExplain, openConnection, RedisRunLock } from './redis-connect.js';
-import { FEED_KEEP, FOLLOWERS_PER_PIPELINE, feedKey, isLoopback, parseInfo, type RedisTarget } from './redis-design.js';
+import { activityKey, FEED_KEEP, FOLLOWERS_PER_PIPELINE, feedKey, isLoopback, parseInfo, type RedisTarget } from './redis-design.js';
 import { fanoutInWorkerThread } from './redis-fanout.js';
 import { RedisHomeFeeds } from './redis-home-feeds.js';
 import type { ReplayedPost } from './warm-posts.js';
@@ -36,7 +36,8 @@ export type RedisBaselineResults =
       postToVisibleMs: LatencySummary;
       /** The machine's 1-minute load average as the mixed phase began. */
       mixedLoadAverage: number;
-      memory: { usedMemoryBefore: number; usedMemoryAfter: number; entries: number; bytesPer1000TimelineEntries: number };
+      /** Per stored entry with the post bodies left out, as feedmill's figure leaves its activities out. */
+      memory: { usedMemoryBefore: number; usedMemoryAfter: number; entries: number; postBodies: number; bytesPerTimelineEntry: number };
       cpu: { redisServer: { meanCores: number; maxCores: number; samples: number } | null; benchProcess: { meanCores: number; maxCores: number; samples: number } };
       check: NewestCheck;
       failures: { calls: number; fanoutJobs: number; first?: string };
@@ -160,6 +161,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
   say(`Redis fan-out delivered ${deliveries} timeline entries in ${round(fanoutSeconds, 2)} s`);
   const usedMemoryAfter = await usedMemory(admin);
   const entries = await countEntries(admin, workload.readers.length);
+  const postBodies = await postBodiesMemory(admin, input.warmPosts.length);
 
   // 3. The same timelines as feedmill's, entry for entry.
   const redisNewest = new Map<string, NewestPage>();
@@ -218,7 +220,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
       },
       postToVisibleMs: visible.summary(),
       mixedLoadAverage,
-      memory: { usedMemoryBefore, usedMemoryAfter, entries, bytesPer1000TimelineEntries: Math.round(((usedMemoryAfter - usedMemoryBefore) / Math.max(1, entries)) * 1000) },
+      memory: { usedMemoryBefore, usedMemoryAfter, entries, postBodies, bytesPerTimelineEntry: round((usedMemoryAfter - usedMemoryBefore - postBodies) / Math.max(1, entries), 1) },
       cpu,
       check,
       failures: {
@@ -273,6 +275,19 @@ async function rdbSaveRules(admin: Redis): Promise<string | null> {
 
 async function usedMemory(admin: Redis): Promise<number> {
   return Number(parseInfo(await admin.info('memory'))['used_memory']);
+}
+
+/**
+ * What the post bodies take: `MEMORY USAGE` of a sample of them, times their number
+ * (every post's body is kept, as feedmill's log keeps every activity).
+ */
+async function postBodiesMemory(admin: Redis, bodies: number): Promise<number> {
+  const [, sample] = await admin.scan('0', 'MATCH', activityKey('*'), 'COUNT', 2_000);
+  if (sample.length === 0) return 0;
+  const pipeline = admin.pipeline();
+  for (const key of sample) pipeline.call('MEMORY', 'USAGE', key);
+  const sizes = ((await pipeline.exec()) ?? []).map(([error, bytes]) => (error ? 0 : Number(bytes)));
+  return Math.round((sizes.reduce((sum, bytes) => sum + bytes, 0) / sizes.length) * bodies);
 }
 
 /** Entries stored in every reader's feed (after trimming), counted in pipelined batches. */

@@ -7,7 +7,7 @@ export type Better = 'higher' | 'lower';
 /** One figure both systems have, side by side. */
 export interface VersusRedisRow {
   figure: string;
-  unit: '/s' | 'ms' | 'KiB';
+  unit: '/s' | 'ms' | 'B';
   feedmill: number | null;
   redis: number | null;
   better: Better;
@@ -39,7 +39,7 @@ export function formatRatio(ratio: number | null): string {
 export function formatFigure(value: number | null, unit: VersusRedisRow['unit']): string {
   if (value === null) return 'n/a';
   if (unit === '/s') return `${value.toLocaleString('en')} /s`;
-  if (unit === 'KiB') return `${value.toFixed(1)} KiB`;
+  if (unit === 'B') return `${value.toFixed(1)} B`;
   return `${value} ms`;
 }
 
@@ -56,7 +56,6 @@ export function versusRedis(r: Pick<BenchResults, 'loading' | 'fanout' | 'posts'
     ratioIs: better === 'higher' ? 'feedmill ÷ Redis' : 'Redis ÷ feedmill',
     ratio: advantage(feedmill, theirs, better),
   });
-  const kib = (bytes: number | null) => (bytes === null ? null : Math.round((bytes / 1024) * 10) / 10);
   const probes = r.postToVisibleMs.count > 0 && redis.postToVisibleMs.count > 0;
   return [
     row('follow edges imported (10,000 per request)', '/s', r.loading.followsPerSecond, redis.loading.edgesPerSecond, 'higher'),
@@ -72,6 +71,6 @@ export function versusRedis(r: Pick<BenchResults, 'loading' | 'fanout' | 'posts'
     row('read latency p99 (mixed phase)', 'ms', r.reads.http.latencyMs.p99, redis.mixed.readLatencyMs.p99, 'lower'),
     row('post to visible p50', 'ms', probes ? r.postToVisibleMs.p50 : null, probes ? redis.postToVisibleMs.p50 : null, 'lower'),
     row('post to visible p99', 'ms', probes ? r.postToVisibleMs.p99 : null, probes ? redis.postToVisibleMs.p99 : null, 'lower'),
-    row('memory per 1,000 timeline entries', 'KiB', kib(r.memory.bytesPer1000TimelineEntries), kib(redis.memory.bytesPer1000TimelineEntries), 'lower'),
+    row('memory per timeline entry, activities apart', 'B', r.memory.bytesPerTimelineEntry, redis.memory.bytesPerTimelineEntry, 'lower'),
   ];
 }

@@ -36,8 +36,8 @@ describe('formatFigure', () => {
   it('shows rates, milliseconds and KiB', () => {
     expect(formatFigure(12_345, '/s')).toBe('12,345 /s');
     expect(formatFigure(4.951, 'ms')).toBe('4.951 ms');
-    expect(formatFigure(101.64, 'KiB')).toBe('101.6 KiB');
-    expect(formatFigure(null, 'KiB')).toBe('n/a');
+    expect(formatFigure(17.44, 'B')).toBe('17.4 B');
+    expect(formatFigure(null, 'B')).toBe('n/a');
   });
 });
 
@@ -49,7 +49,7 @@ describe('versusRedis', () => {
     posts: { acceptedPerSecond: 240, latencyMs: latency(20, 53) },
     reads: { http: { readsPerSecond: 4_800, latencyMs: latency(5, 16) }, inProcess: { readsPerSecond: 1, latencyMs: latency(1, 1) } },
     postToVisibleMs: latency(8, 20, 40),
-    memory: { bytesPerFollowEdge: 100, bytesPer1000TimelineEntries: 102_400 },
+    memory: { bytesPerFollowEdge: 100, bytesPerTimelineEntry: 20, timelineEntryMethod: 'test' },
   };
   const redis = {
     available: true,
@@ -57,7 +57,7 @@ describe('versusRedis', () => {
     warm: { posts: 10, postsPerSecond: 8_000, postLatencyMs: latency(2, 22), deliveries: 1_000, seconds: 3, deliveriesPerSecond: 30_000 },
     mixed: { seconds: 15, postsPerSecond: 160, postLatencyMs: latency(2.5, 32), readsPerSecond: 3_200, readLatencyMs: latency(5.5, 64) },
     postToVisibleMs: latency(9, 54, 40),
-    memory: { usedMemoryBefore: 0, usedMemoryAfter: 0, entries: 0, bytesPer1000TimelineEntries: 204_800 },
+    memory: { usedMemoryBefore: 0, usedMemoryAfter: 0, entries: 0, postBodies: 0, bytesPerTimelineEntry: 40 },
   } as unknown as Extract<RedisBaselineResults, { available: true }>;
 
   it('pairs every shared figure, with ratios that favour whichever side is better', () => {
@@ -66,14 +66,14 @@ describe('versusRedis', () => {
     expect(rows.get('read latency p99 (mixed phase)')).toMatchObject({ feedmill: 16, redis: 64, better: 'lower', ratioIs: 'Redis ÷ feedmill', ratio: 4 });
     expect(rows.get('follow edges imported (10,000 per request)')).toMatchObject({ ratio: 0.075 });
     expect(rows.get('fan-out deliveries until visible (warm-up)')).toMatchObject({ ratio: 3 });
-    expect(rows.get('memory per 1,000 timeline entries')).toMatchObject({ feedmill: 100, redis: 200, unit: 'KiB', ratio: 2 });
+    expect(rows.get('memory per timeline entry, activities apart')).toMatchObject({ feedmill: 20, redis: 40, unit: 'B', ratio: 2 });
     expect(rows.size).toBe(14);
   });
 
   it('leaves a ratio out where feedmill has no figure', () => {
-    const rows = versusRedis({ ...feedmill, memory: { bytesPerFollowEdge: null, bytesPer1000TimelineEntries: null }, postToVisibleMs: latency(0, 0, 0) }, redis);
+    const rows = versusRedis({ ...feedmill, memory: { bytesPerFollowEdge: null, bytesPerTimelineEntry: null, timelineEntryMethod: 'test' }, postToVisibleMs: latency(0, 0, 0) }, redis);
     const byName = new Map(rows.map((row) => [row.figure, row]));
-    expect(byName.get('memory per 1,000 timeline entries')).toMatchObject({ feedmill: null, ratio: null });
+    expect(byName.get('memory per timeline entry, activities apart')).toMatchObject({ feedmill: null, ratio: null });
     expect(byName.get('post to visible p50')).toMatchObject({ feedmill: null, redis: null, ratio: null });
   });
 });

@@ -16,7 +16,9 @@ import { createStandaloneApp } from './standalone.js';
  * outlives the restart, as a durable one would.
  */
 const author = 'user:a' as FeedId;
-const [r, s, t] = ['timeline:r', 'timeline:s', 'timeline:t'] as FeedId[];
+const r = 'timeline:r' as FeedId;
+const s = 'timeline:s' as FeedId;
+const t = 'timeline:t' as FeedId;
 let dataDir: string;
 let app: NestFastifyApplication | undefined;
 let api: FeedClient;

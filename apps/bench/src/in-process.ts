@@ -1,6 +1,6 @@
 import { decodeFeedEvents, sortKeyOf, type Activity, type FeedId } from '@feedmill/contracts';
 import type { EventLog } from '@feedmill/event-log';
-import { fanOutBatch, type PlanLookups } from '@feedmill/feed-models';
+import { fanOutBatch, FollowerIndex, type PlanLookups } from '@feedmill/feed-models';
 import { MemoryContentStore, MemoryGraphStore, MemoryTimelineStore } from '@feedmill/stores';
 import { readAllEvents } from '@feedmill/harness';
 import { Latencies } from './latency.js';
@@ -80,18 +80,7 @@ export async function measureInProcess(
   const edges = workload.edges.length;
 
   progress('fan-out: ours');
-  const followersOf = async (feed: FeedId) => {
-    const all: FeedId[] = [];
-    let after: FeedId | undefined;
-    for (;;) {
-      const page = await graph.followers(feed, after, 10_000);
-      all.push(...page);
-      if (page.length < 10_000) return all;
-      after = page[page.length - 1];
-    }
-  };
   const lookups: PlanLookups = {
-    followers: (feed) => followersOf(feed),
     recent: (feed, limit, _atLeast, atMost, order) => content.recent([feed], undefined, limit, atMost, order),
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: () => CAP,
@@ -102,10 +91,11 @@ export async function measureInProcess(
   let timeline: MemoryTimelineStore | undefined = new MemoryTimelineStore(() => ({ model: 'ring', cap: CAP, inactivityMs: 0 }));
   started = performance.now();
   let position = 0;
+  const followers = new FollowerIndex();
   for (let i = 0; i < events.length; i += BATCH) {
     const batch = events.slice(i, i + BATCH);
     const last = batch[batch.length - 1]!.position;
-    await fanOutBatch(decodeFeedEvents(batch), lookups, timeline, position, last);
+    await fanOutBatch(decodeFeedEvents(batch), followers, lookups, timeline, position, last);
     position = last;
   }
   const oursSeconds = (performance.now() - started) / 1000;

@@ -10,14 +10,16 @@ import {
   type DeadLetterEvent,
   type DeadLetterList,
   type DeadLetterReplay,
+  type PositionedEvent,
   type ServiceStatus,
   type TimelineDelivery,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
-import { chunkDeliveries, deliverInOrder, planDeliveries, replanAsOfNow, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
+import { chunkDeliveries, deliverInOrder, FollowerIndex, planDeliveries, replanAsOfNow, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { SerialQueues } from '@feedmill/runtime';
 import { SERVICE_CLIENT, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/transport';
+import { advanceFromLog } from './follower-index-from-log.js';
 
 /** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
 class TimelineMovedError extends Error {
@@ -49,6 +51,12 @@ type Outcome = { ok: true } | { ok: false; error: unknown };
  * It starts where timeline says it stands, and timeline moves its position only with the
  * last delivery of each batch (at-least-once, idempotent).
  *
+ * Followers come from a {@link FollowerIndex} of its own, which takes in each batch's
+ * follows once timeline has the batch, so that it always stands where fan-out does: no
+ * batch asks graph anything. Where fan-out starts or rewinds to a position the index is not
+ * at (a durable timeline resumes from its position), the index is brought there first by
+ * reading the log's follows up to it.
+ *
  * A batch that keeps failing is taken apart: its events are delivered one at a time, and
  * one that still fails alone while the services answer is a dead letter. It is appended to
  * the dead-letter stream of the log with its reason, and fan-out goes on past it. While a
@@ -67,10 +75,14 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly deadLettered = new Set<number>();
   /** Batches and replays take turns: both move timeline from where fan-out stands. */
   private readonly turns = new SerialQueues();
-  /** Planning asks graph and content through the service client. */
+  /** Every timeline's follows, as of where fan-out stands. */
+  private followers: FollowerIndex;
+  /** Planning asks content through the service client (and graph when replaying a dead letter). */
   private readonly lookups: PlanLookups;
   private readonly timeline: DeliveryTarget;
   private readonly retry: FanoutRetryPolicy;
+  /** Aborts a read of the log for the follower index when the module stops. */
+  private readonly stopped = new AbortController();
 
   constructor(
     @Inject(EVENT_LOG) private readonly log: EventLog,
@@ -78,6 +90,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(FEED_GROUPS) groups: FeedGroups,
     @Optional() @Inject(FANOUT_RETRY_POLICY) retry?: FanoutRetryPolicy,
   ) {
+    this.followers = new FollowerIndex((follower) => groups.isTimeline(follower));
     this.lookups = servicePlanLookups(client, groups);
     this.timeline = serviceDeliveryTarget(client);
     this.retry = retry ?? defaultRetryPolicy;
@@ -90,6 +103,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     await this.subscription?.stop();
   }
 
@@ -114,9 +128,10 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
           const event = (await this.log.readStream(letter.stream))[letter.revision];
           if (!event || event.position !== letter.position) throw new Error(`the log holds no event at position ${letter.position}`);
           // A batch event (an import) is replanned item by item.
+          await this.followerIndexAt(this.delivered);
           const head = await this.log.headPosition();
           const deliveries: TimelineDelivery[] = [];
-          for (const decoded of decodeFeedEvents([event])) deliveries.push(...(await replanAsOfNow(decoded, head, this.lookups)));
+          for (const decoded of decodeFeedEvents([event])) deliveries.push(...(await replanAsOfNow(decoded, head, this.followers, this.lookups)));
           await this.send(chunkDeliveries(deliveries), this.delivered);
           await this.appendDeadLetterEvent({ type: 'DeadLetterReplayed', data: { position: letter.position, time: new Date().toISOString() } });
           this.deadLettered.delete(letter.position);
@@ -136,6 +151,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     for (let attempt = 1; !this.stopping; attempt++) {
       try {
         const timeline = await this.client.request(subjects.timeline.status, {});
+        await this.turns.run('timeline', () => this.followerIndexAt(timeline.position));
         this.followLogFrom(timeline.position);
         return;
       } catch (error) {
@@ -179,7 +195,23 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
+  /**
+   * Brings the follower index to `position`: forward by reading the log's follows from where
+   * it stands, or, where fan-out rewinds behind it, anew from the start of the log.
+   */
+  private async followerIndexAt(position: number): Promise<void> {
+    if (this.followers.position === position) return;
+    if (this.followers.position > position) this.followers = new FollowerIndex(this.followers.keeps);
+    const started = performance.now();
+    const from = this.followers.position;
+    await advanceFromLog(this.log, this.followers, position, this.stopped.signal);
+    if (this.stopping) throw new FanoutStoppingError('fan-out is stopping');
+    const ms = Math.round(performance.now() - started);
+    this.logger.log(`follower index read from the log between positions ${from} and ${position} in ${ms} ms: ${this.followers.edges} follow edges`);
+  }
+
   private async fanOut(events: readonly RecordedEvent[]): Promise<void> {
+    await this.followerIndexAt(this.delivered);
     if ((await this.withRetries(() => this.deliverEvents(events))).ok) return;
     // The batch keeps failing: one event at a time, so that only what fails alone stops.
     for (const event of events) {
@@ -196,15 +228,21 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Plans and sends the events' deliveries; timeline then stands at the last one's position. */
+  /**
+   * Plans and sends the events' deliveries; timeline, and then the follower index, stand at
+   * the last one's position.
+   */
   private async deliverEvents(events: readonly RecordedEvent[]): Promise<void> {
-    const deliveries = await planDeliveries(decodeFeedEvents(events), this.lookups).catch((error: unknown) => {
+    const last = events[events.length - 1]!.position;
+    const decoded = decodeFeedEvents(events);
+    const deliveries = await planDeliveries(decoded, this.followers, this.lookups).catch((error: unknown) => {
       throw new Error(`planning failed: ${describe(error)}`, { cause: error });
     });
-    await this.send(chunkDeliveries(deliveries), events[events.length - 1]!.position).catch((error: unknown) => {
+    await this.send(chunkDeliveries(deliveries), last).catch((error: unknown) => {
       if (error instanceof TimelineMovedError) throw error;
       throw new Error(`delivering to ${subjects.timeline.deliver} failed: ${describe(error)}`, { cause: error });
     });
+    this.followers.advance(decoded, last);
   }
 
   /** Sends chunks from where fan-out stands; the last one moves timeline to `position`. */
@@ -250,6 +288,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     };
     await this.appendDeadLetterEvent({ type: 'DeliveryDeadLettered', data: letter });
     await this.send([[]], event.position);
+    // Its follow or unfollow holds in the log (and in graph) all the same.
+    this.followers.advance(decodedOrNothing(event), event.position);
     this.deadLettered.add(event.position);
     this.logger.error(`dead-lettered ${event.type} at position ${event.position} after ${letter.attempts} attempts: ${letter.reason}`);
   }
@@ -272,6 +312,15 @@ function isTransient(error: unknown): boolean {
     if (cause instanceof FeedmillError) return cause.code === 'unavailable' || cause.code === 'not_ready';
   }
   return false;
+}
+
+/** The event decoded, or nothing if it does not decode (which may be why it is a dead letter). */
+function decodedOrNothing(event: RecordedEvent): PositionedEvent[] {
+  try {
+    return decodeFeedEvents([event]);
+  } catch {
+    return [];
+  }
 }
 
 function describe(error: unknown): string {

@@ -13,6 +13,8 @@ export type { FollowEdgeCommand, FollowManyCommand, FollowEdgeEvent } from './ag
 export { streamOf } from './aggregates/streams.js';
 export { planDeliveries, replanAsOfNow } from './fanout/delivery-plan.js';
 export type { PlanLookups } from './fanout/delivery-plan.js';
+export { FollowerIndex } from './fanout/follower-index.js';
+export type { FollowersInBatch } from './fanout/follower-index.js';
 export { chunkDeliveries, MAX_READERS_PER_DELIVERY, DELIVERY_BUDGET_BYTES } from './fanout/delivery-chunks.js';
 export { deliverInOrder, fanOutBatch } from './fanout/fan-out-batch.js';
 export type { DeliveryTarget } from './fanout/fan-out-batch.js';

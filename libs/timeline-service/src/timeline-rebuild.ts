@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { decodeFeedEvents, type FeedConfig, type RebuildStatus } from '@feedmill/contracts';
 import type { EventLog, Subscription } from '@feedmill/event-log';
-import { fanOutBatch } from '@feedmill/feed-models';
+import { fanOutBatch, FollowerIndex } from '@feedmill/feed-models';
 import { FeedGroups } from '@feedmill/config';
 import { type StoreFactory } from '@feedmill/runtime';
 import { servicePlanLookups, type ServiceClient } from '@feedmill/transport';
@@ -15,9 +15,10 @@ export interface RebuiltTimelines {
 
 /**
  * Rebuilds the timeline projection beside the live one: reads the feed config again, replays
- * the whole log into a new store (planning deliveries as fan-out does), and once it has
- * caught up hands the new store over. The live store serves reads until then; fan-out's next
- * batch is refused by the new store and fan-out goes on from where that store stands.
+ * the whole log into a new store (planning deliveries as fan-out does, with a follower index
+ * of its own that the replay builds as it goes), and once it has caught up hands the new
+ * store over. The live store serves reads until then; fan-out's next batch is refused by the
+ * new store and fan-out goes on from where that store stands.
  */
 export class TimelineRebuild {
   private readonly logger = new Logger('timeline-rebuild');
@@ -44,13 +45,14 @@ export class TimelineRebuild {
     const generation = Date.now();
     const store = await this.stores.timeline((reader) => groups.timelinePolicyOf(reader), generation);
     const lookups = servicePlanLookups(this.client, groups);
+    const followers = new FollowerIndex((follower) => groups.isTimeline(follower));
     this.current = { projection: 'timeline', state: 'running', position: 0, head: await this.log.headPosition(), events: 0 };
     this.logger.log(`rebuilding timelines from the log (${this.current.head} events)`);
     let position = 0;
     const subscription = this.log.subscribeToAll({
       onEvents: async (events) => {
         const last = events[events.length - 1]!.position;
-        const reply = await fanOutBatch(decodeFeedEvents(events), lookups, store, position, last);
+        const reply = await fanOutBatch(decodeFeedEvents(events), followers, lookups, store, position, last);
         if (!reply.applied) throw new Error(`the new timelines stand at ${reply.position}, not at ${position}: not empty`);
         position = last;
         this.current.position = last;

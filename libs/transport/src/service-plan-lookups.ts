@@ -6,13 +6,13 @@ import { allEdges } from './paged-queries.js';
 import type { ServiceClient } from './service-client.js';
 
 /**
- * Planning's lookups, asked of graph and content through the service client. Every follow
- * is backfilled whatever the reader's model, so that a timeline rebuilt with another model
- * or cap (which stores what its own policy needs) gets the same deliveries.
+ * Planning's lookups, asked of content (and of graph when a dead letter is replayed) through
+ * the service client; followers come from fan-out's own index. Every follow is backfilled
+ * whatever the reader's model, so that a timeline rebuilt with another model or cap (which
+ * stores what its own policy needs) gets the same deliveries.
  */
 export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): PlanLookups {
   return {
-    followers: async (feed, atLeast) => (await allEdges(client, 'followers', feed, atLeast)).filter((reader) => groups.isTimeline(reader)),
     recent: batchedRecent(client),
     isTimeline: (feed) => groups.isTimeline(feed),
     capOf: (reader) => groups.capOf(reader),

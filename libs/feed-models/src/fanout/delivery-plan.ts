@@ -1,9 +1,11 @@
-import type { Activity, FeedId, PositionedEvent, TimelineDelivery, TimelineOrder } from '@feedmill/contracts';
+import type { Activity, FeedEvent, FeedId, PositionedEvent, TimelineDelivery, TimelineOrder } from '@feedmill/contracts';
+import type { FollowerIndex } from './follower-index.js';
 
-/** What planning needs to know, from graph and content (over a transport or in-process). */
+/**
+ * What planning needs to know beyond the followers, which it reads from a
+ * {@link FollowerIndex}: the feed config, and content (over a transport or in-process).
+ */
 export interface PlanLookups {
-  /** Every timeline feed that follows `feed`, as of at least log position `atLeast`. */
-  followers(feed: FeedId, atLeast: number): Promise<FeedId[]>;
   /** The newest `limit` activities of `feed` added at or before `atMost`, newest first in `order`. */
   recent(feed: FeedId, limit: number, atLeast: number, atMost: number, order: TimelineOrder): Promise<Activity[]>;
   isTimeline(feed: FeedId): boolean;
@@ -12,7 +14,7 @@ export interface PlanLookups {
   orderOf(reader: FeedId): TimelineOrder;
   /** The activities as they are now (bumped), as of at least `atLeast`; missing ones left out. */
   activities(ids: readonly string[], atLeast: number): Promise<Activity[]>;
-  /** Whether `follower` follows `target`, as of at least `atLeast`. */
+  /** Whether `follower` follows `target`, as of at least `atLeast` (graph: a dead letter is replayed as the log stands now). */
   follows(follower: FeedId, target: FeedId, atLeast: number): Promise<boolean>;
 }
 
@@ -21,30 +23,31 @@ export interface PlanLookups {
  * to the author's followers, a follow merges the target's newest activities into the
  * reader's cache, an unfollow takes them out.
  *
- * Followers are looked up as of at least the batch's last position: any state that recent
- * gives the right final timelines, because deliveries are applied in log order and each is
- * idempotent. A follow's backfill is what the target held at the follow itself.
+ * An event at position p reaches the followers as of p: those of `followers`, which stands
+ * where the batch starts, changed by the batch's own follows and unfollows before p. The
+ * index is left as it is (the caller advances it once the deliveries are applied), so that
+ * planning is a function of the index and the events, and a failed batch is planned again
+ * the same. A follow's backfill is what the target held at the follow itself.
  */
-export async function planDeliveries(events: readonly PositionedEvent[], lookups: PlanLookups): Promise<TimelineDelivery[]> {
+export async function planDeliveries(events: readonly PositionedEvent[], followers: FollowerIndex, lookups: PlanLookups): Promise<TimelineDelivery[]> {
   const atLeast = events[events.length - 1]?.position ?? 0;
   const parsed = events.map((e) => e.event);
-  const authors = new Set<FeedId>();
-  for (const event of parsed) {
-    if (event.type === 'ActivityAdded') authors.add(event.data.activity.feed);
-    if (event.type === 'ActivityRemoved' || event.type === 'ActivityBumped') authors.add(event.data.feed);
-  }
+  const asOf = followers.inBatch();
+  const readersAt = parsed.map((event) => {
+    asOf.apply(event);
+    const author = authorOf(event);
+    return author === undefined ? [] : asOf.followersOf(author);
+  });
   const bumpedIds = parsed.flatMap((event) => (event.type === 'ActivityBumped' ? [event.data.id] : []));
   // Every lookup of the batch at once (over a network they would otherwise add up one round
   // trip at a time). All settle before a failure fails the batch: none is left running (or
   // rejecting unheard) while the batch is retried.
-  const followersOf = new Map<FeedId, FeedId[]>();
   const backfills = new Map<number, Activity[]>();
   const bumped = new Map<string, Activity>();
   const settled = await Promise.allSettled([
     (async () => {
       if (bumpedIds.length > 0) for (const activity of await lookups.activities(bumpedIds, atLeast)) bumped.set(activity.id, activity);
     })(),
-    ...[...authors].map(async (feed) => followersOf.set(feed, await lookups.followers(feed, atLeast))),
     ...parsed.map(async (event, index) => {
       if (event.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower)) return;
       const { follower, target } = event.data;
@@ -62,17 +65,17 @@ export async function planDeliveries(events: readonly PositionedEvent[], lookups
   for (const [index, event] of parsed.entries()) {
     switch (event.type) {
       case 'ActivityAdded': {
-        const readers = followersOf.get(event.data.activity.feed)!;
+        const readers = readersAt[index]!;
         if (readers.length > 0) deliveries.push({ kind: 'insert', readers, activity: event.data.activity });
         break;
       }
       case 'ActivityRemoved': {
-        const readers = followersOf.get(event.data.feed)!;
+        const readers = readersAt[index]!;
         if (readers.length > 0) deliveries.push({ kind: 'remove', readers, id: event.data.id });
         break;
       }
       case 'ActivityBumped': {
-        const readers = followersOf.get(event.data.feed)!;
+        const readers = readersAt[index]!;
         const activity = bumped.get(event.data.id);
         // An activity removed since is left out: its removal reaches the readers too.
         if (readers.length > 0 && activity) deliveries.push({ kind: 'bump', readers, activity });
@@ -96,23 +99,31 @@ export async function planDeliveries(events: readonly PositionedEvent[], lookups
 /**
  * The deliveries an event calls for as the log stands now, at `head`: replaying a dead letter
  * long after its event must bring back neither an activity removed since nor the history of
- * a feed unfollowed since.
+ * a feed unfollowed since. Its followers are those of `followers` as fan-out stands: the
+ * batches after it bring every reader up to date, in log order, as they do for any event.
  */
-export async function replanAsOfNow(event: PositionedEvent, head: number, lookups: PlanLookups): Promise<TimelineDelivery[]> {
+export async function replanAsOfNow(event: PositionedEvent, head: number, followers: FollowerIndex, lookups: PlanLookups): Promise<TimelineDelivery[]> {
   const parsed = event.event;
   const now: PositionedEvent = { position: head, event: parsed };
   switch (parsed.type) {
     case 'ActivityAdded': {
       const [current] = await lookups.activities([parsed.data.activity.id], head);
-      return current ? planDeliveries([{ position: head, event: { type: 'ActivityAdded', data: { activity: current } } }], lookups) : [];
+      return current ? planDeliveries([{ position: head, event: { type: 'ActivityAdded', data: { activity: current } } }], followers, lookups) : [];
     }
     case 'FeedFollowed':
     case 'FeedUnfollowed': {
       const follows = await lookups.follows(parsed.data.follower, parsed.data.target, head);
-      return follows === (parsed.type === 'FeedFollowed') ? planDeliveries([now], lookups) : [];
+      return follows === (parsed.type === 'FeedFollowed') ? planDeliveries([now], followers, lookups) : [];
     }
     default:
       // Removals remove whatever is there; bumps read the activity as it is now.
-      return planDeliveries([now], lookups);
+      return planDeliveries([now], followers, lookups);
   }
+}
+
+/** The feed whose followers an event reaches, if it reaches any. */
+function authorOf(event: FeedEvent): FeedId | undefined {
+  if (event.type === 'ActivityAdded') return event.data.activity.feed;
+  if (event.type === 'ActivityRemoved' || event.type === 'ActivityBumped') return event.data.feed;
+  return undefined;
 }

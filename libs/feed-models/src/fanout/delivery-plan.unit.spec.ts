@@ -1,5 +1,7 @@
-import type { Activity, FeedEvent, FeedId, PositionedEvent } from '@feedmill/contracts';
+import type { Activity, DeliverRequest, FeedEvent, FeedId, PositionedEvent, TimelineDelivery } from '@feedmill/contracts';
 import { planDeliveries, type PlanLookups } from './delivery-plan.js';
+import { fanOutBatch } from './fan-out-batch.js';
+import { FollowerIndex } from './follower-index.js';
 
 const activity = (id: string, feed: FeedId): Activity => ({ id, feed, actor: 'a', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' });
 
@@ -7,13 +9,20 @@ function recorded(events: FeedEvent[], from = 1): PositionedEvent[] {
   return events.map((event, i) => ({ position: from + i, event }));
 }
 
+const follow = (follower: string, target: string): FeedEvent => ({ type: 'FeedFollowed', data: { follower: follower as FeedId, target: target as FeedId, time: 't' } });
+const unfollow = (follower: string, target: string): FeedEvent => ({ type: 'FeedUnfollowed', data: { follower: follower as FeedId, target: target as FeedId, time: 't' } });
+const add = (id: string, feed: string): FeedEvent => ({ type: 'ActivityAdded', data: { activity: activity(id, feed as FeedId) } });
+
+/** An index that stands at `position` with timeline:r and timeline:s following user:a. */
+function followersOfA(position = 9): FollowerIndex {
+  const index = new FollowerIndex((follower) => follower.startsWith('timeline:'));
+  index.advance(recorded([follow('timeline:r', 'user:a'), follow('timeline:s', 'user:a')]), position);
+  return index;
+}
+
 describe('planDeliveries', () => {
   const calls: string[] = [];
   const lookups: PlanLookups = {
-    followers: async (feed, atLeast) => {
-      calls.push(`followers ${feed} >=${atLeast}`);
-      return feed === 'user:a' ? ['timeline:r', 'timeline:s'] : [];
-    },
     recent: async (feed, limit, atLeast, atMost, order) => {
       calls.push(`recent ${feed} ${limit} >=${atLeast} <=${atMost} by ${order}`);
       return [activity('old2', feed), activity('old1', feed)];
@@ -27,7 +36,7 @@ describe('planDeliveries', () => {
 
   beforeEach(() => calls.splice(0));
 
-  it('plans deliveries in log order, looking followers up once per author as of the batch end', async () => {
+  it('plans deliveries in log order, with followers from the index and a backfill for each follow', async () => {
     const events = recorded([
       { type: 'ActivityAdded', data: { activity: activity('a1', 'user:a') } },
       { type: 'FeedFollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
@@ -36,7 +45,7 @@ describe('planDeliveries', () => {
       { type: 'ActivityRemoved', data: { id: 'a1', feed: 'user:a', time: 't' } },
       { type: 'FeedUnfollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
     ], 10);
-    const deliveries = await planDeliveries(events, lookups);
+    const deliveries = await planDeliveries(events, followersOfA(), lookups);
     expect(deliveries).toEqual([
       { kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: activity('a1', 'user:a') },
       { kind: 'follow', reader: 'timeline:t', target: 'user:b', recent: [activity('old2', 'user:b'), activity('old1', 'user:b')], exhausted: false },
@@ -44,8 +53,7 @@ describe('planDeliveries', () => {
       { kind: 'remove', readers: ['timeline:r', 'timeline:s'], id: 'a1' },
       { kind: 'unfollow', reader: 'timeline:t', target: 'user:b' },
     ]);
-    expect(calls.filter((c) => c.startsWith('followers')).sort()).toEqual(['followers user:a >=15', 'followers user:c >=15']);
-    expect(calls).toContain('recent user:b 2 >=15 <=11 by time');
+    expect(calls).toEqual(['recent user:b 2 >=15 <=11 by time']);
   });
 
   it('backfills a follow in the reader’s order, not the followed feed’s', async () => {
@@ -53,30 +61,103 @@ describe('planDeliveries', () => {
       { type: 'FeedFollowed', data: { follower: 'hot:t', target: 'user:b', time: 't' } },
       { type: 'FeedFollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
     ]);
-    await planDeliveries(events, { ...lookups, isTimeline: () => true });
+    await planDeliveries(events, new FollowerIndex(), { ...lookups, isTimeline: () => true });
     expect(calls.filter((c) => c.startsWith('recent')).sort()).toEqual(['recent user:b 2 >=2 <=1 by relevance', 'recent user:b 2 >=2 <=2 by time']);
   });
 
   it('fails the batch only once every lookup it started has settled', async () => {
-    let followersSettled = false;
+    let activitiesSettled = false;
     const failing: PlanLookups = {
       ...lookups,
-      followers: () => new Promise((done) => setTimeout(() => ((followersSettled = true), done([])), 50)),
+      activities: () => new Promise((done) => setTimeout(() => ((activitiesSettled = true), done([])), 50)),
       recent: async () => {
         throw new Error('content is down');
       },
     };
     const events = recorded([
       { type: 'FeedFollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
-      { type: 'ActivityAdded', data: { activity: activity('a1', 'user:a') } },
+      { type: 'ActivityBumped', data: { id: 'a1', feed: 'user:a', time: 't' } },
     ]);
-    await expect(planDeliveries(events, failing)).rejects.toThrow('content is down');
-    expect({ followersSettled }).toEqual({ followersSettled: true });
+    await expect(planDeliveries(events, followersOfA(), failing)).rejects.toThrow('content is down');
+    expect({ activitiesSettled }).toEqual({ activitiesSettled: true });
   });
 
   it('skips follows by feeds that are not timelines', async () => {
     const events = recorded([{ type: 'FeedFollowed', data: { follower: 'user:x', target: 'user:b', time: 't' } }]);
-    expect(await planDeliveries(events, lookups)).toEqual([]);
+    expect(await planDeliveries(events, followersOfA(), lookups)).toEqual([]);
+  });
+
+  it('reaches the followers as of each event: a follow or unfollow just before a post counts', async () => {
+    const index = followersOfA(9);
+    const events = recorded([
+      add('a1', 'user:a'),
+      follow('timeline:t', 'user:a'),
+      add('a2', 'user:a'),
+      unfollow('timeline:r', 'user:a'),
+      { type: 'ActivityRemoved', data: { id: 'a1', feed: 'user:a', time: 't' } },
+      unfollow('timeline:s', 'user:a'),
+      follow('timeline:r', 'user:a'),
+      { type: 'ActivityBumped', data: { id: 'a2', feed: 'user:a', time: 't' } },
+    ], 10);
+    const readers = (await planDeliveries(events, index, lookups)).flatMap((d) => ('readers' in d ? [`${d.kind} ${d.readers.join(' ')}`] : []));
+    expect(readers).toEqual(['insert timeline:r timeline:s', 'insert timeline:r timeline:s timeline:t', 'remove timeline:s timeline:t', 'bump timeline:r timeline:t']);
+    // Planning leaves the index as it was: the batch is planned the same if it is retried.
+    expect({ position: index.position, followers: index.followersOf('user:a' as FeedId) }).toEqual({ position: 9, followers: ['timeline:r', 'timeline:s'] });
+    expect(await planDeliveries(events, index, lookups)).toEqual(await planDeliveries(events, index, lookups));
+  });
+
+  it('plans the same deliveries however the log is cut into batches', async () => {
+    let seed = 3;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const log = recorded(
+      Array.from({ length: 400 }, (_, i) => {
+        const reader = `timeline:r${Math.floor(random() * 6)}`;
+        const author = `user:p${Math.floor(random() * 3)}`;
+        const dice = random();
+        return dice < 0.3 ? follow(reader, author) : dice < 0.45 ? unfollow(reader, author) : add(`x${i}`, author);
+      }),
+    );
+    const planAll = async (batch: number) => {
+      const index = new FollowerIndex();
+      const deliveries: TimelineDelivery[] = [];
+      for (let i = 0; i < log.length; i += batch) {
+        const events = log.slice(i, i + batch);
+        deliveries.push(...(await planDeliveries(events, index, lookups)));
+        index.advance(events, events[events.length - 1]!.position);
+      }
+      return deliveries.map((d) => ('readers' in d ? { ...d, readers: [...d.readers].sort() } : d));
+    };
+    const one = await planAll(1);
+    expect(one.filter((d) => d.kind === 'insert').length).toBeGreaterThan(100);
+    for (const batch of [2, 7, 64, 400]) expect(await planAll(batch)).toEqual(one);
+  });
+});
+
+describe('fanOutBatch', () => {
+  const lookups: PlanLookups = {
+    recent: async () => [],
+    isTimeline: (feed) => feed.startsWith('timeline:'),
+    capOf: () => 10,
+    orderOf: () => 'time',
+    follows: async () => true,
+    activities: async () => [],
+  };
+  const events = recorded([follow('timeline:t', 'user:a'), add('a1', 'user:a')], 10);
+
+  it('moves the follower index past the batch once the target has applied it', async () => {
+    const index = followersOfA(9);
+    const requests: DeliverRequest[] = [];
+    const reply = await fanOutBatch(events, index, lookups, { deliver: async (request) => (requests.push(request), { applied: true, position: request.position }) }, 9, 12);
+    expect(reply).toEqual({ applied: true, position: 12 });
+    expect(requests.flatMap((r) => r.deliveries).map((d) => d.kind)).toEqual(['follow', 'insert']);
+    expect({ position: index.position, followers: index.followersOf('user:a' as FeedId) }).toEqual({ position: 12, followers: ['timeline:r', 'timeline:s', 'timeline:t'] });
+  });
+
+  it('leaves the follower index where it stood when the target refuses the batch', async () => {
+    const index = followersOfA(9);
+    const reply = await fanOutBatch(events, index, lookups, { deliver: async () => ({ applied: false, position: 3 }) }, 9, 12);
+    expect(reply).toEqual({ applied: false, position: 3 });
+    expect({ position: index.position, followers: index.followersOf('user:a' as FeedId) }).toEqual({ position: 9, followers: ['timeline:r', 'timeline:s'] });
   });
 });
 

@@ -1,6 +1,7 @@
 import type { DeliverReply, DeliverRequest, PositionedEvent, TimelineDelivery } from '@feedmill/contracts';
 import { chunkDeliveries } from './delivery-chunks.js';
 import { planDeliveries, type PlanLookups } from './delivery-plan.js';
+import type { FollowerIndex } from './follower-index.js';
 
 /** Where deliveries are applied: the timeline service over a transport, or a timeline store in this process. */
 export interface DeliveryTarget {
@@ -25,8 +26,18 @@ export async function deliverInOrder(target: DeliveryTarget, chunks: readonly Ti
 /**
  * What fan-out does with a batch of the log, live or in a rebuild: plans its deliveries,
  * chunks them and applies them in order, moving the target from `from` to `to` (the batch's
- * last position, which may be past its last feed event).
+ * last position, which may be past its last feed event). Once the target has them, the
+ * follower index takes in the batch's follows and unfollows and stands at `to` as well.
  */
-export async function fanOutBatch(events: readonly PositionedEvent[], lookups: PlanLookups, target: DeliveryTarget, from: number, to: number): Promise<DeliverReply> {
-  return deliverInOrder(target, chunkDeliveries(await planDeliveries(events, lookups)), from, to);
+export async function fanOutBatch(
+  events: readonly PositionedEvent[],
+  followers: FollowerIndex,
+  lookups: PlanLookups,
+  target: DeliveryTarget,
+  from: number,
+  to: number,
+): Promise<DeliverReply> {
+  const reply = await deliverInOrder(target, chunkDeliveries(await planDeliveries(events, followers, lookups)), from, to);
+  if (reply.applied) followers.advance(events, to);
+  return reply;
 }

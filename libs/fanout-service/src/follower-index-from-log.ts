@@ -1,0 +1,54 @@
+import { decodeFeedEvents, type PositionedEvent } from '@feedmill/contracts';
+import type { EventLog, RecordedEvent } from '@feedmill/event-log';
+import { followEdgeEventTypes, type FollowerIndex } from '@feedmill/feed-models';
+
+/** Read in batches larger than fan-out's: only follows are decoded, the rest is skipped. */
+const READ_BATCH = 4096;
+
+/**
+ * Brings `index` from its position to `to` by reading the log's follows and unfollows in
+ * between. The log is the index's only source, as for every projection: nothing else has to
+ * be kept in step with timeline's position, which is where fan-out resumes. Stops early,
+ * leaving the index where it got to, once `signal` aborts.
+ *
+ * An event that does not decode is left out: the live fan-out dead-letters it and applies
+ * nothing of it either.
+ */
+export async function advanceFromLog(log: EventLog, index: FollowerIndex, to: number, signal: AbortSignal): Promise<void> {
+  if (index.position >= to || signal.aborted) return;
+  let reached!: () => void;
+  const done = new Promise<void>((resolve) => (reached = resolve));
+  const subscription = log.subscribeToAll({
+    from: index.position,
+    maxBatch: READ_BATCH,
+    onEvents: (records) => {
+      const last = records[records.length - 1]!.position;
+      index.advance(decodeFollows(records, to), Math.min(last, to));
+      if (last >= to) reached();
+    },
+  });
+  let abort!: () => void;
+  const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', (abort = () => resolve()), { once: true }));
+  try {
+    // Caught up also settles it: every event up to `to` existed when the subscription began.
+    await Promise.race([done, subscription.caughtUp, aborted]);
+  } finally {
+    signal.removeEventListener('abort', abort);
+    await subscription.stop();
+  }
+  // Caught up before an event at `to` itself (a log with gaps in its positions).
+  if (!signal.aborted) index.advance([], to);
+}
+
+function decodeFollows(records: readonly RecordedEvent[], to: number): PositionedEvent[] {
+  const follows: PositionedEvent[] = [];
+  for (const record of records) {
+    if (record.position > to || !followEdgeEventTypes.has(record.type)) continue;
+    try {
+      follows.push(...decodeFeedEvents([record]));
+    } catch {
+      // Malformed, or of a version newer than this build: see above.
+    }
+  }
+  return follows;
+}

@@ -14,8 +14,8 @@ function random(seed: number): () => number {
   };
 }
 
-const users: FeedId[] = Array.from({ length: 12 }, (_, i) => `user:u${i}`);
-const timelines: FeedId[] = Array.from({ length: 30 }, (_, i) => `timeline:t${i}`);
+const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}`);
+const timelines: FeedId[] = Array.from({ length: 30 }, (_, i): FeedId => `timeline:t${i}`);
 const time = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
 
 /** A log that adds, bumps and removes activities, and follows and unfollows, singly and in batches. */

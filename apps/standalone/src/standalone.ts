@@ -11,7 +11,7 @@ import { TimelineModule } from '@feedmill/timeline-service';
 /**
  * The embedded default: gateway and the four services in one process, calling each other
  * in-process through the same message controllers the cluster serves over NATS, with the
- * file log and memory stores rebuilt from it at start.
+ * file log and memory stores restored from their snapshots and the log's tail at start.
  */
 export interface StandaloneOptions {
   /** @defaultValue the stores `config` names */
@@ -31,7 +31,7 @@ export async function createStandaloneApp(config: RuntimeConfig, options: Standa
       reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG),
       eventLog,
       client,
-      stores: options.stores ?? (await openStores(config)),
+      stores: options.stores ?? (await openStores(config, { fileLog: (config.LOG ?? 'file') === 'file' ? eventLog : undefined })),
     }),
     { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL },
   );

@@ -1,8 +1,8 @@
 export { SerialQueues } from './serial-queues.js';
 export { openEventLog } from './event-log-factory.js';
 export { CoreModule, FEED_CONFIG_LOADER } from './core.module.js';
-export { STORE_FACTORY, memoryStores, openStores } from './store-factory.js';
-export type { StoreFactory } from './store-factory.js';
+export { STORE_FACTORY, memoryStores, openStores, snapshottingMemoryStores } from './store-factory.js';
+export type { StoreFactory, OpenStoresOptions } from './store-factory.js';
 export type { CoreOptions } from './core.module.js';
 export { rootModule } from './root-module.js';
 export { ProjectedService } from './projected-service.js';

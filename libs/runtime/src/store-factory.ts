@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { MongoClient } from 'mongodb';
+import type { EventLog } from '@feedmill/event-log';
 import type { FeedId } from '@feedmill/contracts';
 import {
   MemoryContentStore,
@@ -12,6 +14,8 @@ import {
   timelineCollections,
   projectionCollections,
   TimelineGenerations,
+  SnapshotKeeper,
+  SnapshotStore,
   type ContentStore,
   type GraphStore,
   type TimelinePolicy,
@@ -45,8 +49,46 @@ export const memoryStores: StoreFactory = {
   close: async () => undefined,
 };
 
-export async function openStores(config: RuntimeConfig): Promise<StoreFactory> {
-  if (config.STORE !== 'mongodb') return memoryStores;
+/**
+ * Memory stores that start from their newest good snapshot and replay only the log's tail,
+ * and write snapshots periodically and when the stores close (at shutdown, after the
+ * services stopped applying).
+ */
+export function snapshottingMemoryStores(keeper: SnapshotKeeper, log: EventLog): StoreFactory {
+  return {
+    ...memoryStores,
+    content: async () => {
+      const store = new MemoryContentStore();
+      await keeper.restoreAndKeep(store, await log.headPosition());
+      return store;
+    },
+    graph: async () => {
+      const store = new MemoryGraphStore();
+      await keeper.restoreAndKeep(store, await log.headPosition());
+      return store;
+    },
+    close: () => keeper.close(),
+  };
+}
+
+export interface OpenStoresOptions {
+  /**
+   * The process's file log, when its memory stores may keep snapshots of it (`SNAPSHOTS`).
+   * Other logs have their own consumers' state; MongoDB stores are durable themselves.
+   */
+  fileLog?: EventLog;
+}
+
+export async function openStores(config: RuntimeConfig, options: OpenStoresOptions = {}): Promise<StoreFactory> {
+  if (config.STORE !== 'mongodb') {
+    if (!options.fileLog || config.SNAPSHOTS === 'off') return memoryStores;
+    const logger = new Logger('snapshots');
+    const store = new SnapshotStore(join(config.FEEDMILL_DATA_DIR, 'snapshots'), logger);
+    return snapshottingMemoryStores(
+      new SnapshotKeeper(store, logger, { everyEvents: config.SNAPSHOT_EVERY_EVENTS, everyMs: config.SNAPSHOT_EVERY_SECONDS * 1000 }),
+      options.fileLog,
+    );
+  }
   const client = await MongoClient.connect(config.MONGODB_URL!);
   const db = client.db(config.MONGODB_DB);
   const generations = new TimelineGenerations(new DriverCollection(db.collection('timeline_generations')));

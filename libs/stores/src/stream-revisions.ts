@@ -17,6 +17,17 @@ export class StreamRevisions {
     return event.revision === this.of(event.stream) + 1;
   }
 
+  /** Every stream's revision, for a snapshot. */
+  toMap(): ReadonlyMap<string, number> {
+    return this.revisions;
+  }
+
+  /** Replaces every revision with a snapshot's. */
+  restore(revisions: ReadonlyMap<string, number>): void {
+    this.revisions.clear();
+    for (const [stream, revision] of revisions) this.revisions.set(stream, revision);
+  }
+
   /** True when `event` is the stream's next one; records it as applied. */
   claim(event: Pick<RecordedEvent, 'stream' | 'revision'>): boolean {
     if (!this.isNext(event)) return false;

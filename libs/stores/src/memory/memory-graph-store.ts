@@ -3,6 +3,7 @@ import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feed
 import type { GraphStore } from '../ports.js';
 import { MemoryProjection } from './memory-projection.js';
 import sortedBtree from 'sorted-btree';
+import sortedBtreeBulkLoad from 'sorted-btree/extended/bulkLoad.js';
 
 // A CommonJS module: under Node's ESM loader its class is the `default` of module.exports.
 const BTree = sortedBtree.default;
@@ -17,6 +18,59 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   protected readonly eventTypes = followEdgeEventTypes;
   private readonly followersOf = new Map<FeedId, FeedTree>();
   private readonly followingOf = new Map<FeedId, FeedTree>();
+
+  /**
+   * The edges once, compactly: a sorted table of feed ids, and per target its followers as
+   * indexes into it. The following side is derived on restore.
+   */
+  protected stateForSnapshot(): GraphSnapshot {
+    const ids = new Set<FeedId>();
+    let edges = 0;
+    for (const [target, followers] of this.followersOf) {
+      if (followers.size === 0) continue;
+      ids.add(target);
+      for (const follower of followers.keys()) ids.add(follower);
+      edges += followers.size;
+    }
+    const feeds = [...ids].sort(compareFeeds);
+    const indexOf = new Map<FeedId, number>();
+    feeds.forEach((feed, i) => indexOf.set(feed, i));
+    const targets: number[] = [];
+    for (const [target, followers] of this.followersOf) if (followers.size > 0) targets.push(indexOf.get(target)!);
+    targets.sort((a, b) => a - b);
+    const followers = new Uint32Array(targets.length * 2 + edges);
+    let at = 0;
+    for (const target of targets) {
+      const tree = this.followersOf.get(feeds[target]!)!;
+      followers[at++] = target;
+      followers[at++] = tree.size;
+      for (const follower of tree.keys()) followers[at++] = indexOf.get(follower)!;
+    }
+    return { feeds, followers };
+  }
+
+  /**
+   * Targets come in feed order and each one's followers too, so both sides' key lists come
+   * out sorted and every tree is bulk-loaded, in O(edges).
+   */
+  protected restoreState(state: unknown): void {
+    const { feeds, followers } = state as GraphSnapshot;
+    const followingKeys = new Map<number, FeedId[]>();
+    for (let at = 0; at < followers.length; ) {
+      const target = feeds[followers[at++]!]!;
+      const count = followers[at++]!;
+      const keys: FeedId[] = new Array(count);
+      for (let i = 0; i < count; i++) {
+        const follower = followers[at++]!;
+        keys[i] = feeds[follower]!;
+        let following = followingKeys.get(follower);
+        if (!following) followingKeys.set(follower, (following = []));
+        following.push(target);
+      }
+      this.followersOf.set(target, treeOfSorted(keys));
+    }
+    for (const [follower, keys] of followingKeys) this.followingOf.set(feeds[follower]!, treeOfSorted(keys));
+  }
 
   /** Keeps or drops the edge as {@link evolveFollowEdge} leaves it. */
   protected evolve(event: FeedEvent): void {
@@ -47,6 +101,21 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   async counts(feed: FeedId): Promise<{ followers: number; following: number }> {
     return { followers: this.followersOf.get(feed)?.size ?? 0, following: this.followingOf.get(feed)?.size ?? 0 };
   }
+}
+
+interface GraphSnapshot {
+  /** Every feed with an edge, in the trees' order. */
+  feeds: FeedId[];
+  /** Per target: its index, its follower count, then its followers' indexes in order. */
+  followers: Uint32Array;
+}
+
+const compareFeeds = sortedBtree.defaultComparator as (a: FeedId, b: FeedId) => number;
+/** sorted-btree's default node size. */
+const MAX_NODE_SIZE = 32;
+
+function treeOfSorted(keys: FeedId[]): FeedTree {
+  return sortedBtreeBulkLoad.bulkLoad<FeedId, true>(keys, new Array<true>(keys.length).fill(true), MAX_NODE_SIZE, compareFeeds) as FeedTree;
 }
 
 function treeOf(map: Map<FeedId, FeedTree>, key: FeedId): FeedTree {

@@ -1,19 +1,50 @@
+import { deserialize, serialize } from 'node:v8';
 import { eventItems, feedEvents, type FeedEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
 import { StreamRevisions } from '../stream-revisions.js';
+import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js';
+
+/** What a memory projection's snapshot payload holds (serialized with `node:v8`). */
+interface SnapshotPayload {
+  revisions: ReadonlyMap<string, number>;
+  state: unknown;
+}
 
 /**
  * What every memory projection shares: the position it has applied, per-stream revisions
  * that make applying idempotent, and waiting for a position. Subclasses say which event
  * types they read and how each changes their state.
  */
-export abstract class MemoryProjection implements Projection {
+export abstract class MemoryProjection implements Projection, Snapshottable {
   abstract readonly name: string;
   protected abstract readonly eventTypes: ReadonlySet<string>;
   private readonly revisions = new StreamRevisions();
   private readonly applied = new ProjectionPosition();
+  private appliedCount = 0;
+
+  /** The projection's own state for a snapshot: anything `node:v8` serializes. */
+  protected abstract stateForSnapshot(): unknown;
+  /** Replaces the (empty) state with what {@link stateForSnapshot} returned. */
+  protected abstract restoreState(state: unknown): void;
+
+  get appliedEvents(): number {
+    return this.appliedCount;
+  }
+
+  takeSnapshot(): SnapshotState {
+    const payload: SnapshotPayload = { revisions: this.revisions.toMap(), state: this.stateForSnapshot() };
+    return { position: this.applied.value, payload: serialize(payload) };
+  }
+
+  restoreSnapshot(snapshot: SnapshotState): void {
+    if (this.applied.value !== 0 || this.appliedCount !== 0) throw new Error(`${this.name}: a snapshot restores only an empty projection`);
+    const payload = deserialize(snapshot.payload) as SnapshotPayload;
+    this.revisions.restore(payload.revisions);
+    this.restoreState(payload.state);
+    this.applied.advanceTo(snapshot.position);
+  }
 
   /**
    * Stores what one single event changes; called once per event of `eventTypes` in stream
@@ -35,12 +66,14 @@ export abstract class MemoryProjection implements Projection {
 
   async apply(events: readonly RecordedEvent[]): Promise<void> {
     for (const event of events) this.applyOne(event);
+    this.appliedCount += events.length;
     const last = events[events.length - 1];
     if (last) this.applied.advanceTo(last.position);
   }
 
   async applyOwn(event: RecordedEvent): Promise<void> {
     this.applyOne(event);
+    this.appliedCount++;
   }
 
   private applyOne(record: RecordedEvent): void {

@@ -1,0 +1,110 @@
+import type { SnapshotLogger, SnapshotStore } from './snapshot-store.js';
+import type { Snapshottable } from './snapshottable.js';
+
+export interface SnapshotSchedule {
+  /** Write once this many events were applied since the last snapshot. @defaultValue 100,000 */
+  everyEvents: number;
+  /** Write once this long passed since the last snapshot, if anything was applied. @defaultValue 60 s */
+  everyMs: number;
+}
+
+export const defaultSnapshotSchedule: SnapshotSchedule = { everyEvents: 100_000, everyMs: 60_000 };
+
+interface Tracked {
+  state: Snapshottable;
+  /** Position of the last snapshot written or restored. */
+  position: number;
+  appliedAtLast: number;
+  at: number;
+  writing?: Promise<void>;
+}
+
+/**
+ * Restores memory states from their newest good snapshot at start, and writes new ones
+ * periodically and at shutdown. A snapshot is taken synchronously (consistent) and written
+ * to disk asynchronously, so serving pauses only for the serialization.
+ */
+export class SnapshotKeeper {
+  private readonly tracked = new Map<string, Tracked>();
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly store: SnapshotStore,
+    private readonly logger: SnapshotLogger,
+    private readonly schedule: SnapshotSchedule = defaultSnapshotSchedule,
+  ) {}
+
+  /**
+   * Restores `state` from its newest good snapshot, unless that covers more than the log
+   * holds (`headPosition`: the log was replaced, or lost a tail), then keeps it saved.
+   * Call it before the state subscribes to the log.
+   */
+  async restoreAndKeep(state: Snapshottable, headPosition: number): Promise<void> {
+    if (this.tracked.has(state.name)) throw new Error(`a snapshot state named ${state.name} is already kept`);
+    const started = performance.now();
+    const snapshot = await this.store.load(state.name);
+    let position = 0;
+    if (snapshot && snapshot.position > headPosition) {
+      this.logger.warn(`skipped snapshot ${snapshot.file}: it covers position ${snapshot.position}, the log ends at ${headPosition}`);
+    } else if (snapshot) {
+      state.restoreSnapshot(snapshot);
+      position = snapshot.position;
+      this.logger.log(`${state.name}: restored ${snapshot.file} (${snapshot.payload.length} bytes) in ${Math.round(performance.now() - started)} ms`);
+    }
+    this.tracked.set(state.name, { state, position, appliedAtLast: state.appliedEvents, at: Date.now() });
+    this.startTimer();
+  }
+
+  /** Writes the snapshots that are due (or every one that changed since its last, with `force`). */
+  async writeDue(force = false): Promise<void> {
+    await Promise.all([...this.tracked.values()].map((t) => (this.isDue(t, force) ? this.write(t) : t.writing)));
+  }
+
+  /** Stops the timer and writes a last snapshot of every state that changed. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    await Promise.all([...this.tracked.values()].map((t) => t.writing));
+    await this.writeDue(true);
+  }
+
+  private isDue(t: Tracked, force: boolean): boolean {
+    const applied = t.state.appliedEvents - t.appliedAtLast;
+    if (applied === 0) return false;
+    return force || applied >= this.schedule.everyEvents || Date.now() - t.at >= this.schedule.everyMs;
+  }
+
+  private write(t: Tracked): Promise<void> {
+    if (t.writing) return t.writing;
+    const started = performance.now();
+    const applied = t.state.appliedEvents;
+    const snapshot = t.state.takeSnapshot();
+    const tookMs = performance.now() - started;
+    t.appliedAtLast = applied;
+    t.at = Date.now();
+    // Own events applied past the subscription's position change the state without moving
+    // it: the position alone does not say whether anything changed, the applied count does.
+    if (snapshot.position === 0) return Promise.resolve();
+    t.writing = this.store
+      .save(t.state.name, snapshot.position, snapshot.payload)
+      .then((file) => {
+        t.position = snapshot.position;
+        this.logger.log(
+          `${t.state.name}: wrote ${file} (${snapshot.payload.length} bytes, position ${snapshot.position}): serialized in ${Math.round(tookMs)} ms, on disk in ${Math.round(performance.now() - started - tookMs)} ms`,
+        );
+      })
+      .catch((error) => this.logger.warn(`${t.state.name}: snapshot at position ${snapshot.position} not written: ${String(error)}`))
+      .finally(() => (t.writing = undefined));
+    return t.writing;
+  }
+
+  private startTimer(): void {
+    if (this.timer || this.closed) return;
+    const everyMs = Math.max(100, Math.min(1_000, this.schedule.everyMs));
+    this.timer = setInterval(() => void this.writeDue(), everyMs);
+    // Snapshots never keep a process alive.
+    this.timer.unref();
+  }
+}

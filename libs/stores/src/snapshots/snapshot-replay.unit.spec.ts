@@ -1,0 +1,133 @@
+import { activityStream, feedEvents, followStream, type Activity, type FeedId, type FeedLogEvent } from '@feedmill/contracts';
+import type { RecordedEvent } from '@feedmill/event-log';
+import { MemoryContentStore } from '../memory/memory-content-store.js';
+import { MemoryGraphStore } from '../memory/memory-graph-store.js';
+import type { MemoryProjection } from '../memory/memory-projection.js';
+
+/** A small deterministic generator (mulberry32), so a failure replays the same log. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}`);
+const timelines: FeedId[] = Array.from({ length: 30 }, (_, i): FeedId => `timeline:t${i}`);
+const time = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+
+/** A log that adds, bumps and removes activities, and follows and unfollows, singly and in batches. */
+function generateLog(count: number, seed: number): RecordedEvent[] {
+  const next = random(seed);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+  const revisions = new Map<string, number>();
+  const live: Activity[] = [];
+  const log: RecordedEvent[] = [];
+  const record = (stream: string, event: FeedLogEvent) => {
+    const revision = (revisions.get(stream) ?? -1) + 1;
+    revisions.set(stream, revision);
+    log.push({ stream, revision, position: log.length + 1, ...feedEvents.encode(event), metadata: {}, recordedAt: time(log.length) });
+  };
+  for (let i = 0; log.length < count; i++) {
+    const roll = next();
+    if (roll < 0.35) {
+      const feed = pick(users);
+      const activity: Activity = { id: `a${i}`, feed, actor: feed, verb: 'post', object: `o${i}`, time: time(Math.floor(next() * 5_000)), ...(next() < 0.3 ? { foreignId: `f${i % 40}` } : {}) };
+      // Foreign ids repeat: only the first of a feed and foreign id is added, as the service decides.
+      if (activity.foreignId && live.some((a) => a.feed === feed && a.foreignId === activity.foreignId)) continue;
+      live.push(activity);
+      record(activityStream(feed), { type: 'ActivityAdded', data: { activity } });
+    } else if (roll < 0.45 && live.length > 0) {
+      const activity = pick(live);
+      record(activityStream(activity.feed), { type: 'ActivityBumped', data: { id: activity.id, feed: activity.feed, time: time(6_000 + i) } });
+    } else if (roll < 0.52 && live.length > 0) {
+      const activity = live.splice(Math.floor(next() * live.length), 1)[0]!;
+      record(activityStream(activity.feed), { type: 'ActivityRemoved', data: { id: activity.id, feed: activity.feed, time: time(6_000 + i) } });
+    } else if (roll < 0.85) {
+      const follower = pick(timelines);
+      record(followStream(follower), { type: next() < 0.75 ? 'FeedFollowed' : 'FeedUnfollowed', data: { follower, target: pick(users), time: time(i) } });
+    } else {
+      const follows = Array.from({ length: 5 }, () => [pick(timelines), pick(users)] as [FeedId, FeedId]);
+      record(`import-follows-b${i}`, { type: 'FeedsFollowed', data: { id: `b${i}`, time: time(i), follows } });
+    }
+  }
+  return log;
+}
+
+async function contentView(store: MemoryContentStore, log: readonly RecordedEvent[]) {
+  const view: unknown[] = [];
+  for (const feed of users) {
+    view.push(await store.recent([feed], undefined, 1_000, undefined, 'time'));
+    view.push(await store.recent([feed], undefined, 1_000, undefined, 'relevance'));
+    view.push(await store.recent([feed], undefined, 1_000, Math.floor(log.length / 2)));
+    for (let f = 0; f < 40; f++) view.push(await store.byForeignId(feed, `f${f}`));
+  }
+  view.push(await store.recent(users, time(2_500), 50));
+  return view;
+}
+
+async function graphView(store: MemoryGraphStore) {
+  const view: unknown[] = [];
+  for (const feed of [...users, ...timelines]) {
+    view.push(await store.followers(feed, undefined, 1_000), await store.following(feed, undefined, 1_000), await store.counts(feed));
+    view.push(await store.followers(feed, 'timeline:t15', 3), await store.isFollowing(feed, users[0]!));
+  }
+  return view;
+}
+
+async function revisionsOf(store: MemoryProjection, log: readonly RecordedEvent[]) {
+  const streams = [...new Set(log.map((e) => e.stream))];
+  return Promise.all(streams.map(async (stream) => [stream, await store.streamRevision(stream)]));
+}
+
+const batches = (events: readonly RecordedEvent[], size = 37) => Array.from({ length: Math.ceil(events.length / size) }, (_, i) => events.slice(i * size, (i + 1) * size));
+
+describe.each([
+  { name: 'content', make: () => new MemoryContentStore(), view: (s: MemoryProjection, log: readonly RecordedEvent[]) => contentView(s as MemoryContentStore, log) },
+  { name: 'graph', make: () => new MemoryGraphStore(), view: (s: MemoryProjection) => graphView(s as MemoryGraphStore) },
+])('$name store: a snapshot and the log tail', ({ make, view }) => {
+  const log = generateLog(3_000, 7);
+
+  it.each([0, 1, 1_000, 2_999, 3_000])('reach the state a full replay reaches (snapshot after %i events)', async (cut) => {
+    const full = make();
+    for (const batch of batches(log)) await full.apply(batch);
+
+    const before = make();
+    for (const batch of batches(log.slice(0, cut))) await before.apply(batch);
+    // The service applies its own appends before the subscription reaches them: the snapshot
+    // holds them while its position is still before them, and the tail brings them again.
+    const own = log.slice(cut, cut + 5);
+    for (const event of own) await before.applyOwn(event);
+    const snapshot = before.takeSnapshot();
+    expect(snapshot.position).toBe(cut);
+
+    const restored = make();
+    restored.restoreSnapshot({ position: snapshot.position, payload: Uint8Array.from(snapshot.payload) });
+    expect(await restored.position()).toBe(cut);
+    for (const batch of batches(log.filter((e) => e.position > snapshot.position))) await restored.apply(batch);
+
+    expect(await restored.position()).toBe(await full.position());
+    expect(await view(restored, log)).toEqual(await view(full, log));
+    expect(await revisionsOf(restored, log)).toEqual(await revisionsOf(full, log));
+  });
+
+  it('refuses to restore over a projection that applied events', async () => {
+    const store = make();
+    await store.apply(log.slice(0, 10));
+    expect(() => store.restoreSnapshot(make().takeSnapshot())).toThrow(/empty/);
+  });
+});
+
+describe('graph store snapshot', () => {
+  it('keeps paging order for feed ids that sort differently by code unit and case-blind', async () => {
+    const feeds: FeedId[] = ['user:B', 'user:a', 'user:Z9', 'user:0', 'user:aB', 'user:Ab', 'user:b-1'];
+    const store = new MemoryGraphStore();
+    await store.apply(feeds.map((target, i) => ({ stream: followStream('timeline:x'), revision: i, position: i + 1, ...feedEvents.encode({ type: 'FeedFollowed', data: { follower: 'timeline:x', target, time: time(i) } }), metadata: {}, recordedAt: time(i) })));
+    const restored = new MemoryGraphStore();
+    restored.restoreSnapshot(store.takeSnapshot());
+    expect(await restored.following('timeline:x', undefined, 10)).toEqual(await store.following('timeline:x', undefined, 10));
+    expect(await restored.following('timeline:x', 'user:B', 10)).toEqual(await store.following('timeline:x', 'user:B', 10));
+  });
+});

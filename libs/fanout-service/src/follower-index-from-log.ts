@@ -2,12 +2,12 @@ import { decodeFeedEvents, type PositionedEvent } from '@feedmill/contracts';
 import type { EventLog, RecordedEvent } from '@feedmill/event-log';
 import { followEdgeEventTypes, type FollowerIndex } from '@feedmill/feed-models';
 
-/** Read in batches larger than fan-out's: only follows are decoded, the rest is skipped. */
+/** Read in batches larger than fan-out's: only what the index takes in is decoded. */
 const READ_BATCH = 4096;
 
 /**
- * Brings `index` from its position to `to` by reading the log's follows and unfollows in
- * between. The log is the index's only source, as for every projection: nothing else has to
+ * Brings `index` from its position to `to` by reading the log's follows, unfollows and
+ * added activities in between. The log is the index's only source, as for every projection: nothing else has to
  * be kept in step with timeline's position, which is where fan-out resumes. Stops early,
  * leaving the index where it got to, once `signal` aborts.
  *
@@ -23,7 +23,7 @@ export async function advanceFromLog(log: EventLog, index: FollowerIndex, to: nu
     maxBatch: READ_BATCH,
     onEvents: (records) => {
       const last = records[records.length - 1]!.position;
-      index.advance(decodeFollows(records, to), Math.min(last, to));
+      index.advance(decodeIndexed(records, to), Math.min(last, to));
       if (last >= to) reached();
     },
   });
@@ -40,15 +40,15 @@ export async function advanceFromLog(log: EventLog, index: FollowerIndex, to: nu
   if (!signal.aborted) index.advance([], to);
 }
 
-function decodeFollows(records: readonly RecordedEvent[], to: number): PositionedEvent[] {
-  const follows: PositionedEvent[] = [];
+function decodeIndexed(records: readonly RecordedEvent[], to: number): PositionedEvent[] {
+  const indexed: PositionedEvent[] = [];
   for (const record of records) {
-    if (record.position > to || !followEdgeEventTypes.has(record.type)) continue;
+    if (record.position > to || !(followEdgeEventTypes.has(record.type) || record.type === 'ActivityAdded')) continue;
     try {
-      follows.push(...decodeFeedEvents([record]));
+      indexed.push(...decodeFeedEvents([record]));
     } catch {
       // Malformed, or of a version newer than this build: see above.
     }
   }
-  return follows;
+  return indexed;
 }

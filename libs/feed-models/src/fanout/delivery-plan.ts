@@ -33,8 +33,11 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
   const atLeast = events[events.length - 1]?.position ?? 0;
   const parsed = events.map((e) => e.event);
   const asOf = followers.inBatch();
-  const readersAt = parsed.map((event) => {
+  // A follow of a feed that never had an activity has nothing to backfill: content is not asked.
+  const nothingToBackfill = new Set<number>();
+  const readersAt = parsed.map((event, index) => {
     asOf.apply(event);
+    if (event.type === 'FeedFollowed' && !asOf.hasHadActivities(event.data.target)) nothingToBackfill.add(index);
     const author = authorOf(event);
     return author === undefined ? [] : asOf.followersOf(author);
   });
@@ -50,6 +53,7 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
     })(),
     ...parsed.map(async (event, index) => {
       if (event.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower)) return;
+      if (nothingToBackfill.has(index)) return void backfills.set(index, []);
       const { follower, target } = event.data;
       // One more than the cap tells whether the target has older activities than these. The
       // reader's order, not the target's: a relevancy timeline needs the newest by relevance,

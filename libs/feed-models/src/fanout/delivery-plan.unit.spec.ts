@@ -13,10 +13,10 @@ const follow = (follower: string, target: string): FeedEvent => ({ type: 'FeedFo
 const unfollow = (follower: string, target: string): FeedEvent => ({ type: 'FeedUnfollowed', data: { follower: follower as FeedId, target: target as FeedId, time: 't' } });
 const add = (id: string, feed: string): FeedEvent => ({ type: 'ActivityAdded', data: { activity: activity(id, feed as FeedId) } });
 
-/** An index that stands at `position` with timeline:r and timeline:s following user:a. */
+/** An index that stands at `position` with timeline:r and timeline:s following user:a, and user:b having posted. */
 function followersOfA(position = 9): FollowerIndex {
   const index = new FollowerIndex((follower) => follower.startsWith('timeline:'));
-  index.advance(recorded([follow('timeline:r', 'user:a'), follow('timeline:s', 'user:a')]), position);
+  index.advance(recorded([follow('timeline:r', 'user:a'), follow('timeline:s', 'user:a'), add('b0', 'user:b')]), position);
   return index;
 }
 
@@ -61,7 +61,7 @@ describe('planDeliveries', () => {
       { type: 'FeedFollowed', data: { follower: 'hot:t', target: 'user:b', time: 't' } },
       { type: 'FeedFollowed', data: { follower: 'timeline:t', target: 'user:b', time: 't' } },
     ]);
-    await planDeliveries(events, new FollowerIndex(), { ...lookups, isTimeline: () => true });
+    await planDeliveries(events, followersOfA(), { ...lookups, isTimeline: () => true });
     expect(calls.filter((c) => c.startsWith('recent')).sort()).toEqual(['recent user:b 2 >=2 <=1 by relevance', 'recent user:b 2 >=2 <=2 by time']);
   });
 
@@ -85,6 +85,24 @@ describe('planDeliveries', () => {
   it('skips follows by feeds that are not timelines', async () => {
     const events = recorded([{ type: 'FeedFollowed', data: { follower: 'user:x', target: 'user:b', time: 't' } }]);
     expect(await planDeliveries(events, followersOfA(), lookups)).toEqual([]);
+  });
+
+  it('asks content for no backfill of a feed that never had an activity, as of the follow', async () => {
+    const events = recorded([
+      follow('timeline:t', 'user:new'),
+      add('n1', 'user:new'),
+      follow('timeline:u', 'user:new'),
+      { type: 'ActivityRemoved', data: { id: 'n1', feed: 'user:new', time: 't' } },
+      follow('timeline:v', 'user:new'),
+    ], 10);
+    const deliveries = await planDeliveries(events, followersOfA(), lookups);
+    expect(deliveries.filter((d) => d.kind === 'follow')).toEqual([
+      { kind: 'follow', reader: 'timeline:t', target: 'user:new', recent: [], exhausted: true },
+      { kind: 'follow', reader: 'timeline:u', target: 'user:new', recent: [activity('old2', 'user:new'), activity('old1', 'user:new')], exhausted: false },
+      { kind: 'follow', reader: 'timeline:v', target: 'user:new', recent: [activity('old2', 'user:new'), activity('old1', 'user:new')], exhausted: false },
+    ]);
+    // Once it has had one, it is asked for (whatever was removed since): here after n1, at 12 and 14.
+    expect(calls).toEqual(['recent user:new 2 >=14 <=12 by time', 'recent user:new 2 >=14 <=14 by time']);
   });
 
   it('reaches the followers as of each event: a follow or unfollow just before a post counts', async () => {

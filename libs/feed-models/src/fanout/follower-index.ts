@@ -11,12 +11,17 @@ import { SortedRuns } from './sorted-runs.js';
  * once (its id kept once), and each followed feed's followers are a sorted run of those
  * numbers in {@link SortedRuns}, 4 bytes per edge plus room to grow. Numbers are given in
  * order of first appearance, so a new follower usually lands at the end of its run.
+ *
+ * It also knows which feeds have ever had an activity added: following a feed that never
+ * had one has nothing to backfill, and planning need not ask content.
  */
 export class FollowerIndex {
   private readonly followerNumbers = new Map<FeedId, number>();
   private readonly followerIds: FeedId[] = [];
   private readonly targetNumbers = new Map<FeedId, number>();
   private readonly runs = new SortedRuns();
+  /** Per followed-or-posting feed number: 1 once an activity was added to the feed. */
+  private posted = new Uint8Array(256);
   private at = 0;
 
   /**
@@ -48,8 +53,14 @@ export class FollowerIndex {
     return from !== undefined && to !== undefined && this.runs.has(to, from);
   }
 
+  /** Whether an activity was ever added to `feed` (it may have been removed since). */
+  hasHadActivities(feed: FeedId): boolean {
+    const number = this.targetNumbers.get(feed);
+    return number !== undefined && this.posted[number] === 1;
+  }
+
   /**
-   * Applies the follows and unfollows among `events` that come after the index's position
+   * Applies the follows, unfollows and first activities among `events` that come after the index's position
    * and at or before `to`, in order, and moves the index to `to` (a batch may end past its
    * last feed event). Events at or before the position are applied already and left out, so
    * that applying a batch twice changes nothing; a `to` behind the index changes nothing.
@@ -71,6 +82,7 @@ export class FollowerIndex {
   }
 
   private apply(event: FeedEvent): void {
+    if (event.type === 'ActivityAdded') this.posted[this.targetNumberOf(event.data.activity.feed)] = 1;
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     if (!this.keeps(follower)) return;
@@ -97,6 +109,11 @@ export class FollowerIndex {
       number = this.targetNumbers.size;
       this.targetNumbers.set(target, number);
       this.runs.addKey(number);
+      if (number === this.posted.length) {
+        const larger = new Uint8Array(number * 2);
+        larger.set(this.posted);
+        this.posted = larger;
+      }
     }
     return number;
   }
@@ -112,11 +129,14 @@ export class FollowersInBatch {
   private readonly changed = new Map<FeedId, Map<FeedId, boolean>>();
   /** Each target's followers as last computed, until the batch changes them: a batch often holds several posts of one feed. */
   private readonly known = new Map<FeedId, FeedId[]>();
+  /** Feeds the batch has added activities to so far. */
+  private readonly posted = new Set<FeedId>();
 
   constructor(private readonly index: FollowerIndex) {}
 
-  /** Takes in the next event of the batch; events that change no edge are ignored. */
+  /** Takes in the next event of the batch; events that change no edge and add no activity are ignored. */
   apply(event: FeedEvent): void {
+    if (event.type === 'ActivityAdded') this.posted.add(event.data.activity.feed);
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     if (!this.index.keeps(follower)) return;
@@ -124,6 +144,11 @@ export class FollowersInBatch {
     if (!edges) this.changed.set(target, (edges = new Map()));
     edges.set(follower, evolveFollowEdge(edges.get(follower) ?? this.index.follows(follower, target), event));
     this.known.delete(target);
+  }
+
+  /** Whether an activity was ever added to `feed`, as of the events applied so far. */
+  hasHadActivities(feed: FeedId): boolean {
+    return this.posted.has(feed) || this.index.hasHadActivities(feed);
   }
 
   /** Every follower of `target` as of the events applied so far. */

@@ -113,6 +113,14 @@ describe('FollowerIndex', () => {
     expect(index.followersOf('user:star' as FeedId)).toEqual(expected);
     expect(index.edges).toBe(99_997);
   });
+
+  it('knows the feeds that have had an activity, removed since or not', () => {
+    const index = indexOf([post('user:a'), follow('timeline:r', 'user:b'), { type: 'ActivityRemoved', data: { id: 'a', feed: 'user:a' as FeedId, time: 't' } }]);
+    expect([index.hasHadActivities('user:a' as FeedId), index.hasHadActivities('user:b' as FeedId), index.hasHadActivities('user:c' as FeedId)]).toEqual([true, false, false]);
+    const batch = index.inBatch();
+    batch.apply(post('user:b'));
+    expect([batch.hasHadActivities('user:b' as FeedId), index.hasHadActivities('user:b' as FeedId)]).toEqual([true, false]);
+  });
 });
 
 describe('FollowersInBatch', () => {

@@ -15,11 +15,10 @@ export async function measurePostToVisible(baseUrl: string, workload: Workload, 
   const api = new FeedClient(baseUrl);
   const latencies = new Latencies();
   for (let probe = 0; probe < count && !stop(); probe++) {
-    let producer = workload.nextPoster();
-    for (let tries = 0; workload.followersOf[producer]!.length === 0 && tries < 100; tries++) producer = workload.nextPoster();
-    const followers = workload.followersOf[producer]!;
-    if (followers.length === 0) continue;
-    const reader = workload.readers[followers[Math.floor(workload.chance() * followers.length)]!]!;
+    const probed = workload.nextProbe();
+    if (!probed) continue;
+    const { producer } = probed;
+    const reader = workload.readers[probed.reader]!;
     const posted = await api.post(workload.producers[producer]!, { actor: `p${producer}`, verb: 'probe', object: `probe:${probe}` });
     if (posted.status !== 201) throw new Error(`probe post answered ${posted.status}`);
     const acknowledged = performance.now();

@@ -247,11 +247,10 @@ function firstOf(...messages: Array<string | undefined>): { first?: string } {
 async function postToVisible(feeds: RedisHomeFeeds, workload: Workload, count: number, stop: () => boolean): Promise<Latencies> {
   const latencies = new Latencies();
   for (let probe = 0; probe < count && !stop(); probe++) {
-    let producer = workload.nextPoster();
-    for (let tries = 0; workload.followersOf[producer]!.length === 0 && tries < 100; tries++) producer = workload.nextPoster();
-    const followers = workload.followersOf[producer]!;
-    if (followers.length === 0) continue;
-    const reader = `r${followers[Math.floor(workload.chance() * followers.length)]!}`;
+    const probed = workload.nextProbe();
+    if (!probed) continue;
+    const { producer } = probed;
+    const reader = `r${probed.reader}`;
     const posted = await feeds.post(`p${producer}`, { actor: `p${producer}`, verb: 'probe', object: `probe:${probe}` });
     const accepted = performance.now();
     while (!(await feeds.inFeed(reader, posted.id))) {

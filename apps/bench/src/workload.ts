@@ -58,6 +58,18 @@ export class Workload {
     return this.readingOrder[this.reading.draw(this.random)]!;
   }
 
+  /**
+   * A post-to-visible probe: a poster drawn as posts are (retried a while when it has no
+   * followers) and one of its followers to watch; undefined when no draw had followers.
+   */
+  nextProbe(): { producer: number; reader: number } | undefined {
+    let producer = this.nextPoster();
+    for (let tries = 0; this.followersOf[producer]!.length === 0 && tries < 100; tries++) producer = this.nextPoster();
+    const followers = this.followersOf[producer]!;
+    if (followers.length === 0) return undefined;
+    return { producer, reader: followers[Math.floor(this.chance() * followers.length)]! };
+  }
+
   /** A draw of [0, 1), from the workload's own stream. */
   chance(): number {
     return this.random();

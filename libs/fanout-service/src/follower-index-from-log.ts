@@ -5,6 +5,9 @@ import { followEdgeEventTypes, type FollowerIndex } from '@feedmill/feed-models'
 /** Read in batches larger than fan-out's: only what the index takes in is decoded. */
 const READ_BATCH = 4096;
 
+/** What the index takes in: follows and unfollows, and added activities, single or imported. */
+const indexedEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, 'ActivityAdded', 'ActivitiesAdded']);
+
 /**
  * Brings `index` from its position to `to` by reading the log's follows, unfollows and
  * added activities in between. The log is the index's only source, as for every projection: nothing else has to
@@ -43,7 +46,7 @@ export async function advanceFromLog(log: EventLog, index: FollowerIndex, to: nu
 function decodeIndexed(records: readonly RecordedEvent[], to: number): PositionedEvent[] {
   const indexed: PositionedEvent[] = [];
   for (const record of records) {
-    if (record.position > to || !(followEdgeEventTypes.has(record.type) || record.type === 'ActivityAdded')) continue;
+    if (record.position > to || !indexedEventTypes.has(record.type)) continue;
     try {
       indexed.push(...decodeFeedEvents([record]));
     } catch {

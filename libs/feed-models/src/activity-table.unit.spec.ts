@@ -1,18 +1,9 @@
 import { justAbove, relevanceKeyOf, sortKeyOf, type Activity } from '@feedmill/contracts';
 import { ActivityTable, probeOf, type TimelineOrder } from './activity-table.js';
+import { seededRandom } from './testing.js';
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
 const activity = (id: string, ms: number, extra?: Activity['extra']): Activity => ({ id, feed: 'user:x', actor: 'x', verb: 'post', object: 'o', time: at(ms), ...(extra ? { extra } : {}) });
-
-/** A tiny seeded generator, so that a failure reproduces. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('ActivityTable', () => {
   it('stores one version once, whatever object carries it, and a changed version apart', () => {
@@ -87,7 +78,7 @@ describe('ActivityTable', () => {
     ['time', sortKeyOf],
     ['relevance', relevanceKeyOf],
   ])('compares by %s exactly as the key text does, equal milliseconds and prefix ids included', (order, keyOf) => {
-    const random = seeded(order.length);
+    const random = seededRandom(order.length);
     const table = new ActivityTable();
     const ids = ['a', 'ab', 'abc', 'b', 'B', 'a-1', 'a_1', 'z9'];
     const handles = Array.from({ length: 200 }, (_, i) => {

@@ -2,20 +2,11 @@ import { justAbove, relevanceKeyOf, sortKeyOf, type Activity, type FeedId, type 
 import { ActivityTable, type ActivityHandle, type TimelineOrder } from './activity-table.js';
 import { CompactTimeline } from './compact-timeline.js';
 import { readTimelinePage } from './timeline-read.js';
+import { seededRandom } from './testing.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
 const activity = (id: string, feed: FeedId, second: number): Activity => ({ id, feed, actor: 'a', verb: 'post', object: 'o', time: at(second) });
 const bumped = (a: Activity, second: number): Activity => ({ ...a, bumpedAt: at(second) });
-
-/** A tiny seeded generator, so that a failure reproduces. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A compact timeline and its table, driven with activities as the store drives it: each handle held for the call. */
 function timelineOf(cap: number, order: TimelineOrder = 'time', table = new ActivityTable(), links = false) {
@@ -167,7 +158,7 @@ describe('CompactTimeline', () => {
 
   it('grows and compacts its array without losing order across many trims', () => {
     const { timeline, insert, ids } = timelineOf(40);
-    const random = seeded(3);
+    const random = seededRandom(3);
     const posted: Activity[] = [];
     for (let i = 0; i < 2000; i++) {
       const post = activity(`p${i}`, 'user:x', i + Math.floor(random() * 30));
@@ -265,7 +256,7 @@ describe('CompactTimeline against a sorted-array reference', () => {
     [8, 40, 'relevance'],
   ];
   it.each(cases)('does what the reference does, step by step (seed %i, cap %i, by %s)', (seed, cap, order) => {
-    const random = seeded(seed);
+    const random = seededRandom(seed);
     const keyOf = order === 'relevance' ? relevanceKeyOf : sortKeyOf;
     const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
     const table = new ActivityTable();
@@ -349,7 +340,7 @@ describe('CompactTimeline against a sorted-array reference', () => {
 
 describe('a compact timeline read through the pull path below its floor', () => {
   it.each([1, 2, 3, 4, 5])('equals the reference timeline page by page (seed %i)', async (seed) => {
-    const next = seeded(seed);
+    const next = seededRandom(seed);
     const feeds: FeedId[] = ['user:a', 'user:b', 'user:c', 'user:d'];
     const posted = new Map<FeedId, Activity[]>(feeds.map((f) => [f, []]));
     const followed = new Set<FeedId>();

@@ -1,6 +1,7 @@
 import { relevanceKeyOf, sortKeyOf, timelineModels, type Activity, type FeedId, type KeyOf, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import { activityAt } from './recorded.js';
+import { seededRandom } from '@feedmill/feed-models/testing';
 
 const activity = (id: string, feed: FeedId, second: number) => activityAt(id, feed, second);
 
@@ -18,16 +19,6 @@ function twoGroups(policy: TimelinePolicy): (reader: FeedId) => TimelinePolicy {
   return (reader) => (reader.startsWith('wide:') ? wide : policy);
 }
 
-/** A tiny seeded generator, so that a failure reproduces. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 
 /**
  * Plays random posts, removals, bumps, follows, unfollows and reads against a store and a
@@ -43,7 +34,7 @@ async function playAgainstReference(
   /** A fresh store of the same model, to check that replaying the deliveries gives the same pages. */
   rebuilt?: TimelineStore,
 ): Promise<void> {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const newestFirst = (a: Activity, b: Activity) => (keyOf(a) < keyOf(b) ? 1 : -1);
   const feeds: FeedId[] = ['user:a', 'user:b', 'user:c'];
   const readers: FeedId[] = ['timeline:r', 'wide:s'];

@@ -3,16 +3,7 @@ import type { RecordedEvent } from '@feedmill/event-log';
 import { MemoryContentStore } from '../memory/memory-content-store.js';
 import { MemoryGraphStore } from '../memory/memory-graph-store.js';
 import type { MemoryProjection } from '../memory/memory-projection.js';
-
-/** A small deterministic generator (mulberry32), so a failure replays the same log. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '@feedmill/feed-models/testing';
 
 const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}`);
 const timelines: FeedId[] = Array.from({ length: 30 }, (_, i): FeedId => `timeline:t${i}`);
@@ -20,7 +11,7 @@ const time = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(
 
 /** A log that adds, bumps and removes activities, and follows and unfollows, singly and in batches. */
 function generateLog(count: number, seed: number): RecordedEvent[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
   const revisions = new Map<string, number>();
   const live: Activity[] = [];

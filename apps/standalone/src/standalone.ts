@@ -1,17 +1,21 @@
+import { NestFactory } from '@nestjs/core';
+import type { INestMicroservice, DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ContentModule } from '@feedmill/content-service';
 import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout-service';
 import { createHttpApp, GatewayModule } from '@feedmill/gateway-http';
 import { GraphModule } from '@feedmill/graph-service';
 import { loadFeedConfig, type RuntimeConfig } from '@feedmill/config';
-import { openEventLog, openStores, rootModule, type StoreFactory } from '@feedmill/runtime';
-import { InProcessServer, InProcessServiceClient } from '@feedmill/transport';
+import { logLevels, openEventLog, openStores, rootModule, type StoreFactory } from '@feedmill/runtime';
+import { InProcessServer, InProcessServiceClient, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
 import { TimelineModule } from '@feedmill/timeline-service';
 
 /**
- * The embedded default: gateway and the four services in one process, calling each other
- * in-process through the same message controllers the cluster serves over NATS, with the
- * file log and memory stores restored from their snapshots and the log's tail at start.
+ * The embedded default: the four services in one process, calling each other in-process
+ * through the same message controllers the cluster serves over NATS, with the file log
+ * and memory stores restored from their snapshots and the log's tail at start. HTTP is
+ * answered in that process ({@link createStandaloneApp}) or by worker processes in front of
+ * it ({@link createServicesApp} and {@link createHttpWorkerApp}, see `http-workers.ts`).
  */
 export interface StandaloneOptions {
   /** @defaultValue the stores `config` names */
@@ -20,22 +24,51 @@ export interface StandaloneOptions {
   fanoutRetry?: FanoutRetryPolicy;
 }
 
-export async function createStandaloneApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<NestFastifyApplication> {
+interface Services {
+  module: DynamicModule;
+  server: InProcessServer;
+  /** The in-process client to the services. */
+  client: ServiceClient;
+}
+
+async function services(config: RuntimeConfig, options: StandaloneOptions, gateway: boolean): Promise<Services> {
   const feedConfig = loadFeedConfig(config.FEED_CONFIG);
   const eventLog = await openEventLog(config, 'file');
   const server = new InProcessServer();
   const client = new InProcessServiceClient(server);
-  const app = await createHttpApp(
-    rootModule([ContentModule, GraphModule, TimelineModule, options.fanoutRetry ? FanoutModule.withRetryPolicy(options.fanoutRetry) : FanoutModule, GatewayModule], {
-      feedConfig,
-      reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG),
-      eventLog,
-      client,
-      stores: options.stores ?? (await openStores(config, { fileLog: (config.LOG ?? 'file') === 'file' ? eventLog : undefined })),
-    }),
-    { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL },
-  );
+  const fanout = options.fanoutRetry ? FanoutModule.withRetryPolicy(options.fanoutRetry) : FanoutModule;
+  const module = rootModule([ContentModule, GraphModule, TimelineModule, fanout, ...(gateway ? [GatewayModule] : [])], {
+    feedConfig,
+    reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG),
+    eventLog,
+    client,
+    stores: options.stores ?? (await openStores(config, { fileLog: (config.LOG ?? 'file') === 'file' ? eventLog : undefined })),
+  });
+  return { module, server, client };
+}
+
+/** The services and HTTP in one process. */
+export async function createStandaloneApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<NestFastifyApplication> {
+  const { module, server } = await services(config, options, true);
+  const app = await createHttpApp(module, { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL });
   app.connectMicroservice({ strategy: server });
   await app.startAllMicroservices();
   return app;
+}
+
+/** The services alone, for HTTP workers to call: `client` answers them (see `serveLink`). */
+export async function createServicesApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<{ app: INestMicroservice; client: ServiceClient }> {
+  const { module, server, client } = await services(config, options, false);
+  const app = await NestFactory.createMicroservice(module, { strategy: server, logger: logLevels(config.LOG_LEVEL) });
+  return { app, client };
+}
+
+/** The gateway alone, calling the services of the process that forked this one. */
+export async function createHttpWorkerApp(config: RuntimeConfig): Promise<NestFastifyApplication> {
+  if (!process.send) throw new Error('an HTTP worker runs as a cluster worker of the standalone, with an IPC channel');
+  const client = new LinkedServiceClient({ send: (message) => process.send!(message), on: (event, listener) => process.on(event, listener) });
+  return createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(config.FEED_CONFIG), client }), {
+    bodyLimit: config.BODY_LIMIT,
+    logLevel: config.LOG_LEVEL,
+  });
 }

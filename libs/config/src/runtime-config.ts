@@ -7,6 +7,12 @@ import { z } from 'zod';
 export const runtimeConfigSchema = z.object({
   /** HTTP port of the gateway (or the standalone process). */
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  /**
+   * Standalone only: processes that answer HTTP in front of the one holding the log, the
+   * stores and the services (`node:cluster` workers), so that HTTP parsing and writing use
+   * other cores than the services. 0 answers HTTP in the services' own process.
+   */
+  HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(0),
   /** Directory of the file log. */
   FEEDMILL_DATA_DIR: z.string().min(1).default('./data'),
   /** Path of a JSON feed-group config; the built-in default has `user` and `timeline`. */

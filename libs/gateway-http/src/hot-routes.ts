@@ -4,10 +4,10 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newActivitySchema, subjects, type AddActivityRequest } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
-import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
+import { activityJson, parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { activityCursor, parsePageQuery, resolveFeed } from './feed-params.js';
 import { toHttpError } from './http-errors.js';
-import { activityJson, activityPageJson } from './page-json.js';
+import { activityPageJson } from './page-json.js';
 
 type Params = Record<string, string>;
 /** Answers a request with the JSON body it wrote, or undefined for none. */
@@ -21,8 +21,8 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * their dependencies from its container, and its error handler still answers Fastify's own
  * errors, such as malformed JSON), but its per-request pipeline (guards, interceptors,
  * pipes, filters, an observable per request) costs more here than it gives: these routes
- * validate their input once, here, and write pages from activities serialized once
- * ({@link activityPageJson}). Every other route is an ordinary Nest controller.
+ * validate their input once, here, and frame pages whose activities the process holding
+ * them serialized once ({@link ServiceClient.requestPage}). Every other route is an ordinary Nest controller.
  */
 @Injectable()
 export class HotRoutes implements OnModuleInit {
@@ -45,9 +45,9 @@ export class HotRoutes implements OnModuleInit {
     const { limit, cursor } = parsePageQuery(query);
     const before = activityCursor.decode(cursor);
     const page = this.groups.isTimeline(feed)
-      ? await this.client.request(subjects.timeline.read, { feed, limit, before })
-      : await this.client.request(subjects.content.recent, { feeds: [feed], limit, before });
-    return activityPageJson(page.items, activityCursor.encode(page.next));
+      ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before })
+      : await this.client.requestPage(subjects.content.recent, { feeds: [feed], limit, before });
+    return activityPageJson(page, activityCursor.encode(page.next));
   }
 
   /** The stored activity; a repeated `foreignId` returns the first one. */

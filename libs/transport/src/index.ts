@@ -8,3 +8,7 @@ export type { ServiceClient } from './service-client.js';
 export { InProcessServer } from './in-process.server.js';
 export { allEdges, recentActivities } from './paged-queries.js';
 export { servicePlanLookups, serviceDeliveryTarget } from './service-plan-lookups.js';
+export { activityJson, writeHeldPage, writeArrivedPage } from './written-page.js';
+export type { PageSubject, WrittenPage } from './written-page.js';
+export { LinkedServiceClient, serveLink } from './linked-services.js';
+export type { MessageLink } from './linked-services.js';

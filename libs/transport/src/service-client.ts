@@ -5,6 +5,7 @@ import { checkedReply } from './checked-reply.js';
 import { toFeedmillError } from './error-body.js';
 import type { InProcessServer } from './in-process.server.js';
 import { handOver } from './message-handlers.js';
+import { writeArrivedPage, writeHeldPage, type PageSubject, type WrittenPage } from './written-page.js';
 
 /**
  * Request/reply to another service, typed by the subject's entry in the wire table: the
@@ -13,6 +14,8 @@ import { handOver } from './message-handlers.js';
  */
 export interface ServiceClient {
   request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>>;
+  /** A page subject's reply with its items written as JSON, where they are held if it can. */
+  requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>): Promise<WrittenPage>;
   close(): Promise<void>;
 }
 
@@ -38,6 +41,10 @@ export class ProxyServiceClient implements ServiceClient {
     return checkedReply(subject, reply);
   }
 
+  async requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>): Promise<WrittenPage> {
+    return writeArrivedPage(await this.request(subject, payload));
+  }
+
   async close(): Promise<void> {
     await this.proxy.close();
   }
@@ -59,6 +66,10 @@ export class InProcessServiceClient implements ServiceClient {
     } catch (error) {
       throw toFeedmillError(error, subject);
     }
+  }
+
+  async requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>): Promise<WrittenPage> {
+    return writeHeldPage(await this.request(subject, payload));
   }
 
   async close(): Promise<void> {}

@@ -1,0 +1,110 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FeedClient, freePort, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
+
+const HTTP_WORKERS = 2;
+
+let dataDir: string;
+let port: number;
+let deployment: Deployment | undefined;
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'feedmill-http-workers-'));
+  port = await freePort();
+});
+afterEach(async () => {
+  await deployment?.stop();
+  deployment = undefined;
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const start = async () => (deployment = await startStandalone({ dataDir, port, env: { HTTP_WORKERS: String(HTTP_WORKERS) } }));
+
+/** The processes `pid` started: the standalone's HTTP workers. */
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when it finds none
+  }
+}
+
+const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Posts `count` activities to a producer a reader follows; returns their ids, newest first. */
+async function postSome(api: FeedClient, count: number): Promise<string[]> {
+  expect((await api.follow('timeline:reader', 'user:writer')).status).toBe(204);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const posted = await api.post('user:writer', { actor: 'writer', verb: 'post', object: `note:${i}` });
+    expect(posted.status).toBe(201);
+    ids.unshift(posted.body.id);
+  }
+  return ids;
+}
+
+describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
+  test('answers from its workers: their own validation errors, and the services’ errors through the link', async () => {
+    const { baseUrl, processes } = await start();
+    expect(childrenOf(processes[0]!.child.pid!)).toHaveLength(HTTP_WORKERS);
+    const api = new FeedClient(baseUrl);
+
+    const invalid = await api.post('user:writer', { actor: 'writer', verb: '', object: 'note:1' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toMatchObject({ code: 'invalid_request', field: 'body.verb' });
+
+    const missing = await api.remove('user:writer', '4b0f9c0e-9d0a-4d43-9d4b-0e1f1e0c1a2b');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ code: 'activity_not_found' });
+  });
+
+  test('a worker killed with SIGKILL is replaced, and the standalone keeps answering', async () => {
+    const { baseUrl, processes } = await start();
+    const primary = processes[0]!.child.pid!;
+    const api = new FeedClient(baseUrl);
+    const ids = await postSome(api, 5);
+    const [victim] = childrenOf(primary);
+    process.kill(victim!, 'SIGKILL');
+    await waitFor(() => (!isRunning(victim!) && childrenOf(primary).length === HTTP_WORKERS) || undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'a new HTTP worker' });
+    // Every request from here on finds a live worker.
+    for (let i = 0; i < 20; i++) expect((await api.readAll('timeline:reader', 10)).map((a) => a.id)).toEqual(ids);
+  });
+
+  test('SIGTERM stops the workers and then the services; a restart has every acknowledged post', async () => {
+    const { baseUrl, processes } = await start();
+    const primary = processes[0]!;
+    const workers = childrenOf(primary.child.pid!);
+    const ids = await postSome(new FeedClient(baseUrl), 8);
+    await primary.stop();
+    expect(primary.child.exitCode).toBe(0);
+    expect(workers.filter(isRunning)).toEqual([]);
+
+    const restarted = await start();
+    const api = new FeedClient(restarted.baseUrl);
+    await waitUntilSettled(api);
+    expect((await api.readAll('timeline:reader', 10)).map((a) => a.id)).toEqual(ids);
+  });
+
+  test('a crash of the services process (SIGKILL) takes its workers with it and frees the port; a restart has every acknowledged post', async () => {
+    const { baseUrl, processes } = await start();
+    const primary = processes[0]!;
+    const workers = childrenOf(primary.child.pid!);
+    const ids = await postSome(new FeedClient(baseUrl), 8);
+    await primary.kill();
+    await waitFor(() => workers.every((pid) => !isRunning(pid)) || undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'the workers to exit' });
+
+    const restarted = await start();
+    const api = new FeedClient(restarted.baseUrl);
+    await waitUntilSettled(api);
+    expect((await api.readAll('timeline:reader', 10)).map((a) => a.id)).toEqual(ids);
+  });
+});

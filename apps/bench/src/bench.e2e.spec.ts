@@ -66,12 +66,13 @@ it('reports every throughput, and they agree with the workload', () => {
     rebuildInProcess: results.rebuild.inProcessProjections.eventsPerSecond,
   };
   for (const [name, rate] of Object.entries(rates)) expect({ name, rate: Number.isFinite(rate) && rate > 0 }).toEqual({ name, rate: true });
-  // 20 reads per write: the observed mix is close to it.
-  const mix = results.reads.http.readsPerSecond / results.posts.acceptedPerSecond;
-  expect(mix).toBeGreaterThan(12);
-  expect(mix).toBeLessThan(30);
+  // Readers and posters both had their answers in the mixed phase, each counted once.
+  expect(results.reads.http.latencyMs.count).toBeGreaterThan(0);
+  expect(results.posts.latencyMs.count).toBeGreaterThan(0);
   // Every follow import (one event per request), warm-up post and mixed-phase post is in the log that was rebuilt.
-  expect(results.rebuild.deployment.events).toBeGreaterThanOrEqual(Math.ceil(results.workload.followEdges / IMPORT_BATCH) + results.workload.warmPosts);
+  expect(results.rebuild.deployment.events).toBeGreaterThanOrEqual(
+    Math.ceil(results.workload.followEdges / IMPORT_BATCH) + results.workload.warmPosts + results.posts.latencyMs.count,
+  );
   expect(results.fanout.deliveries).toBeGreaterThan(results.workload.warmPosts);
   expect(results.failures).toEqual({ httpNon2xx: 0, transportErrors: 0 });
 });
@@ -99,7 +100,9 @@ it('writes a report that shows the figures and the charts', async () => {
   expect(markdown).toContain('npm run bench -- --profile small --mode standalone');
   const html = await readFile(join(out, 'report.html'), 'utf8');
   expect((html.match(/<svg /g) ?? []).length).toBeGreaterThanOrEqual(4);
-  expect(output).toMatch(/mixed 20:1/);
+  expect(output).toMatch(/mixed: 16 readers and 8 posters/);
+  expect(['wrk', 'autocannon']).toContain(results.workload.loadGenerator);
+  expect(markdown).toContain(`HTTP load from ${results.workload.loadGenerator}`);
 });
 
 it('compares with Redis home feeds where a Redis answers, on the same timelines, and says why not where none does', async () => {
@@ -121,9 +124,8 @@ it('compares with Redis home feeds where a Redis answers, on the same timelines,
   for (const [name, l] of Object.entries({ reads: redis.mixed.readLatencyMs, posts: redis.mixed.postLatencyMs, 'post to visible': redis.postToVisibleMs, follows: redis.loading.edgeLatencyMs })) {
     expect({ name, counted: l.count > 0, ordered: l.p50 <= l.p99 && l.p99 <= l.max }).toEqual({ name, counted: true, ordered: true });
   }
-  const mix = redis.mixed.readsPerSecond / redis.mixed.postsPerSecond;
-  expect(mix).toBeGreaterThan(12);
-  expect(mix).toBeLessThan(30);
+  expect(redis.mixed.readsPerSecond).toBeGreaterThan(0);
+  expect(redis.mixed.postsPerSecond).toBeGreaterThan(0);
   expect(redis.memory.entries).toBeGreaterThan(0);
   expect(redis.memory.entries).toBeLessThanOrEqual(redis.warm.deliveries);
   expect(redis.memory.bytesPerTimelineEntry).toBeGreaterThan(8);

@@ -25,7 +25,7 @@ export async function runClientLoad(options: {
   seconds?: number;
   onProgress?: (done: number) => void;
 }): Promise<ClientLoadResult> {
-  const byKind: HttpLoadResult['byKind'] = {};
+  const byKind: Record<string, { ok: number; failed: number; latency: Latencies }> = {};
   const perSecond: Array<Record<string, number>> = [];
   const started = performance.now();
   const deadline = options.amount === undefined ? started + (options.seconds ?? 10) * 1000 : Number.POSITIVE_INFINITY;

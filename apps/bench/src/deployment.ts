@@ -27,6 +27,8 @@ export class BenchDeployment {
   constructor(
     readonly mode: Mode,
     readonly model: TimelineModel,
+    /** More environment for its processes (the standalone's `HTTP_WORKERS`). */
+    private readonly extraEnv: Record<string, string> = {},
   ) {}
 
   /** The feed config of the run: the default groups, with the timeline model under test. */
@@ -34,7 +36,7 @@ export class BenchDeployment {
     this.configDir ??= await mkdtemp(join(tmpdir(), 'feedmill-bench-config-'));
     const path = join(this.configDir, 'feeds.json');
     await writeFile(path, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: this.model, cap: 800 } } }));
-    return { FEED_CONFIG: path };
+    return { ...this.extraEnv, FEED_CONFIG: path };
   }
 
   get baseUrl(): string {

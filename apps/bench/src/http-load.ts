@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { Latencies } from './latency.js';
+import { Latencies, type LatencyRecord } from './latency.js';
 
 export interface PlannedRequest {
   /** What the request measures: `post`, `read`, `follow`. */
@@ -11,7 +11,7 @@ export interface PlannedRequest {
 
 export interface HttpLoadResult {
   seconds: number;
-  byKind: Record<string, { ok: number; failed: number; latency: Latencies }>;
+  byKind: Record<string, { ok: number; failed: number; latency: LatencyRecord }>;
   /** Successful responses per kind, per elapsed second. */
   perSecond: Array<Record<string, number>>;
   errors: number;
@@ -30,7 +30,7 @@ export async function runHttpLoad(options: {
   seconds?: number;
   onProgress?: (done: number) => void;
 }): Promise<HttpLoadResult> {
-  const byKind: HttpLoadResult['byKind'] = {};
+  const byKind: Record<string, { ok: number; failed: number; latency: Latencies }> = {};
   const perSecond: Array<Record<string, number>> = [];
   const started = performance.now();
   let done = 0;
@@ -85,4 +85,16 @@ export async function runHttpLoad(options: {
   // The last second is only partly covered: left in, it would read as a drop.
   if (perSecond.length > Math.floor(seconds)) perSecond.length = Math.floor(seconds);
   return { seconds, byKind, perSecond, errors: result.errors + result.timeouts };
+}
+
+/** Runs that went on at the same time (one per kind), as one: counts per kind and per second side by side. */
+export function mergeLoads<R extends HttpLoadResult>(runs: readonly R[]): HttpLoadResult {
+  const perSecond: Array<Record<string, number>> = [];
+  for (const run of runs) run.perSecond.forEach((counts, i) => Object.assign((perSecond[i] ??= {}), counts));
+  return {
+    seconds: Math.max(...runs.map((r) => r.seconds)),
+    byKind: Object.assign({}, ...runs.map((r) => r.byKind)) as HttpLoadResult['byKind'],
+    perSecond,
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+  };
 }

@@ -10,11 +10,19 @@ export interface LatencySummary {
   max: number;
 }
 
+/** Latencies of a run, however they were measured. */
+export interface LatencyRecord {
+  readonly count: number;
+  summary(): LatencySummary;
+  /** Values (ms) whose distribution is that of the run, for the charts. */
+  samples(): number[];
+}
+
 /**
  * Latencies recorded into an HDR histogram at microsecond resolution, so that percentiles
  * stay exact to three significant digits without keeping every sample.
  */
-export class Latencies {
+export class Latencies implements LatencyRecord {
   private readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
   /** A bounded sample of raw values, for the distribution charts. */
   private readonly sample: number[] = [];

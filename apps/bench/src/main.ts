@@ -6,7 +6,8 @@ import { Logger } from '@nestjs/common';
 import { decodeFeedEvents, timelineModels, type TimelineModel } from '@feedmill/contracts';
 import { readAllEvents } from '@feedmill/harness';
 import { BenchDeployment, CpuMeter, round, type Mode } from './deployment.js';
-import { runHttpLoad, type PlannedRequest } from './http-load.js';
+import { HttpDriver, type HttpPhase } from './http-driver.js';
+import type { PlannedRequest } from './http-load.js';
 import { measureInProcess } from './in-process.js';
 import { Latencies } from './latency.js';
 import { feedmillNewest, sampleReaders } from './newest-check.js';
@@ -18,7 +19,7 @@ import { redisTarget } from './redis-design.js';
 import { writeReport, type BenchResults } from './report.js';
 import { versusRedis } from './versus-redis.js';
 import { postsInTimelineOrder } from './warm-posts.js';
-import { IMPORT_BATCH, importBatches, IMPORT_REQUESTS_IN_FLIGHT, Workload } from './workload.js';
+import { drawMixedPlan, drawPosts, IMPORT_BATCH, importBatches, IMPORT_REQUESTS_IN_FLIGHT, Workload, type PlannedPost } from './workload.js';
 
 /** The page size of every timeline read, on both sides of the Redis comparison. */
 const PAGE_SIZE = 25;
@@ -33,15 +34,28 @@ const { values } = parseArgs({
     out: { type: 'string' },
     seed: { type: 'string', default: '42' },
     model: { type: 'string', default: 'ring' },
-    'reads-per-write': { type: 'string' },
+    'mixed-readers': { type: 'string' },
+    'mixed-posters': { type: 'string' },
+    'http-workers': { type: 'string' },
   },
 });
 
 const chosen: Profile | undefined = profiles[values.profile as Profile['name']];
 if (!chosen) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
-const readsPerWrite = values['reads-per-write'] === undefined ? chosen.readsPerWrite : Number(values['reads-per-write']);
-if (!Number.isFinite(readsPerWrite) || readsPerWrite < 0) throw new Error('--reads-per-write must be a number of reads per write, 0 or more');
-const profile: Profile = { ...chosen, readsPerWrite };
+/** A count option: its value, or the profile's when it is not given. */
+function countOption(name: 'mixed-readers' | 'mixed-posters' | 'http-workers', otherwise: number): number {
+  const value = values[name] === undefined ? otherwise : Number(values[name]);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, 0 or more`);
+  return value;
+}
+/** The options of this run that change its figures, as given on the command line. */
+function optionsGiven(names: Array<'mixed-readers' | 'mixed-posters' | 'http-workers'>): string {
+  return names.map((name) => (values[name] === undefined ? '' : ` --${name} ${values[name]}`)).join('');
+}
+const profile: Profile = { ...chosen, mixedReaders: countOption('mixed-readers', chosen.mixedReaders), mixedPosters: countOption('mixed-posters', chosen.mixedPosters) };
+if (profile.mixedReaders + profile.mixedPosters === 0) throw new Error('the mixed phase needs readers or posters');
+/** The standalone's HTTP workers, when given; else the standalone's default. */
+const httpWorkers = values['http-workers'] === undefined ? undefined : countOption('http-workers', 0);
 if (values.mode !== 'standalone' && values.mode !== 'cluster') throw new Error('--mode must be standalone or cluster');
 const mode = values.mode as Mode;
 const model = values.model as TimelineModel;
@@ -56,46 +70,41 @@ say(`feedmill benchmark: profile ${profile.name}, ${mode}, ${model} timelines, s
 const workload = new Workload(profile, seed);
 say(`workload: ${workload.readers.length} readers, ${workload.producers.length} producers, ${workload.edges.length} follow edges, top producer has ${workload.followerCountSummary().max} followers`);
 
-const deployment = new BenchDeployment(mode, model);
+const deployment = new BenchDeployment(mode, model, httpWorkers === undefined ? {} : { HTTP_WORKERS: String(httpWorkers) });
+const http = new HttpDriver(() => deployment.baseUrl);
+say(`HTTP load from ${http.name}${http.name === 'wrk' ? '' : ' (wrk is not installed: autocannon takes about a core of this machine from the system under test)'}`);
 try {
   await deployment.start();
   say(`${mode} deployment ready at ${deployment.baseUrl}`);
 
   // 1. The social graph, imported through the bulk endpoint.
   const batches = importBatches(workload.edges);
-  let bar = progressBar('follows', batches.length);
-  let batch = 0;
+  say(`importing ${workload.edges.length} follows in ${batches.length} requests`);
   const followsStarted = performance.now();
-  const follows = await runHttpLoad({
-    baseUrl: deployment.baseUrl,
+  const follows = await http.run({
     connections: IMPORT_REQUESTS_IN_FLIGHT,
     amount: batches.length,
-    next: () => {
-      const edges = batches[batch++ % batches.length]!;
-      return { kind: 'follow', method: 'POST', path: '/v1/follows', body: { follows: edges.map(([reader, producer]) => ({ source: `timeline:r${reader}`, target: `user:p${producer}` })) } };
-    },
-    onProgress: (done) => bar.update(done),
+    requests: batches.map((edges) => ({
+      kind: 'follow',
+      method: 'POST',
+      path: '/v1/follows',
+      body: { follows: edges.map(([reader, producer]) => ({ source: `timeline:r${reader}`, target: `user:p${producer}` })) },
+    })),
   });
-  bar.stop();
   const followsHead = await deployment.settled();
   const followsSettledSeconds = (performance.now() - followsStarted) / 1000;
 
   // 2. History: posts only, then wait for fan-out to deliver all of them.
-  const postRequest = (kind: string): PlannedRequest => {
-    const producer = workload.nextPoster();
-    return { kind, method: 'POST', path: `/v1/feeds/user/p${producer}/activities`, body: { actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` } };
-  };
-  const deliveredBefore = (await deployment.timelineCounters()).delivered;
-  bar = progressBar('warm-up posts', profile.warmPosts);
-  const fanoutStarted = performance.now();
-  const warm = await runHttpLoad({
-    baseUrl: deployment.baseUrl,
-    connections: profile.connections,
-    amount: profile.warmPosts,
-    next: () => postRequest('post'),
-    onProgress: (done) => bar.update(done),
+  const postRequest = ({ producer, object }: PlannedPost): PlannedRequest => ({
+    kind: 'post',
+    method: 'POST',
+    path: `/v1/feeds/user/p${producer}/activities`,
+    body: { actor: `p${producer}`, verb: 'post', object },
   });
-  bar.stop();
+  const deliveredBefore = (await deployment.timelineCounters()).delivered;
+  say(`${profile.warmPosts} warm-up posts over ${profile.connections} connections`);
+  const fanoutStarted = performance.now();
+  const warm = await http.run({ connections: profile.connections, amount: profile.warmPosts, requests: drawPosts(workload, profile.warmPosts).map(postRequest) });
   const warmHead = await deployment.settled();
   const fanoutSeconds = (performance.now() - fanoutStarted) / 1000;
   const deliveries = (await deployment.timelineCounters()).delivered - deliveredBefore;
@@ -104,24 +113,25 @@ try {
   const checkedReaders = sampleReaders(CHECKED_READERS, profile.readers).map((i) => `r${i}`);
   const feedmillPages = await feedmillNewest(deployment.baseUrl, checkedReaders, CHECKED_NEWEST);
 
-  // 3. The mixed phase, with post-to-visible probes and CPU sampling beside it.
+  // 3. The mixed phase: readers and posters at once, with post-to-visible probes and CPU sampling beside them.
+  const plan = drawMixedPlan(workload);
   const mixedLoadAverage = round(loadavg()[0]!, 2);
   const cpu = new CpuMeter();
   cpu.start(() => deployment.pids);
   let mixedOver = false;
   const probes = measurePostToVisible(deployment.baseUrl, workload, profile.probes, () => mixedOver);
-  bar = progressBar(`mixed ${profile.readsPerWrite}:1 for ${profile.mixedSeconds}s`, profile.mixedSeconds);
-  const ticker = setInterval(() => bar.update(Math.round((performance.now() - mixedStarted) / 1000)), 1000);
+  const bar = progressBar(`mixed: ${profile.mixedReaders} readers and ${profile.mixedPosters} posters for ${profile.mixedSeconds}s`, profile.mixedSeconds);
   const mixedStarted = performance.now();
-  const mixed = await runHttpLoad({
-    baseUrl: deployment.baseUrl,
-    connections: profile.connections,
-    seconds: profile.mixedSeconds,
-    next: () => {
-      if (workload.chance() < 1 / (profile.readsPerWrite + 1)) return postRequest('post');
-      return { kind: 'read', method: 'GET', path: `/v1/feeds/timeline/r${workload.nextReader()}?limit=${PAGE_SIZE}` };
-    },
-  });
+  const ticker = setInterval(() => bar.update(Math.round((performance.now() - mixedStarted) / 1000)), 1000);
+  const readRequest = (reader: number): PlannedRequest => ({ kind: 'read', method: 'GET', path: `/v1/feeds/timeline/r${reader}?limit=${PAGE_SIZE}` });
+  const mixedPhases: HttpPhase[] = [
+    { connections: profile.mixedReaders, requests: plan.reads.map(readRequest) },
+    { connections: profile.mixedPosters, requests: plan.posts.map(postRequest) },
+  ];
+  const mixed = await http.runAtOnce(
+    profile.mixedSeconds,
+    mixedPhases.filter((phase) => phase.connections > 0),
+  );
   mixedOver = true;
   clearInterval(ticker);
   bar.stop();
@@ -148,7 +158,7 @@ try {
   // 6. The Redis home-feed baseline, with feedmill stopped.
   let redisRun: { results: RedisBaselineResults; samples: RedisSamples };
   try {
-    redisRun = await runRedisBaseline({ target: redis, profile, seed, warmPosts, pageSize: PAGE_SIZE, check: { readers: checkedReaders, newest: CHECKED_NEWEST, feedmill: feedmillPages }, say });
+    redisRun = await runRedisBaseline({ target: redis, profile, seed, warmPosts, plan, pageSize: PAGE_SIZE, check: { readers: checkedReaders, newest: CHECKED_NEWEST, feedmill: feedmillPages }, say });
   } catch (error) {
     const reason = `the Redis baseline failed: ${(error as Error).message}`;
     say(`!!! ${reason}`);
@@ -174,7 +184,7 @@ try {
     profile: profile.name,
     mode,
     seed,
-    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${readsPerWrite === chosen.readsPerWrite ? '' : ` --reads-per-write ${readsPerWrite}`}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${optionsGiven(['mixed-readers', 'mixed-posters', 'http-workers'])}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
     model,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
     startedAt: startedAt.toISOString(),
@@ -186,8 +196,11 @@ try {
       followers: workload.followerCountSummary(),
       warmPosts: profile.warmPosts,
       mixedSeconds: profile.mixedSeconds,
-      readsPerWrite: profile.readsPerWrite,
+      mixedReaders: profile.mixedReaders,
+      mixedPosters: profile.mixedPosters,
       connections: profile.connections,
+      loadGenerator: http.name,
+      httpWorkers: httpWorkers ?? null,
     },
     loading: {
       // Every batch but the last holds IMPORT_BATCH follows.

@@ -15,9 +15,11 @@ export interface Profile {
   warmPosts: number;
   /** Length of the mixed read/write phase. */
   mixedSeconds: number;
-  /** Reads per write in the mixed phase. */
-  readsPerWrite: number;
-  /** HTTP connections of the load generator. */
+  /** Readers in the mixed phase: connections (clients) that each read timelines one request at a time. */
+  mixedReaders: number;
+  /** Posters in the mixed phase: connections (clients) that each post one request at a time. */
+  mixedPosters: number;
+  /** Connections (clients) of the warm-up posts, which measure fan-out. */
   connections: number;
   /** Post-to-visible measurements. */
   probes: number;
@@ -27,7 +29,7 @@ export interface Profile {
   baselineDeliveries: number;
 }
 
-const base = { baselineDeliveries: 30_000, popularitySkew: 1.2, activitySkew: 1.0, neverReadShare: 0.3, readsPerWrite: 20, connections: 32 };
+const base = { baselineDeliveries: 30_000, popularitySkew: 1.2, activitySkew: 1.0, neverReadShare: 0.3, mixedReaders: 16, mixedPosters: 8, connections: 32 };
 
 export const profiles: Record<Profile['name'], Profile> = {
   small: { ...base, name: 'small', readers: 3_000, producers: 600, meanFollows: 7, warmPosts: 4_000, mixedSeconds: 15, probes: 40, inProcessReads: 500 },

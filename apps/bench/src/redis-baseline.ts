@@ -1,6 +1,7 @@
 import { loadavg } from 'node:os';
 import type { Redis } from 'ioredis';
 import { runClientLoad, type ClientLoadResult } from './client-load.js';
+import { mergeLoads } from './http-load.js';
 import { CpuMeter, round } from './deployment.js';
 import { Latencies, type LatencySummary } from './latency.js';
 import { compareNewest, type NewestCheck, type NewestPage } from './newest-check.js';
@@ -11,7 +12,7 @@ import { activityKey, FEED_KEEP, FOLLOWERS_PER_PIPELINE, feedKey, isLoopback, pa
 import { fanoutInWorkerThread } from './redis-fanout.js';
 import { RedisHomeFeeds } from './redis-home-feeds.js';
 import type { ReplayedPost } from './warm-posts.js';
-import { importBatches, IMPORT_REQUESTS_IN_FLIGHT, Workload } from './workload.js';
+import { importBatches, IMPORT_REQUESTS_IN_FLIGHT, Workload, type MixedPlan } from './workload.js';
 
 /** Connections the clients share: Redis serves one command at a time, so a few suffice. */
 const CLIENT_CONNECTIONS = 4;
@@ -55,6 +56,8 @@ export interface RedisBaselineInput {
   seed: number;
   /** The warm-up posts in feedmill's timeline order. */
   warmPosts: readonly ReplayedPost[];
+  /** The mixed phase's reads and posts, as feedmill's readers and posters made them. */
+  plan: MixedPlan;
   pageSize: number;
   /** feedmill's newest entries of the sampled readers after the warm-up, to compare with. */
   check: { readers: readonly string[]; newest: number; feedmill: ReadonlyMap<string, NewestPage> };
@@ -97,7 +100,7 @@ export async function runRedisBaseline(input: RedisBaselineInput): Promise<{ res
         db: target.db,
         redisVersion: server['redis_version'] ?? 'unknown',
         persistence,
-        design: { keepPerFeed: FEED_KEEP, pageSize: input.pageSize, followersPerPipeline: FOLLOWERS_PER_PIPELINE, fanoutWorkers: FANOUT_WORKERS, clientConnections: CLIENT_CONNECTIONS, clients: profile.connections },
+        design: { keepPerFeed: FEED_KEEP, pageSize: input.pageSize, followersPerPipeline: FOLLOWERS_PER_PIPELINE, fanoutWorkers: FANOUT_WORKERS, clientConnections: CLIENT_CONNECTIONS, clients: profile.mixedReaders + profile.mixedPosters },
         ...measured.results,
       },
       samples: measured.samples,
@@ -132,13 +135,6 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
   bar.stop();
 
   // 2. History: feedmill's warm-up posts in its order, until every entry is in Redis.
-  // feedmill's warm-up drew a producer and an object per post: draw as many, so that the
-  // mixed phase continues the same sequence. (feedmill's probes draw from it too, when the
-  // load lets them, so the mixed phases' draws match in distribution, not one by one.)
-  for (let i = 0; i < profile.warmPosts; i++) {
-    workload.nextPoster();
-    workload.chance();
-  }
   const usedMemoryBefore = await usedMemory(admin);
   await feeds.startWorkers();
   bar = progressBar('Redis: warm-up posts', input.warmPosts.length);
@@ -176,22 +172,31 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
   benchCpu.start(() => [process.pid]);
   let mixedOver = false;
   const probes = postToVisible(feeds, workload, profile.probes, () => mixedOver);
-  bar = progressBar(`Redis: mixed ${profile.readsPerWrite}:1 for ${profile.mixedSeconds}s`, profile.mixedSeconds);
+  bar = progressBar(`Redis: mixed: ${profile.mixedReaders} readers and ${profile.mixedPosters} posters for ${profile.mixedSeconds}s`, profile.mixedSeconds);
   const mixedStarted = performance.now();
   const ticker = setInterval(() => bar.update(Math.round((performance.now() - mixedStarted) / 1000)), 1000);
-  const mixed = await runClientLoad({
-    clients: profile.connections,
-    seconds: profile.mixedSeconds,
-    next: () => {
-      if (workload.chance() < 1 / (profile.readsPerWrite + 1)) {
-        const producer = workload.nextPoster();
-        const content = { actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` };
-        return { kind: 'post', run: () => feeds.post(`p${producer}`, content) };
-      }
-      const reader = `r${workload.nextReader()}`;
-      return { kind: 'read', run: () => feeds.readPage(reader, input.pageSize) };
-    },
-  });
+  const { reads, posts } = input.plan;
+  let read = 0;
+  let posted = 0;
+  const mixedRuns = await Promise.all([
+    runClientLoad({
+      clients: profile.mixedReaders,
+      seconds: profile.mixedSeconds,
+      next: () => {
+        const reader = `r${reads[read++ % reads.length]!}`;
+        return { kind: 'read', run: () => feeds.readPage(reader, input.pageSize) };
+      },
+    }),
+    runClientLoad({
+      clients: profile.mixedPosters,
+      seconds: profile.mixedSeconds,
+      next: () => {
+        const { producer, object } = posts[posted++ % posts.length]!;
+        return { kind: 'post', run: () => feeds.post(`p${producer}`, { actor: `p${producer}`, verb: 'post', object }) };
+      },
+    }),
+  ]);
+  const mixed = { ...mergeLoads(mixedRuns), ...firstOf(...mixedRuns.map((run) => run.firstError)) };
   mixedOver = true;
   clearInterval(ticker);
   bar.stop();
@@ -226,7 +231,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
       failures: {
         calls: follows.errors + warm.errors + mixed.errors,
         fanoutJobs: feeds.fanoutFailures,
-        ...firstOf(follows.firstError, warm.firstError, mixed.firstError, feeds.firstFanoutFailure),
+        ...firstOf(follows.firstError, warm.firstError, mixed.first, feeds.firstFanoutFailure),
       },
       throughput: { mixed: mixed.perSecond },
     },

@@ -23,8 +23,13 @@ export interface BenchResults {
     followers: { max: number; p50: number; p99: number; producersWithoutFollowers: number };
     warmPosts: number;
     mixedSeconds: number;
-    readsPerWrite: number;
+    mixedReaders: number;
+    mixedPosters: number;
+    /** Connections of the warm-up posts. */
     connections: number;
+    loadGenerator: 'wrk' | 'autocannon';
+    /** The standalone's `HTTP_WORKERS` when the run set it; null for its default. */
+    httpWorkers: number | null;
   };
   loading: { followsPerSecond: number; followsSettledPerSecond: number; followLatencyMs: LatencySummary; warmPostsPerSecond: number; warmPostLatencyMs: LatencySummary };
   posts: { acceptedPerSecond: number; latencyMs: LatencySummary };
@@ -64,7 +69,7 @@ ${r.startedAt}, ${r.durationSeconds} s, on ${r.machine.cpus} × ${r.machine.cpuM
 Reproduce: \`${r.command}\` (seed ${r.seed}).
 
 ## Workload
-${r.workload.readers.toLocaleString('en')} readers, ${r.workload.producers.toLocaleString('en')} producers, ${r.workload.followEdges.toLocaleString('en')} follow edges (followers per producer: median ${r.workload.followers.p50}, p99 ${r.workload.followers.p99}, max ${r.workload.followers.max}); ${r.workload.warmPosts.toLocaleString('en')} posts before a ${r.workload.mixedSeconds} s mixed phase of ${r.workload.readsPerWrite} reads per write over ${r.workload.connections} HTTP connections (autocannon).
+${r.workload.readers.toLocaleString('en')} readers, ${r.workload.producers.toLocaleString('en')} producers, ${r.workload.followEdges.toLocaleString('en')} follow edges (followers per producer: median ${r.workload.followers.p50}, p99 ${r.workload.followers.p99}, max ${r.workload.followers.max}); ${r.workload.warmPosts.toLocaleString('en')} posts over ${r.workload.connections} HTTP connections, then a ${r.workload.mixedSeconds} s mixed phase of ${r.workload.mixedReaders} readers and ${r.workload.mixedPosters} posters, each a connection with one request in flight. HTTP load from ${r.workload.loadGenerator}${r.workload.httpWorkers === null ? '' : `; standalone with HTTP_WORKERS=${r.workload.httpWorkers}`}.
 
 ## Figures
 | figure | value | p50 ms | p95 ms | p99 ms | max ms |
@@ -114,7 +119,7 @@ Not measured: ${redis.available ? 'no figures' : redis.reason}. The baseline nee
   const disk = redis.persistence.aof ? 'appends to its AOF' : redis.persistence.rdbSave ? `snapshots by the rules \`${redis.persistence.rdbSave}\` and has no AOF` : 'keeps nothing on disk (no AOF, no snapshots)';
   const failures = redis.failures.calls + redis.failures.fanoutJobs;
   return `## feedmill vs Redis home feeds
-The design teams hand-roll instead, after Mastodon's FeedManager, on Redis ${redis.redisVersion} at ${redis.url} (database ${redis.db}, flushed before and after the run): follower sets (\`SADD followers:<producer> <reader>\`); a post stores its JSON once (\`SET activity:<id>\`, a snowflake id) and queues a fan-out job (\`LPUSH\`) in one pipeline, and is accepted then; ${redis.design.fanoutWorkers} fan-out workers pop the jobs (\`BRPOP\`) and, per ${redis.design.followersPerPipeline.toLocaleString('en')} followers, pipeline \`ZADD feed:<reader> <id> <id>\` + \`ZREMRANGEBYRANK feed:<reader> 0 -${redis.design.keepPerFeed + 1}\` (${redis.design.keepPerFeed} kept, as feedmill's cap); a read is \`ZREVRANGE feed:<reader> 0 ${redis.design.pageSize - 1}\` + \`MGET\` of the bodies, the page size of feedmill's reads. Same graph, same phases, same ${r.workload.connections} concurrent clients, same ${r.workload.mixedSeconds} s mixed phase of ${r.workload.readsPerWrite} reads per write, same seed; run after feedmill stopped, so that each had the machine to itself but for the load generator.
+The design teams hand-roll instead, after Mastodon's FeedManager, on Redis ${redis.redisVersion} at ${redis.url} (database ${redis.db}, flushed before and after the run): follower sets (\`SADD followers:<producer> <reader>\`); a post stores its JSON once (\`SET activity:<id>\`, a snowflake id) and queues a fan-out job (\`LPUSH\`) in one pipeline, and is accepted then; ${redis.design.fanoutWorkers} fan-out workers pop the jobs (\`BRPOP\`) and, per ${redis.design.followersPerPipeline.toLocaleString('en')} followers, pipeline \`ZADD feed:<reader> <id> <id>\` + \`ZREMRANGEBYRANK feed:<reader> 0 -${redis.design.keepPerFeed + 1}\` (${redis.design.keepPerFeed} kept, as feedmill's cap); a read is \`ZREVRANGE feed:<reader> 0 ${redis.design.pageSize - 1}\` + \`MGET\` of the bodies, the page size of feedmill's reads. Same graph, same phases, same ${r.workload.connections} concurrent clients for the warm-up posts, same ${r.workload.mixedSeconds} s mixed phase of ${r.workload.mixedReaders} readers and ${r.workload.mixedPosters} posters making the same reads and posts, same seed; run after feedmill stopped, so that each had the machine to itself but for the load generator.
 
 | figure | feedmill | Redis | ratio |
 | --- | --- | --- | --- |
@@ -124,7 +129,7 @@ Ratio: feedmill ÷ Redis for rates, Redis ÷ feedmill for latencies and memory, 
 
 Same timelines: the warm-up's posts went to Redis in the order feedmill's timelines show them (concurrent clients make each system receive them in its own interleaving, and neighbours would swap places otherwise). For ${check.readers} readers spread over all, the newest ${check.newest} entries of each side, compared by author and object (the systems' ids differ), ${checkLine} (${check.entries.toLocaleString('en')} entries compared).
 
-Who pays for what: every feedmill figure is a full HTTP request through its gateway, validated, and acknowledged once its event is ${durable}; autocannon generates that load in the bench process. The Redis figures have no HTTP server in front: the clients are ${redis.design.clients} async loops in the bench process over ${redis.design.clientConnections} connections, which also builds each page's JSON and runs the fan-out workers in a thread of their own (a job queue's workers run beside the API, not in it); this Redis ${disk}, so it acknowledges from memory. An application serving this design over HTTP would add its own HTTP cost to every Redis figure. CPU in the mixed phase: Redis server ${redis.cpu.redisServer === null ? 'not sampled (not on this machine)' : `${redis.cpu.redisServer.meanCores} cores on average`}, bench process (clients and fan-out thread) ${redis.cpu.benchProcess.meanCores} cores; feedmill's deployment ${r.cpu.meanCores} cores. Load on the machine (1-minute load average) as each mixed phase began: feedmill ${r.mixedLoadAverage}, Redis ${redis.mixedLoadAverage}, on ${r.machine.cpus} cores. Failures on the Redis side: ${failures === 0 ? 'none' : `${redis.failures.calls} calls and ${redis.failures.fanoutJobs} fan-out jobs failed, first: ${redis.failures.first}`}.
+Who pays for what: every feedmill figure is a full HTTP request through its gateway, validated, and acknowledged once its event is ${durable}; ${r.workload.loadGenerator === 'wrk' ? 'wrk, a load generator in C, generates that load' : 'autocannon generates that load in the bench process'}. The Redis figures have no HTTP server in front: the clients are ${redis.design.clients} async loops in the bench process over ${redis.design.clientConnections} connections, which also builds each page's JSON and runs the fan-out workers in a thread of their own (a job queue's workers run beside the API, not in it); this Redis ${disk}, so it acknowledges from memory. An application serving this design over HTTP would add its own HTTP cost to every Redis figure. CPU in the mixed phase: Redis server ${redis.cpu.redisServer === null ? 'not sampled (not on this machine)' : `${redis.cpu.redisServer.meanCores} cores on average`}, bench process (clients and fan-out thread) ${redis.cpu.benchProcess.meanCores} cores; feedmill's deployment ${r.cpu.meanCores} cores. Load on the machine (1-minute load average) as each mixed phase began: feedmill ${r.mixedLoadAverage}, Redis ${redis.mixedLoadAverage}, on ${r.machine.cpus} cores. Failures on the Redis side: ${failures === 0 ? 'none' : `${redis.failures.calls} calls and ${redis.failures.fanoutJobs} fan-out jobs failed, first: ${redis.failures.first}`}.
 `;
 }
 

@@ -83,6 +83,32 @@ export class Workload {
   }
 }
 
+/** A post as a client makes it: to its producer's feed. */
+export interface PlannedPost {
+  producer: number;
+  object: string;
+}
+
+/** What the mixed phase's readers and posters ask for, in order (cycled if they ask for more). */
+export interface MixedPlan {
+  reads: number[];
+  posts: PlannedPost[];
+}
+
+/** Planned reads and posts of a mixed phase: enough that cycling through them changes no figure. */
+const MIXED_PLAN_READS = 100_000;
+const MIXED_PLAN_POSTS = 20_000;
+
+/** The next `count` posts of the workload's sequence. */
+export function drawPosts(workload: Workload, count: number): PlannedPost[] {
+  return Array.from({ length: count }, () => ({ producer: workload.nextPoster(), object: `object:${Math.floor(workload.chance() * 1e9)}` }));
+}
+
+/** The mixed phase's requests, drawn once so that feedmill and the Redis baseline make the same ones. */
+export function drawMixedPlan(workload: Workload): MixedPlan {
+  return { reads: Array.from({ length: MIXED_PLAN_READS }, () => workload.nextReader()), posts: drawPosts(workload, MIXED_PLAN_POSTS) };
+}
+
 /** Follows per bulk import request: the most `POST /v1/follows` takes. */
 export const IMPORT_BATCH = 10_000;
 /** Import requests in flight, on both sides of the comparison. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pidusage from 'pidusage';
 import type { ServiceStatus, TimelineModel } from '@feedmill/contracts';
 import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
-import { freePort, startCluster, startNatsServer, startStandalone, waitFor, type Deployment, type NatsServerHandle } from '@feedmill/harness';
+import { childProcessesOf, freePort, startCluster, startNatsServer, startStandalone, waitFor, type Deployment, type NatsServerHandle } from '@feedmill/harness';
 
 export type Mode = 'standalone' | 'cluster';
 
@@ -48,8 +48,10 @@ export class BenchDeployment {
     return this.nats?.url;
   }
 
+  /** Every process of the deployment: those started, and those they started (the standalone's HTTP workers). */
   get pids(): number[] {
-    return this.running!.processes.map((p) => p.child.pid!).filter((pid) => pid !== undefined);
+    const started = this.running!.processes.map((p) => p.child.pid).filter((pid) => pid !== undefined);
+    return [...started, ...started.flatMap(childProcessesOf)];
   }
 
   async start(): Promise<void> {

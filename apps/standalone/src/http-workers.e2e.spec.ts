@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FeedClient, freePort, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
+import { childProcessesOf, FeedClient, freePort, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
 
 const HTTP_WORKERS = 2;
 
@@ -21,15 +20,6 @@ afterEach(async () => {
 });
 
 const start = async () => (deployment = await startStandalone({ dataDir, port, env: { HTTP_WORKERS: String(HTTP_WORKERS) } }));
-
-/** The processes `pid` started: the standalone's HTTP workers. */
-function childrenOf(pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-  } catch {
-    return []; // pgrep exits 1 when it finds none
-  }
-}
 
 const isRunning = (pid: number) => {
   try {
@@ -55,7 +45,7 @@ async function postSome(api: FeedClient, count: number): Promise<string[]> {
 describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
   test('answers from its workers: their own validation errors, and the services’ errors through the link', async () => {
     const { baseUrl, processes } = await start();
-    expect(childrenOf(processes[0]!.child.pid!)).toHaveLength(HTTP_WORKERS);
+    expect(childProcessesOf(processes[0]!.child.pid!)).toHaveLength(HTTP_WORKERS);
     const api = new FeedClient(baseUrl);
 
     const invalid = await api.post('user:writer', { actor: 'writer', verb: '', object: 'note:1' });
@@ -72,9 +62,9 @@ describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
     const primary = processes[0]!.child.pid!;
     const api = new FeedClient(baseUrl);
     const ids = await postSome(api, 5);
-    const [victim] = childrenOf(primary);
+    const [victim] = childProcessesOf(primary);
     process.kill(victim!, 'SIGKILL');
-    await waitFor(() => (!isRunning(victim!) && childrenOf(primary).length === HTTP_WORKERS) || undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'a new HTTP worker' });
+    await waitFor(() => (!isRunning(victim!) && childProcessesOf(primary).length === HTTP_WORKERS) || undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'a new HTTP worker' });
     // Every request from here on finds a live worker.
     for (let i = 0; i < 20; i++) expect((await api.readAll('timeline:reader', 10)).map((a) => a.id)).toEqual(ids);
   });
@@ -82,7 +72,7 @@ describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
   test('SIGTERM stops the workers and then the services; a restart has every acknowledged post', async () => {
     const { baseUrl, processes } = await start();
     const primary = processes[0]!;
-    const workers = childrenOf(primary.child.pid!);
+    const workers = childProcessesOf(primary.child.pid!);
     const ids = await postSome(new FeedClient(baseUrl), 8);
     await primary.stop();
     expect(primary.child.exitCode).toBe(0);
@@ -97,7 +87,7 @@ describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
   test('a crash of the services process (SIGKILL) takes its workers with it and frees the port; a restart has every acknowledged post', async () => {
     const { baseUrl, processes } = await start();
     const primary = processes[0]!;
-    const workers = childrenOf(primary.child.pid!);
+    const workers = childProcessesOf(primary.child.pid!);
     const ids = await postSome(new FeedClient(baseUrl), 8);
     await primary.kill();
     await waitFor(() => workers.every((pid) => !isRunning(pid)) || undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'the workers to exit' });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -10,9 +11,10 @@ export const runtimeConfigSchema = z.object({
   /**
    * Standalone only: processes that answer HTTP in front of the one holding the log, the
    * stores and the services (`node:cluster` workers), so that HTTP parsing and writing use
-   * other cores than the services. 0 answers HTTP in the services' own process.
+   * other cores than the services. 0 answers HTTP in the services' own process, the
+   * default on a machine with one core; one per core otherwise.
    */
-  HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(0),
+  HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(availableParallelism() > 1 ? availableParallelism() : 0),
   /** Directory of the file log. */
   FEEDMILL_DATA_DIR: z.string().min(1).default('./data'),
   /** Path of a JSON feed-group config; the built-in default has `user` and `timeline`. */

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { freePort } from './free-port.js';
 import { waitFor } from './wait-for.js';
@@ -83,4 +83,13 @@ export async function startCluster(options: { natsUrl: string; stream: string; e
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilReady(baseUrl, processes, options.readyTimeoutMs);
   return { baseUrl, processes, stop: async () => void (await Promise.all(processes.map((p) => p.stop()))) };
+}
+
+/** The processes `pid` started (the standalone's HTTP workers, say). */
+export function childProcessesOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when it finds none
+  }
 }

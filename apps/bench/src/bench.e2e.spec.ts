@@ -100,7 +100,7 @@ it('writes a report that shows the figures and the charts', async () => {
   expect(markdown).toContain('npm run bench -- --profile small --mode standalone');
   const html = await readFile(join(out, 'report.html'), 'utf8');
   expect((html.match(/<svg /g) ?? []).length).toBeGreaterThanOrEqual(4);
-  expect(output).toMatch(/mixed: 16 readers and 8 posters/);
+  expect(output).toMatch(/mixed: 16 readers, 200 posts\/s/);
   expect(['wrk', 'autocannon']).toContain(results.workload.loadGenerator);
   expect(markdown).toContain(`HTTP load from ${results.workload.loadGenerator}`);
 });

@@ -23,6 +23,11 @@ export async function runClientLoad(options: {
   next: () => PlannedCall | undefined;
   amount?: number;
   seconds?: number;
+  /**
+   * At most this many calls per second, spread evenly: a call waits for its slot, so that
+   * the rate is the same whatever the system, as long as it keeps up with `clients` in flight.
+   */
+  pace?: number;
   onProgress?: (done: number) => void;
 }): Promise<ClientLoadResult> {
   const byKind: Record<string, { ok: number; failed: number; latency: Latencies }> = {};
@@ -36,9 +41,14 @@ export async function runClientLoad(options: {
 
   const client = async () => {
     while (issued < (options.amount ?? Number.POSITIVE_INFINITY) && performance.now() < deadline) {
+      const wait = options.pace === undefined ? 0 : started + (issued / options.pace) * 1000 - performance.now();
+      issued++;
+      if (wait > 0) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        if (performance.now() >= deadline) return;
+      }
       const call = options.next();
       if (!call) return;
-      issued++;
       const stats = (byKind[call.kind] ??= { ok: 0, failed: 0, latency: new Latencies() });
       const t = performance.now();
       try {

@@ -57,4 +57,11 @@ describe('runClientLoad', () => {
     expect(result.errors).toBe(2);
     expect(result.firstError).toBe('read: refused 5');
   });
+
+  it('paces calls to at most the rate asked, whatever the clients could do', async () => {
+    const result = await runClientLoad({ clients: 8, seconds: 0.5, pace: 100, next: () => ({ kind: 'post', run: async () => undefined }) });
+    // Slots every 10 ms over 0.5 s: 50 of them, and never more.
+    expect(result.byKind['post']!.ok).toBeLessThanOrEqual(51);
+    expect(result.byKind['post']!.ok).toBeGreaterThan(25);
+  });
 });

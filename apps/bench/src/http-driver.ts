@@ -1,4 +1,4 @@
-import { mergeLoads, runHttpLoad, type HttpLoadResult, type PlannedRequest } from './http-load.js';
+import { runHttpLoad, type HttpLoadResult, type PlannedRequest } from './http-load.js';
 import { findWrk, runWrkLoad } from './wrk-load.js';
 
 export interface HttpPhase {
@@ -28,10 +28,5 @@ export class HttpDriver {
     if (this.wrk) return runWrkLoad({ wrk: this.wrk, baseUrl: this.baseUrl(), connections, requests, ...length });
     let next = 0;
     return runHttpLoad({ baseUrl: this.baseUrl(), connections, next: () => requests[next++ % requests.length], ...length });
-  }
-
-  /** Phases of different kinds at once (readers and posters), for `seconds`. */
-  async runAtOnce(seconds: number, phases: readonly HttpPhase[]): Promise<HttpLoadResult> {
-    return mergeLoads(await Promise.all(phases.map((phase) => this.run({ ...phase, seconds }))));
   }
 }

@@ -4,10 +4,11 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { decodeFeedEvents, timelineModels, type TimelineModel } from '@feedmill/contracts';
-import { readAllEvents } from '@feedmill/harness';
+import { FeedClient, readAllEvents, type HttpResult } from '@feedmill/harness';
 import { BenchDeployment, CpuMeter, round, type Mode } from './deployment.js';
-import { HttpDriver, type HttpPhase } from './http-driver.js';
-import type { PlannedRequest } from './http-load.js';
+import { runClientLoad } from './client-load.js';
+import { HttpDriver } from './http-driver.js';
+import { mergeLoads, type PlannedRequest } from './http-load.js';
 import { measureInProcess } from './in-process.js';
 import { Latencies } from './latency.js';
 import { feedmillNewest, sampleReaders } from './newest-check.js';
@@ -36,24 +37,37 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'ring' },
     'mixed-readers': { type: 'string' },
     'mixed-posters': { type: 'string' },
+    'mixed-posts-per-second': { type: 'string' },
     'http-workers': { type: 'string' },
   },
 });
 
 const chosen: Profile | undefined = profiles[values.profile as Profile['name']];
 if (!chosen) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
+/** A post's answer, or a failure for the load's count when it is not a 201. */
+function expectCreated(answer: HttpResult): HttpResult {
+  if (answer.status !== 201) throw new Error(`post answered ${answer.status}`);
+  return answer;
+}
+
 /** A count option: its value, or the profile's when it is not given. */
-function countOption(name: 'mixed-readers' | 'mixed-posters' | 'http-workers', otherwise: number): number {
+type CountOption = 'mixed-readers' | 'mixed-posters' | 'mixed-posts-per-second' | 'http-workers';
+function countOption(name: CountOption, otherwise: number): number {
   const value = values[name] === undefined ? otherwise : Number(values[name]);
   if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, 0 or more`);
   return value;
 }
 /** The options of this run that change its figures, as given on the command line. */
-function optionsGiven(names: Array<'mixed-readers' | 'mixed-posters' | 'http-workers'>): string {
+function optionsGiven(names: CountOption[]): string {
   return names.map((name) => (values[name] === undefined ? '' : ` --${name} ${values[name]}`)).join('');
 }
-const profile: Profile = { ...chosen, mixedReaders: countOption('mixed-readers', chosen.mixedReaders), mixedPosters: countOption('mixed-posters', chosen.mixedPosters) };
-if (profile.mixedReaders + profile.mixedPosters === 0) throw new Error('the mixed phase needs readers or posters');
+const profile: Profile = {
+  ...chosen,
+  mixedReaders: countOption('mixed-readers', chosen.mixedReaders),
+  mixedPosters: countOption('mixed-posters', chosen.mixedPosters),
+  mixedPostsPerSecond: countOption('mixed-posts-per-second', chosen.mixedPostsPerSecond),
+};
+if (profile.mixedReaders === 0 || profile.mixedPosters === 0 || profile.mixedPostsPerSecond === 0) throw new Error('the mixed phase needs readers, posters and posts per second');
 /** The standalone's HTTP workers, when given; else the standalone's default. */
 const httpWorkers = values['http-workers'] === undefined ? undefined : countOption('http-workers', 0);
 if (values.mode !== 'standalone' && values.mode !== 'cluster') throw new Error('--mode must be standalone or cluster');
@@ -120,17 +134,29 @@ try {
   cpu.start(() => deployment.pids);
   let mixedOver = false;
   const probes = measurePostToVisible(deployment.baseUrl, workload, profile.probes, () => mixedOver);
-  const bar = progressBar(`mixed: ${profile.mixedReaders} readers and ${profile.mixedPosters} posters for ${profile.mixedSeconds}s`, profile.mixedSeconds);
+  const bar = progressBar(`mixed: ${profile.mixedReaders} readers, ${profile.mixedPostsPerSecond} posts/s for ${profile.mixedSeconds}s`, profile.mixedSeconds);
   const mixedStarted = performance.now();
   const ticker = setInterval(() => bar.update(Math.round((performance.now() - mixedStarted) / 1000)), 1000);
-  const readRequest = (reader: number): PlannedRequest => ({ kind: 'read', method: 'GET', path: `/v1/feeds/timeline/r${reader}?limit=${PAGE_SIZE}` });
-  const mixedPhases: HttpPhase[] = [
-    { connections: profile.mixedReaders, requests: plan.reads.map(readRequest) },
-    { connections: profile.mixedPosters, requests: plan.posts.map(postRequest) },
-  ];
-  const mixed = await http.runAtOnce(
-    profile.mixedSeconds,
-    mixedPhases.filter((phase) => phase.connections > 0),
+  const api = new FeedClient(deployment.baseUrl);
+  let posted = 0;
+  const mixed = mergeLoads(
+    await Promise.all([
+      http.run({
+        seconds: profile.mixedSeconds,
+        connections: profile.mixedReaders,
+        requests: plan.reads.map((reader) => ({ kind: 'read', method: 'GET', path: `/v1/feeds/timeline/r${reader}?limit=${PAGE_SIZE}` })),
+      }),
+      // Posts at a set pace from this process: a few hundred a second cost it little.
+      runClientLoad({
+        clients: profile.mixedPosters,
+        seconds: profile.mixedSeconds,
+        pace: profile.mixedPostsPerSecond,
+        next: () => {
+          const { producer, object } = plan.posts[posted++ % plan.posts.length]!;
+          return { kind: 'post', run: () => api.post(`user:p${producer}`, { actor: `p${producer}`, verb: 'post', object }).then(expectCreated) };
+        },
+      }),
+    ]),
   );
   mixedOver = true;
   clearInterval(ticker);
@@ -184,7 +210,7 @@ try {
     profile: profile.name,
     mode,
     seed,
-    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${optionsGiven(['mixed-readers', 'mixed-posters', 'http-workers'])}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${optionsGiven(['mixed-readers', 'mixed-posters', 'mixed-posts-per-second', 'http-workers'])}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
     model,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
     startedAt: startedAt.toISOString(),
@@ -198,6 +224,7 @@ try {
       mixedSeconds: profile.mixedSeconds,
       mixedReaders: profile.mixedReaders,
       mixedPosters: profile.mixedPosters,
+      mixedPostsPerSecond: profile.mixedPostsPerSecond,
       connections: profile.connections,
       loadGenerator: http.name,
       httpWorkers: httpWorkers ?? null,

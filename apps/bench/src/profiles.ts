@@ -17,8 +17,10 @@ export interface Profile {
   mixedSeconds: number;
   /** Readers in the mixed phase: connections (clients) that each read timelines one request at a time. */
   mixedReaders: number;
-  /** Posters in the mixed phase: connections (clients) that each post one request at a time. */
+  /** Posts in flight at most in the mixed phase: connections (clients) that each post one request at a time. */
   mixedPosters: number;
+  /** Posts per second in the mixed phase, paced, the same on every system compared: reads are measured under this write load. */
+  mixedPostsPerSecond: number;
   /** Connections (clients) of the warm-up posts, which measure fan-out. */
   connections: number;
   /** Post-to-visible measurements. */
@@ -29,10 +31,10 @@ export interface Profile {
   baselineDeliveries: number;
 }
 
-const base = { baselineDeliveries: 30_000, popularitySkew: 1.2, activitySkew: 1.0, neverReadShare: 0.3, mixedReaders: 16, mixedPosters: 8, connections: 32 };
+const base = { baselineDeliveries: 30_000, popularitySkew: 1.2, activitySkew: 1.0, neverReadShare: 0.3, mixedReaders: 16, mixedPosters: 8, mixedPostsPerSecond: 500, connections: 32 };
 
 export const profiles: Record<Profile['name'], Profile> = {
-  small: { ...base, name: 'small', readers: 3_000, producers: 600, meanFollows: 7, warmPosts: 4_000, mixedSeconds: 15, probes: 40, inProcessReads: 500 },
+  small: { ...base, name: 'small', mixedPostsPerSecond: 200, readers: 3_000, producers: 600, meanFollows: 7, warmPosts: 4_000, mixedSeconds: 15, probes: 40, inProcessReads: 500 },
   medium: { ...base, name: 'medium', readers: 30_000, producers: 5_000, meanFollows: 7, warmPosts: 40_000, mixedSeconds: 60, probes: 100, inProcessReads: 2_000, connections: 64 },
   large: { ...base, name: 'large', readers: 250_000, producers: 20_000, meanFollows: 4.5, warmPosts: 150_000, mixedSeconds: 120, probes: 150, inProcessReads: 2_000, connections: 64 },
 };

@@ -172,7 +172,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
   benchCpu.start(() => [process.pid]);
   let mixedOver = false;
   const probes = postToVisible(feeds, workload, profile.probes, () => mixedOver);
-  bar = progressBar(`Redis: mixed: ${profile.mixedReaders} readers and ${profile.mixedPosters} posters for ${profile.mixedSeconds}s`, profile.mixedSeconds);
+  bar = progressBar(`Redis: mixed: ${profile.mixedReaders} readers, ${profile.mixedPostsPerSecond} posts/s for ${profile.mixedSeconds}s`, profile.mixedSeconds);
   const mixedStarted = performance.now();
   const ticker = setInterval(() => bar.update(Math.round((performance.now() - mixedStarted) / 1000)), 1000);
   const { reads, posts } = input.plan;
@@ -190,6 +190,7 @@ async function measure(feeds: RedisHomeFeeds, admin: Redis, input: RedisBaseline
     runClientLoad({
       clients: profile.mixedPosters,
       seconds: profile.mixedSeconds,
+      pace: profile.mixedPostsPerSecond,
       next: () => {
         const { producer, object } = posts[posted++ % posts.length]!;
         return { kind: 'post', run: () => feeds.post(`p${producer}`, { actor: `p${producer}`, verb: 'post', object }) };

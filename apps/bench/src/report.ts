@@ -25,6 +25,7 @@ export interface BenchResults {
     mixedSeconds: number;
     mixedReaders: number;
     mixedPosters: number;
+    mixedPostsPerSecond: number;
     /** Connections of the warm-up posts. */
     connections: number;
     loadGenerator: 'wrk' | 'autocannon';
@@ -69,7 +70,7 @@ ${r.startedAt}, ${r.durationSeconds} s, on ${r.machine.cpus} × ${r.machine.cpuM
 Reproduce: \`${r.command}\` (seed ${r.seed}).
 
 ## Workload
-${r.workload.readers.toLocaleString('en')} readers, ${r.workload.producers.toLocaleString('en')} producers, ${r.workload.followEdges.toLocaleString('en')} follow edges (followers per producer: median ${r.workload.followers.p50}, p99 ${r.workload.followers.p99}, max ${r.workload.followers.max}); ${r.workload.warmPosts.toLocaleString('en')} posts over ${r.workload.connections} HTTP connections, then a ${r.workload.mixedSeconds} s mixed phase of ${r.workload.mixedReaders} readers and ${r.workload.mixedPosters} posters, each a connection with one request in flight. HTTP load from ${r.workload.loadGenerator}${r.workload.httpWorkers === null ? '' : `; standalone with HTTP_WORKERS=${r.workload.httpWorkers}`}.
+${r.workload.readers.toLocaleString('en')} readers, ${r.workload.producers.toLocaleString('en')} producers, ${r.workload.followEdges.toLocaleString('en')} follow edges (followers per producer: median ${r.workload.followers.p50}, p99 ${r.workload.followers.p99}, max ${r.workload.followers.max}); ${r.workload.warmPosts.toLocaleString('en')} posts over ${r.workload.connections} HTTP connections, then a ${r.workload.mixedSeconds} s mixed phase: ${r.workload.mixedReaders} readers, each a connection with one request in flight, as fast as they are answered, beside ${r.workload.mixedPostsPerSecond} posts per second, paced, at most ${r.workload.mixedPosters} in flight. HTTP load from ${r.workload.loadGenerator}${r.workload.httpWorkers === null ? '' : `; standalone with HTTP_WORKERS=${r.workload.httpWorkers}`}.
 
 ## Figures
 | figure | value | p50 ms | p95 ms | p99 ms | max ms |
@@ -119,7 +120,7 @@ Not measured: ${redis.available ? 'no figures' : redis.reason}. The baseline nee
   const disk = redis.persistence.aof ? 'appends to its AOF' : redis.persistence.rdbSave ? `snapshots by the rules \`${redis.persistence.rdbSave}\` and has no AOF` : 'keeps nothing on disk (no AOF, no snapshots)';
   const failures = redis.failures.calls + redis.failures.fanoutJobs;
   return `## feedmill vs Redis home feeds
-The design teams hand-roll instead, after Mastodon's FeedManager, on Redis ${redis.redisVersion} at ${redis.url} (database ${redis.db}, flushed before and after the run): follower sets (\`SADD followers:<producer> <reader>\`); a post stores its JSON once (\`SET activity:<id>\`, a snowflake id) and queues a fan-out job (\`LPUSH\`) in one pipeline, and is accepted then; ${redis.design.fanoutWorkers} fan-out workers pop the jobs (\`BRPOP\`) and, per ${redis.design.followersPerPipeline.toLocaleString('en')} followers, pipeline \`ZADD feed:<reader> <id> <id>\` + \`ZREMRANGEBYRANK feed:<reader> 0 -${redis.design.keepPerFeed + 1}\` (${redis.design.keepPerFeed} kept, as feedmill's cap); a read is \`ZREVRANGE feed:<reader> 0 ${redis.design.pageSize - 1}\` + \`MGET\` of the bodies, the page size of feedmill's reads. Same graph, same phases, same ${r.workload.connections} concurrent clients for the warm-up posts, same ${r.workload.mixedSeconds} s mixed phase of ${r.workload.mixedReaders} readers and ${r.workload.mixedPosters} posters making the same reads and posts, same seed; run after feedmill stopped, so that each had the machine to itself but for the load generator.
+The design teams hand-roll instead, after Mastodon's FeedManager, on Redis ${redis.redisVersion} at ${redis.url} (database ${redis.db}, flushed before and after the run): follower sets (\`SADD followers:<producer> <reader>\`); a post stores its JSON once (\`SET activity:<id>\`, a snowflake id) and queues a fan-out job (\`LPUSH\`) in one pipeline, and is accepted then; ${redis.design.fanoutWorkers} fan-out workers pop the jobs (\`BRPOP\`) and, per ${redis.design.followersPerPipeline.toLocaleString('en')} followers, pipeline \`ZADD feed:<reader> <id> <id>\` + \`ZREMRANGEBYRANK feed:<reader> 0 -${redis.design.keepPerFeed + 1}\` (${redis.design.keepPerFeed} kept, as feedmill's cap); a read is \`ZREVRANGE feed:<reader> 0 ${redis.design.pageSize - 1}\` + \`MGET\` of the bodies, the page size of feedmill's reads. Same graph, same phases, same ${r.workload.connections} concurrent clients for the warm-up posts, same ${r.workload.mixedSeconds} s mixed phase of ${r.workload.mixedReaders} readers beside ${r.workload.mixedPostsPerSecond} posts per second, making the same reads and posts, same seed; run after feedmill stopped, so that each had the machine to itself but for the load generator.
 
 | figure | feedmill | Redis | ratio |
 | --- | --- | --- | --- |

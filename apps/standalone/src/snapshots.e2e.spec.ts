@@ -69,7 +69,7 @@ it('writes snapshots at shutdown, restores them at start, replays only the tail,
   await first.stop();
 
   const files = await snapshotFiles();
-  expect(files).toEqual([expect.stringMatching(/^content\.\d{16}\.snapshot$/), expect.stringMatching(/^graph\.\d{16}\.snapshot$/)]);
+  expect(files).toEqual(['content', 'fanout', 'graph', 'timeline'].map((name) => expect.stringMatching(new RegExp(`^${name}\\.\\d{16}\\.snapshot$`))));
 
   const second = await restart(port);
   api = second.api;
@@ -83,7 +83,7 @@ it('writes snapshots at shutdown, restores them at start, replays only the tail,
   await waitUntilSettled(api);
   const later = await everything(api);
   await second.deployment.stop();
-  expect(await snapshotFiles()).toHaveLength(4);
+  expect(await snapshotFiles()).toHaveLength(8);
 
   const third = await restart(port);
   expect(await everything(third.api)).toEqual(later);

@@ -62,6 +62,11 @@ export class ActivityTable {
     return this.items.length - this.freed.length;
   }
 
+  /** One more than the highest handle in use: a bound for arrays indexed by handle. */
+  get capacity(): number {
+    return this.items.length;
+  }
+
   /** The handle of this version of the activity, embedded: an equal one stored, or a new one. */
   intern(activity: Activity): ActivityHandle {
     const first = this.firstVersionOf(activity.id);
@@ -88,6 +93,55 @@ export class ActivityTable {
       } while (handle !== first);
     }
     return this.add(referenceTo(activity));
+  }
+
+  /**
+   * The live versions `kept` names, renumbered densely from 0 in handle order, with their keys
+   * and version rings (among the kept), and each handle's new number ({@link NO_HANDLE} for
+   * one left out): what a snapshot keeps of the table. Holds are left out: they are the
+   * timelines' entries.
+   */
+  compacted(kept: (handle: ActivityHandle) => boolean = () => true): CompactedActivityTable & { renumbered: Int32Array } {
+    const renumbered = new Int32Array(this.items.length).fill(NO_HANDLE);
+    const items: TimelineItem[] = [];
+    for (let handle = 0; handle < this.items.length; handle++) {
+      const item = this.items[handle];
+      if (item !== undefined && kept(handle)) renumbered[handle] = items.push(item) - 1;
+    }
+    const timeMs = new Float64Array(items.length);
+    const relevanceMs = new Float64Array(items.length);
+    const nextVersion = new Int32Array(items.length);
+    for (let handle = 0; handle < this.items.length; handle++) {
+      const at = renumbered[handle]!;
+      if (at === NO_HANDLE) continue;
+      timeMs[at] = this.timeMs[handle]!;
+      relevanceMs[at] = this.relevanceMs[handle]!;
+      let next = this.nextVersion[handle]!;
+      while (renumbered[next] === NO_HANDLE) next = this.nextVersion[next]!;
+      nextVersion[at] = renumbered[next]!;
+    }
+    return { items, timeMs, relevanceMs, nextVersion, renumbered };
+  }
+
+  /**
+   * A table holding what {@link compacted} returned, under the same handles, none of them held
+   * yet: the timelines restored into it take their holds.
+   */
+  static restore(compacted: CompactedActivityTable): ActivityTable {
+    const { items, timeMs, relevanceMs, nextVersion } = compacted;
+    const table = new ActivityTable();
+    const capacity = Math.max(INITIAL_CAPACITY, items.length);
+    table.items = items.slice();
+    table.timeMs = grown(timeMs, new Float64Array(capacity));
+    table.relevanceMs = grown(relevanceMs, new Float64Array(capacity));
+    table.holds = new Int32Array(capacity);
+    table.nextVersion = grown(nextVersion, new Int32Array(capacity));
+    for (let handle = 0; handle < items.length; handle++) {
+      const next = nextVersion[handle]!;
+      if (next < 0 || next >= items.length || items[next]!.id !== items[handle]!.id) throw new Error(`version ring of handle ${handle} leads to ${next}, not a version of ${items[handle]!.id}`);
+      if (!table.versionsById.has(items[handle]!.id)) table.versionsById.set(items[handle]!.id, handle);
+    }
+    return table;
   }
 
   hold(handle: ActivityHandle): void {
@@ -197,7 +251,17 @@ export class ActivityTable {
   }
 }
 
-function grown<T extends Float64Array | Int32Array>(from: T, to: T): T {
+/** What a snapshot keeps of an {@link ActivityTable}: its live versions under dense handles. */
+export interface CompactedActivityTable {
+  items: TimelineItem[];
+  /** Per handle, its key's milliseconds by time and by relevance. */
+  timeMs: Float64Array;
+  relevanceMs: Float64Array;
+  /** Per handle, the next version of the same id in its ring. */
+  nextVersion: Int32Array;
+}
+
+function grown<T extends Float64Array | Int32Array>(from: ArrayLike<number>, to: T): T {
   to.set(from);
   return to;
 }

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
  * surely as one in the state.
  */
 export const SNAPSHOT_MAGIC = Buffer.from('FMSNAPSH', 'latin1');
-export const SNAPSHOT_FORMAT_VERSION = 1;
+export const SNAPSHOT_FORMAT_VERSION = 2;
 const CHECKSUM_BYTES = 32;
 
 export interface SnapshotContents {
@@ -30,6 +30,14 @@ export interface SnapshotContents {
 /** Why a snapshot file cannot be trusted; the store logs it and skips the file. */
 export class SnapshotCorruptError extends Error {
   override readonly name = 'SnapshotCorruptError';
+}
+
+/**
+ * Why a sound snapshot does not fit the state that would restore it (taken under another
+ * feed config, say); the keeper logs it and rebuilds the state from the log instead.
+ */
+export class SnapshotMismatchError extends Error {
+  override readonly name = 'SnapshotMismatchError';
 }
 
 export function encodeSnapshot({ name, position, payload }: SnapshotContents): Buffer[] {

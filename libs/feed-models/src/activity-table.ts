@@ -96,49 +96,52 @@ export class ActivityTable {
   }
 
   /**
-   * The live versions `kept` names, renumbered densely from 0 in handle order, with their keys
-   * and version rings (among the kept), and each handle's new number ({@link NO_HANDLE} for
-   * one left out): what a snapshot keeps of the table. Holds are left out: they are the
-   * timelines' entries.
+   * The versions some timeline of a snapshot holds (`holds`: per handle, how many entries and
+   * floors of those timelines hold it), renumbered densely from 0 in handle order, with their
+   * keys, version rings (among themselves) and holds, and each handle's new number
+   * ({@link NO_HANDLE} for one left out): what a snapshot keeps of the table.
    */
-  compacted(kept: (handle: ActivityHandle) => boolean = () => true): CompactedActivityTable & { renumbered: Int32Array } {
+  compacted(holds: Int32Array): CompactedActivityTable & { renumbered: Int32Array } {
     const renumbered = new Int32Array(this.items.length).fill(NO_HANDLE);
     const items: TimelineItem[] = [];
     for (let handle = 0; handle < this.items.length; handle++) {
       const item = this.items[handle];
-      if (item !== undefined && kept(handle)) renumbered[handle] = items.push(item) - 1;
+      if (item !== undefined && holds[handle]! > 0) renumbered[handle] = items.push(item) - 1;
     }
     const timeMs = new Float64Array(items.length);
     const relevanceMs = new Float64Array(items.length);
     const nextVersion = new Int32Array(items.length);
+    const keptHolds = new Int32Array(items.length);
     for (let handle = 0; handle < this.items.length; handle++) {
       const at = renumbered[handle]!;
       if (at === NO_HANDLE) continue;
       timeMs[at] = this.timeMs[handle]!;
       relevanceMs[at] = this.relevanceMs[handle]!;
+      keptHolds[at] = holds[handle]!;
       let next = this.nextVersion[handle]!;
       while (renumbered[next] === NO_HANDLE) next = this.nextVersion[next]!;
       nextVersion[at] = renumbered[next]!;
     }
-    return { items, timeMs, relevanceMs, nextVersion, renumbered };
+    return { items, timeMs, relevanceMs, nextVersion, holds: keptHolds, renumbered };
   }
 
   /**
-   * A table holding what {@link compacted} returned, under the same handles, none of them held
-   * yet: the timelines restored into it take their holds.
+   * A table holding what {@link compacted} returned, under the same handles and with the same
+   * holds: the timelines restored with it hold their entries already.
    */
   static restore(compacted: CompactedActivityTable): ActivityTable {
-    const { items, timeMs, relevanceMs, nextVersion } = compacted;
+    const { items, timeMs, relevanceMs, nextVersion, holds } = compacted;
     const table = new ActivityTable();
     const capacity = Math.max(INITIAL_CAPACITY, items.length);
     table.items = items.slice();
     table.timeMs = grown(timeMs, new Float64Array(capacity));
     table.relevanceMs = grown(relevanceMs, new Float64Array(capacity));
-    table.holds = new Int32Array(capacity);
+    table.holds = grown(holds, new Int32Array(capacity));
     table.nextVersion = grown(nextVersion, new Int32Array(capacity));
     for (let handle = 0; handle < items.length; handle++) {
       const next = nextVersion[handle]!;
       if (next < 0 || next >= items.length || items[next]!.id !== items[handle]!.id) throw new Error(`version ring of handle ${handle} leads to ${next}, not a version of ${items[handle]!.id}`);
+      if (!(holds[handle]! > 0)) throw new Error(`nothing holds ${items[handle]!.id}`);
       if (!table.versionsById.has(items[handle]!.id)) table.versionsById.set(items[handle]!.id, handle);
     }
     return table;
@@ -259,6 +262,8 @@ export interface CompactedActivityTable {
   relevanceMs: Float64Array;
   /** Per handle, the next version of the same id in its ring. */
   nextVersion: Int32Array;
+  /** Per handle, the timeline entries and floors that hold it (at least one). */
+  holds: Int32Array;
 }
 
 function grown<T extends Float64Array | Int32Array>(from: ArrayLike<number>, to: T): T {

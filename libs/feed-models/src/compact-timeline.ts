@@ -136,25 +136,17 @@ export class CompactTimeline implements StoredTimeline {
 
   /**
    * Fills an empty timeline with the entries and floor a snapshot kept of it ({@link
-   * entryHandles}, {@link floorEntry}), taking their holds. Throws when they are not what a
-   * timeline of this cap and order can hold: more than the cap, or out of key order.
+   * entryHandles}, {@link floorEntry}), in a table restored with their holds
+   * ({@link ActivityTable.restore}). Throws for more entries than the cap.
    */
   restore(handles: Int32Array, floor: ActivityHandle): void {
     if (this.end !== this.start || this.floorHandle !== NO_HANDLE) throw new Error('a snapshot restores only an empty timeline');
     if (handles.length > this.cap) throw new Error(`${handles.length} entries in a timeline capped at ${this.cap}`);
-    for (let index = 1; index < handles.length; index++) {
-      if (this.table.compare(handles[index - 1]!, handles[index]!, this.order) >= 0) throw new Error('entries out of key order');
-    }
-    if (floor !== NO_HANDLE && handles.length > 0 && this.table.compare(floor, handles[0]!, this.order) >= 0) throw new Error('an entry at or below the floor');
-    this.handles = new Int32Array(Math.min(this.maxCapacity, Math.max(INITIAL_CAPACITY, handles.length)));
+    this.handles = new Int32Array(Math.min(this.maxCapacity, Math.max(INITIAL_CAPACITY, handles.length + (handles.length >> 3))));
     this.handles.set(handles);
     this.start = 0;
     this.end = handles.length;
-    for (const handle of handles) this.table.hold(handle);
-    if (floor !== NO_HANDLE) {
-      this.table.hold(floor);
-      this.setFloor(floor);
-    }
+    if (floor !== NO_HANDLE) this.setFloor(floor);
     this.refreshNewest();
   }
 

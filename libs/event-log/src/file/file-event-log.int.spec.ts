@@ -62,6 +62,36 @@ describe('FileEventLog on disk', () => {
     await log.close();
   });
 
+  it("reads a stream's records, on disk and appended since, and not another record's data that quotes them", async () => {
+    const odd = 'odd "stream" \\ ü';
+    const log = await FileEventLog.open({ dir });
+    await log.appendToStream('a', [{ type: 'T', data: { n: 0 } }]);
+    // Data that holds the exact bytes a record of stream 'a' starts with.
+    await log.appendToStream('b', [{ type: 'T', data: { quote: '{"s":"a","r":' } }]);
+    await log.appendToStream(odd, [{ type: 'T', data: { n: 1 } }]);
+    await log.close();
+    const reopened = await FileEventLog.open({ dir });
+    await reopened.appendToStream('a', [{ type: 'T', data: { n: 2 } }], { expectedVersion: 0 });
+    await reopened.appendToStream(odd, [{ type: 'T', data: { n: 3 } }], { expectedVersion: 0 });
+    expect((await reopened.readStream('a')).map((e) => [e.position, e.revision, e.data])).toEqual([
+      [1, 0, { n: 0 }],
+      [4, 1, { n: 2 }],
+    ]);
+    expect((await reopened.readStream(odd)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 3 }]);
+    expect(await reopened.readStream('a"')).toEqual([]);
+    await reopened.close();
+  });
+
+  it('marks the records it reads back, and those appended through it, as trusted', async () => {
+    const log = await FileEventLog.open({ dir });
+    await log.appendToStream('s', [{ type: 'T', data: { n: 1 } }]);
+    expect((await log.readStream('s')).map((e) => e.trusted)).toEqual([true]);
+    await log.close();
+    const reopened = await FileEventLog.open({ dir });
+    expect((await reopened.readStream('s')).map((e) => e.trusted)).toEqual([true]);
+    await reopened.close();
+  });
+
   it('refuses a second owner of the same directory while the first runs', async () => {
     const log = await FileEventLog.open({ dir });
     await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(DirectoryLockedError);

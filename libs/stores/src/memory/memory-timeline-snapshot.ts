@@ -19,14 +19,15 @@ export interface TimelinesToSnapshot {
  * entry's handle in one array.
  */
 export function writeTimelineSnapshot({ policies, delivered, table, timelines }: TimelinesToSnapshot): Uint8Array {
-  const referenced = new Uint8Array(table.capacity);
+  // The holds of the timelines kept: a cache being built is left out, with what it holds.
+  const holds = new Int32Array(table.capacity);
   let entries = 0;
   for (const { timeline } of timelines) {
-    for (const handle of timeline.entryHandles) referenced[handle] = 1;
-    if (timeline.floorEntry !== NO_HANDLE) referenced[timeline.floorEntry] = 1;
+    for (const handle of timeline.entryHandles) holds[handle]!++;
+    if (timeline.floorEntry !== NO_HANDLE) holds[timeline.floorEntry]!++;
     entries += timeline.size;
   }
-  const compacted = table.compacted((handle) => referenced[handle] === 1);
+  const compacted = table.compacted(holds);
   const handles = new Int32Array(entries);
   const counts = new Int32Array(timelines.length);
   const floors = new Int32Array(timelines.length);
@@ -40,7 +41,7 @@ export function writeTimelineSnapshot({ policies, delivered, table, timelines }:
   }
   const writer = new SnapshotWriter().strings([policies]).number(delivered);
   writeItems(writer, compacted.items);
-  writer.float64s(compacted.timeMs).float64s(compacted.relevanceMs).int32s(compacted.nextVersion);
+  writer.float64s(compacted.timeMs).float64s(compacted.relevanceMs).int32s(compacted.nextVersion).int32s(compacted.holds);
   writer.strings(timelines.map((t) => t.reader));
   writer.int32s(counts).int32s(floors).float64s(lastReads).int32s(handles);
   return writer.finish();
@@ -65,17 +66,21 @@ export function readTimelineSnapshot<T extends CompactTimeline>(
   const timeMs = reader.float64s();
   const relevanceMs = reader.float64s();
   const nextVersion = reader.int32s();
+  const holds = reader.int32s();
   const readers = reader.presentStrings() as FeedId[];
   const counts = reader.int32s();
   const floors = reader.int32s();
   const lastReads = reader.float64s();
   const handles = reader.int32s();
   reader.end();
-  if (timeMs.length !== items.length || relevanceMs.length !== items.length || nextVersion.length !== items.length) throw new SnapshotCorruptError('the activity columns differ in length');
+  if (timeMs.length !== items.length || relevanceMs.length !== items.length || nextVersion.length !== items.length || holds.length !== items.length) throw new SnapshotCorruptError('the activity columns differ in length');
   if (counts.length !== readers.length || floors.length !== readers.length || lastReads.length !== readers.length) throw new SnapshotCorruptError('the timeline columns differ in length');
   try {
-    const table = ActivityTable.restore({ items, timeMs, relevanceMs, nextVersion });
+    const table = ActivityTable.restore({ items, timeMs, relevanceMs, nextVersion, holds });
     const timelines = new Map<FeedId, T>();
+    // Every entry and floor is one hold: the holds must add up to them.
+    let held = 0;
+    for (const count of holds) held += count;
     let at = 0;
     for (const [index, feed] of readers.entries()) {
       const count = counts[index]!;
@@ -88,9 +93,10 @@ export function readTimelineSnapshot<T extends CompactTimeline>(
       const timeline = timelineOf(feed, table, lastReads[index]!);
       timeline.restore(entries, floor);
       timelines.set(feed, timeline);
+      held -= count + (floor === NO_HANDLE ? 0 : 1);
     }
     if (at !== handles.length) throw new Error(`${handles.length - at} handles belong to no timeline`);
-    for (let handle = 0; handle < items.length; handle++) if (table.holdsOf(handle) === 0) throw new Error(`no timeline holds ${items[handle]!.id}`);
+    if (held !== 0) throw new Error(`the holds differ from the entries and floors by ${held}`);
     return { table, timelines, delivered };
   } catch (error) {
     if (error instanceof SnapshotCorruptError || error instanceof SnapshotMismatchError) throw error;

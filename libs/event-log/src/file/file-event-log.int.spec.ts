@@ -82,6 +82,34 @@ describe('FileEventLog on disk', () => {
     await reopened.close();
   });
 
+  it('decodes a record once for every subscriber still to read it, however far apart they are', async () => {
+    const log = await FileEventLog.open({ dir });
+    await Promise.all(Array.from({ length: 5_000 }, (_, i) => log.appendToStream(`s${i % 7}`, [{ type: 'T', data: { i } }])));
+    await log.close();
+    const reopened = await FileEventLog.open({ dir });
+    const seen = (into: unknown[][]) => (events: readonly { data: unknown }[]) => void into.push(events.map((e) => e.data));
+    const slow: unknown[][] = [];
+    const fast: unknown[][] = [];
+    // The slow one stands still until the fast one has read everything.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slowSubscription = reopened.subscribeToAll({ maxBatch: 100, onEvents: async (events) => (await released, seen(slow)(events)) });
+    const fastSubscription = reopened.subscribeToAll({ maxBatch: 100, onEvents: seen(fast) });
+    await fastSubscription.caughtUp;
+    release();
+    await slowSubscription.caughtUp;
+    const [slowData, fastData] = [slow.flat(), fast.flat()];
+    expect(fastData).toHaveLength(5_000);
+    expect(slowData).toHaveLength(5_000);
+    for (let i = 0; i < 5_000; i++) expect(slowData[i]).toBe(fastData[i]);
+    // A subscriber that starts after everyone has read them decodes them again.
+    const late: unknown[][] = [];
+    const lateSubscription = reopened.subscribeToAll({ onEvents: seen(late) });
+    await lateSubscription.caughtUp;
+    expect(late.flat()[0]).toEqual(fastData[0]);
+    await reopened.close();
+  });
+
   it('marks the records it reads back, and those appended through it, as trusted', async () => {
     const log = await FileEventLog.open({ dir });
     await log.appendToStream('s', [{ type: 'T', data: { n: 1 } }]);

@@ -149,7 +149,8 @@ export class FileEventLog implements EventLog {
         break;
       }
       for (const write of batch) {
-        for (const [index, event] of write.events.entries()) this.committed.add(write.records[index]!.subarray(HEADER_BYTES), event);
+        const keepFrom = this.slowestSubscriber();
+        for (const [index, event] of write.events.entries()) this.committed.add(write.records[index]!.subarray(HEADER_BYTES), event, keepFrom);
         write.resolve();
       }
       this.wakeSubscribers();
@@ -169,7 +170,7 @@ export class FileEventLog implements EventLog {
 
   subscribeToAll(options: SubscribeOptions): Subscription {
     const subscription = runSubscription(options, {
-      readAfter: (position, max) => this.committed.readAfter(position, max),
+      readAfter: (position, max) => this.committed.readAfter(position, max, this.slowestSubscriber()),
       headPosition: () => this.committed.length,
       waitForMore: (position, signal) =>
         new Promise<void>((resolve) => {
@@ -184,6 +185,13 @@ export class FileEventLog implements EventLog {
         }),
     });
     return tracked(subscription, this.subscriptions);
+  }
+
+  /** The lowest position a subscription stands at: records after it are still to be read. */
+  private slowestSubscriber(): number {
+    let slowest = Infinity;
+    for (const subscription of this.subscriptions) slowest = Math.min(slowest, subscription.position);
+    return slowest;
   }
 
   get openSubscriptions(): number {

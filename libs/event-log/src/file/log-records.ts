@@ -3,12 +3,8 @@ import { decodeRecord, streamAndRevisionOf, streamPrefix } from './record-codec.
 
 /** Bytes of the chunks appended records are copied into: one allocation per this many, not one per record. */
 const CHUNK_BYTES = 16 * 1024 * 1024;
-/**
- * Recently read or appended records kept decoded: every subscriber of one process reads the
- * same records at about the same time (projections and fan-out catching up together, or
- * following the head), so each is decoded once and its objects are shared.
- */
-const DECODED_KEPT = 1 << 16;
+/** The most records kept decoded for subscribers that have not read them yet. */
+const MOST_KEPT_DECODED = 1 << 20;
 
 /**
  * The committed records of a file log, in memory as the bytes they are on disk (a third of
@@ -25,7 +21,7 @@ export class LogRecords {
   /** The chunk appended records go into, and how much of it is used. */
   private chunk?: Buffer;
   private chunkUsed = 0;
-  private readonly decoded: Array<RecordedEvent | undefined> = new Array(DECODED_KEPT);
+  private readonly decoded = new DecodedWindow(MOST_KEPT_DECODED);
 
   /** Takes in the records of the file read at open, by their payloads' offsets and lengths. */
   constructor(file: Buffer, starts: readonly number[], lengths: readonly number[]) {
@@ -45,8 +41,9 @@ export class LogRecords {
   /**
    * Takes in a record appended to the file: its payload's bytes (copied) and the event as
    * the appender recorded it, kept decoded for the subscribers about to read it.
+   * `keepFrom`: see {@link readAfter}.
    */
-  add(payload: Buffer, event: RecordedEvent): void {
+  add(payload: Buffer, event: RecordedEvent, keepFrom: number): void {
     if (!this.chunk || this.chunkUsed + payload.length > this.chunk.length) {
       this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, payload.length));
       this.chunkUsed = 0;
@@ -60,14 +57,23 @@ export class LogRecords {
     this.lengthOf[index] = payload.length;
     this.chunkUsed += payload.length;
     this.count++;
-    this.decoded[index % DECODED_KEPT] = event;
+    this.decoded.set(index, event, keepFrom);
   }
 
-  /** The records at positions after `position`, at most `max` of them. */
-  readAfter(position: number, max: number): RecordedEvent[] {
+  /**
+   * The records at positions after `position`, at most `max` of them. Each is decoded once
+   * for every subscriber: kept decoded while a subscriber has yet to read it (`keepFrom`,
+   * the lowest position a subscriber stands at), so that projections and fan-out catching up
+   * together, or following the head, share its objects.
+   */
+  readAfter(position: number, max: number, keepFrom: number): RecordedEvent[] {
     const end = Math.min(this.count, position + max);
     const events: RecordedEvent[] = [];
-    for (let index = position; index < end; index++) events.push(this.at(index));
+    for (let index = position; index < end; index++) {
+      let event = this.decoded.get(index);
+      if (!event) this.decoded.set(index, (event = this.decode(index)), keepFrom);
+      events.push(event);
+    }
     return events;
   }
 
@@ -80,7 +86,7 @@ export class LogRecords {
       for (let hit = bytes.indexOf(prefix); hit >= 0; hit = bytes.indexOf(prefix, hit + 1)) {
         // The prefix may occur inside a record's data too: only a payload's start counts.
         index = this.recordStartingAt(segment, hit, index);
-        if (index >= 0) events.push(this.at(index));
+        if (index >= 0) events.push(this.decoded.get(index) ?? this.decode(index));
         else index = -index - 1;
       }
     }
@@ -97,14 +103,9 @@ export class LogRecords {
     return revisions;
   }
 
-  private at(index: number): RecordedEvent {
-    const slot = index % DECODED_KEPT;
-    const kept = this.decoded[slot];
-    if (kept !== undefined && kept.position === index + 1) return kept;
+  private decode(index: number): RecordedEvent {
     const { s, r, t, d, m, at } = decodeRecord(this.segments[this.segmentOf[index]!]!, this.startOf[index]!, this.lengthOf[index]!);
-    const event: RecordedEvent = { stream: s, revision: r, position: index + 1, type: t, data: d, metadata: m, recordedAt: at, trusted: true };
-    this.decoded[slot] = event;
-    return event;
+    return { stream: s, revision: r, position: index + 1, type: t, data: d, metadata: m, recordedAt: at, trusted: true };
   }
 
   /**
@@ -134,5 +135,38 @@ export class LogRecords {
     this.segmentOf = grow(this.segmentOf);
     this.startOf = grow(this.startOf);
     this.lengthOf = grow(this.lengthOf);
+  }
+}
+
+/**
+ * Decoded records by index, in a ring that grows while the records it holds are still to be
+ * read (at or after `keepFrom`), up to `most` of them; past that, the oldest are decoded
+ * again when read.
+ */
+class DecodedWindow {
+  private slots: Array<RecordedEvent | undefined> = new Array(1024);
+
+  constructor(private readonly most: number) {}
+
+  get(index: number): RecordedEvent | undefined {
+    const event = this.slots[index & (this.slots.length - 1)];
+    return event?.position === index + 1 ? event : undefined;
+  }
+
+  set(index: number, event: RecordedEvent, keepFrom: number): void {
+    const held = this.slots[index & (this.slots.length - 1)];
+    if (held && held.position !== index + 1 && held.position > keepFrom && this.slots.length < this.most) this.grow(index, keepFrom);
+    this.slots[index & (this.slots.length - 1)] = event;
+  }
+
+  /** Doubles the ring until it holds every record from `keepFrom` to the newest, moving those still to be read. */
+  private grow(index: number, keepFrom: number): void {
+    const kept = this.slots.filter((event): event is RecordedEvent => event !== undefined && event.position > keepFrom);
+    const newest = kept.reduce((highest, event) => Math.max(highest, event.position - 1), index);
+    let length = this.slots.length * 2;
+    while (length < this.most && length <= newest - keepFrom) length *= 2;
+    const slots = new Array<RecordedEvent | undefined>(length);
+    for (const event of kept) slots[(event.position - 1) & (length - 1)] = event;
+    this.slots = slots;
   }
 }

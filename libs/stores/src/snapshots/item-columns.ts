@@ -1,6 +1,6 @@
 import type { Activity, ActivityReference, FeedId, TimelineItem } from '@feedmill/contracts';
 import { SnapshotCorruptError } from './snapshot-file.js';
-import type { SnapshotReader, SnapshotWriter } from './snapshot-sections.js';
+import type { SnapshotReader, SnapshotWriter, StringCursor } from './snapshot-sections.js';
 
 const ACTIVITY = 0;
 const REFERENCE = 1;
@@ -28,45 +28,47 @@ export function writeItems(writer: SnapshotWriter, items: readonly TimelineItem[
 
 /**
  * Reads what {@link writeItems} wrote: objects with their fields in the order the log's own
- * decode gives them, so that they serialize the same.
+ * decode gives them, so that they serialize the same. Each column is read as the items are
+ * made, with no array of it in between.
  */
 export function readItems(reader: SnapshotReader): TimelineItem[] {
   const kinds = reader.uint8s();
   const count = kinds.length;
-  const ids = column(reader.strings(), count, 'id');
-  const feeds = readTable(reader, count, 'feed');
-  const times = column(reader.strings(), count, 'time');
-  const bumps = column(reader.strings(), count, 'bumpedAt');
-  const actors = readTable(reader, count, 'actor');
-  const verbs = readTable(reader, count, 'verb');
-  const objects = column(reader.strings(), count, 'object');
-  const foreignIds = column(reader.strings(), count, 'foreignId');
-  const extras = column(reader.strings(), count, 'extra');
+  const ids = cursorOf(reader, count, 'id');
+  const feeds = tableOf(reader, count, 'feed');
+  const times = cursorOf(reader, count, 'time');
+  const bumps = cursorOf(reader, count, 'bumpedAt');
+  const actors = tableOf(reader, count, 'actor');
+  const verbs = tableOf(reader, count, 'verb');
+  const objects = cursorOf(reader, count, 'object');
+  const foreignIds = cursorOf(reader, count, 'foreignId');
+  const extras = cursorOf(reader, count, 'extra');
   const items = new Array<TimelineItem>(count);
   for (let i = 0; i < count; i++) {
-    const id = ids[i];
-    const feed = feeds[i] as FeedId | undefined;
-    const time = times[i];
+    const id = ids.next();
+    const feed = feeds(i) as FeedId | undefined;
+    const time = times.next();
+    const bumpedAt = bumps.next();
+    const actor = actors(i);
+    const verb = verbs(i);
+    const object = objects.next();
+    const foreignId = foreignIds.next();
+    const extra = extras.next();
     if (id === undefined || feed === undefined || time === undefined) throw new SnapshotCorruptError(`item ${i} has no id, feed or time`);
-    const bumpedAt = bumps[i];
     if (kinds[i] === REFERENCE) {
       const reference: ActivityReference = { id, feed, time };
       if (bumpedAt !== undefined) reference.bumpedAt = bumpedAt;
       items[i] = reference;
       continue;
     }
-    const actor = actors[i];
-    const verb = verbs[i];
-    const object = objects[i];
     if (kinds[i] !== ACTIVITY || actor === undefined || verb === undefined || object === undefined) throw new SnapshotCorruptError(`item ${i} is neither a whole activity nor a reference`);
     const activity: Activity = { id, feed, actor, verb, object, time };
-    const foreignId = foreignIds[i];
     if (foreignId !== undefined) activity.foreignId = foreignId;
-    const extra = extras[i];
     if (extra !== undefined) activity.extra = JSON.parse(extra) as Record<string, unknown>;
     if (bumpedAt !== undefined) activity.bumpedAt = bumpedAt;
     items[i] = activity;
   }
+  for (const cursor of [ids, times, bumps, objects, foreignIds, extras]) cursor.end();
   return items;
 }
 
@@ -88,23 +90,19 @@ export function writeTable(writer: SnapshotWriter, values: ReadonlyArray<string 
   writer.int32s(indexes);
 }
 
-/** Reads what {@link writeTable} wrote; equal values come back as the same string. */
-export function readTable(reader: SnapshotReader, count: number, what: string): Array<string | undefined> {
+/** Reads what {@link writeTable} wrote, as the value at each index; equal values come back as the same string. */
+function tableOf(reader: SnapshotReader, count: number, what: string): (index: number) => string | undefined {
   const distinct = reader.presentStrings();
   const indexes = reader.int32s();
   if (indexes.length !== count) throw new SnapshotCorruptError(`${indexes.length} values of ${what} for ${count} items`);
-  const values = new Array<string | undefined>(count);
-  for (let i = 0; i < count; i++) {
-    const index = indexes[i]!;
-    if (index < -1 || index >= distinct.length) throw new SnapshotCorruptError(`${what} ${index} of ${distinct.length}`);
-    if (index >= 0) values[i] = distinct[index];
-  }
-  return values;
+  for (const index of indexes) if (index < -1 || index >= distinct.length) throw new SnapshotCorruptError(`${what} ${index} of ${distinct.length}`);
+  return (index) => distinct[indexes[index]!];
 }
 
-function column(values: Array<string | undefined>, count: number, what: string): Array<string | undefined> {
-  if (values.length !== count) throw new SnapshotCorruptError(`${values.length} values of ${what} for ${count} items`);
-  return values;
+function cursorOf(reader: SnapshotReader, count: number, what: string): StringCursor {
+  const cursor = reader.stringCursor();
+  if (cursor.count !== count) throw new SnapshotCorruptError(`${cursor.count} values of ${what} for ${count} items`);
+  return cursor;
 }
 
 function mapDefined<T, U>(value: T | undefined, map: (value: T) => U): U | undefined {

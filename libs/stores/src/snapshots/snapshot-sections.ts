@@ -2,7 +2,7 @@ import { SnapshotCorruptError } from './snapshot-file.js';
 
 /**
  * A snapshot payload as a sequence of sections, each a typed array's bytes as they are or a
- * list of strings in one UTF-8 blob, so that restoring a state is a few copies and slices
+ * list of strings in one blob of text, so that restoring a state is a few copies and slices
  * rather than an object-by-object deserialization.
  *
  * Every section starts with 16 bytes (its kind as uint32 LE, 4 bytes of padding, its body's
@@ -18,15 +18,25 @@ const enum Kind {
   Strings = 5,
 }
 
+/**
+ * How a blob's text is stored: as Latin-1 when every character fits a byte (ids, times and
+ * feed names do; the fastest to decode), else as UTF-8, else (a lone surrogate, which JSON
+ * may carry and UTF-8 cannot) as UTF-16, so that every string comes back exactly.
+ */
+const enum TextEncoding {
+  Latin1 = 0,
+  Utf8 = 1,
+  Utf16 = 2,
+}
+
 const HEADER_BYTES = 16;
 /** Marks an absent string in a strings section's lengths. */
 const ABSENT = 0xffffffff;
-/** Characters per blob of a strings section: V8 strings end at 2^29 characters, and large blobs take long to decode in one go. */
+/** Characters per blob of a strings section: V8 strings end at 2^29 characters. */
 const BLOB_CHARS = 1 << 26;
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 
-const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 const padded = (bytes: number) => (bytes + 7) & ~7;
 
 export class SnapshotWriter {
@@ -62,7 +72,7 @@ export class SnapshotWriter {
 
   /**
    * Strings, `undefined` among them, in one section: their count, their blobs' sizes, their
-   * lengths, then their text joined in UTF-8 blobs of at most `blobChars` characters.
+   * lengths, then their text joined in blobs of at most `blobChars` characters.
    */
   strings(values: ReadonlyArray<string | undefined>): this {
     const lengths = new Uint32Array(values.length);
@@ -125,11 +135,20 @@ export class SnapshotWriter {
   }
 }
 
+/** The strings of a section, one after another, each made as it is taken. */
+export interface StringCursor {
+  readonly count: number;
+  /** The next string, or undefined for an absent one; throws past the last. */
+  next(): string | undefined;
+  /** Throws unless every string and all the text was taken. */
+  end(): void;
+}
+
 /**
  * Reads the sections a {@link SnapshotWriter} wrote, in the same order; throws
  * {@link SnapshotCorruptError} when the payload is not laid out as the reader expects.
- * Typed arrays are copied out of the payload, so that the state restored from it does not
- * keep the whole file in memory.
+ * Typed arrays are copied out of the payload, so that the state restored from them does not
+ * keep the whole file in memory, except those read as transient.
  */
 export class SnapshotReader {
   private at = 0;
@@ -140,8 +159,15 @@ export class SnapshotReader {
   }
 
   int32s(): Int32Array<ArrayBuffer> {
+    return new Int32Array(copied(this.section(Kind.Int32), 4));
+  }
+
+  /** As {@link int32s}, but a view into the payload where it is aligned: for values used at once, not kept. */
+  transientInt32s(): Int32Array {
     const body = this.section(Kind.Int32);
-    return new Int32Array(copied(body, 4));
+    if (body.byteOffset % 4 !== 0) return new Int32Array(copied(body, 4));
+    if (body.length % 4 !== 0) throw new SnapshotCorruptError(`a section of ${body.length} bytes does not hold whole 4-byte values`);
+    return new Int32Array(body.buffer, body.byteOffset, body.length / 4);
   }
 
   uint32s(): Uint32Array<ArrayBuffer> {
@@ -167,6 +193,22 @@ export class SnapshotReader {
    * make, and V8 keeps the text while any slice lives.
    */
   strings(): Array<string | undefined> {
+    const cursor = this.stringCursor();
+    const values = new Array<string | undefined>(cursor.count);
+    for (let i = 0; i < values.length; i++) values[i] = cursor.next();
+    cursor.end();
+    return values;
+  }
+
+  /** Strings that are all present. */
+  presentStrings(): string[] {
+    const values = this.strings();
+    for (const value of values) if (value === undefined) throw new SnapshotCorruptError('a string section holds an absent value where none may be');
+    return values as string[];
+  }
+
+  /** The strings of a strings section one at a time, for a reader that builds objects from several at once. */
+  stringCursor(): StringCursor {
     const body = this.section(Kind.Strings);
     const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
     let at = 0;
@@ -179,35 +221,44 @@ export class SnapshotReader {
     const count = float64();
     const blobCount = float64();
     const blobs = Array.from({ length: blobCount }, () => ({ bytes: float64(), strings: float64(), encoding: float64() }));
+    if (at + count * 4 > body.length) throw new SnapshotCorruptError('a strings section ends inside its lengths');
     const lengths = new Uint32Array(copied(body.subarray(at, at + count * 4), 4));
-    if (lengths.length !== count) throw new SnapshotCorruptError('a strings section ends inside its lengths');
     at += padded(count * 4);
-    const values = new Array<string | undefined>(count);
-    let i = 0;
-    for (const blob of blobs) {
+    const texts = blobs.map((blob) => {
       if (at + blob.bytes > body.length) throw new SnapshotCorruptError('a strings section ends inside its text');
       const text = decodeText(body.subarray(at, at + blob.bytes), blob.encoding);
       at += padded(blob.bytes);
-      let offset = 0;
-      for (let taken = 0; taken < blob.strings; i++) {
-        if (i === count) throw new SnapshotCorruptError('a strings section holds more text than strings');
-        const length = lengths[i]!;
-        if (length === ABSENT) continue;
-        values[i] = text.slice(offset, offset + length);
+      return text;
+    });
+    let index = 0;
+    let blob = 0;
+    let takenInBlob = 0;
+    let offset = 0;
+    const endOfBlob = () => {
+      if (offset !== texts[blob]!.length) throw new SnapshotCorruptError('a strings section holds other text than its lengths say');
+      blob++;
+      takenInBlob = 0;
+      offset = 0;
+    };
+    return {
+      count,
+      next: () => {
+        if (index >= count) throw new SnapshotCorruptError('a strings section holds fewer strings than read');
+        const length = lengths[index++]!;
+        if (length === ABSENT) return undefined;
+        while (blob < blobs.length && takenInBlob === blobs[blob]!.strings) endOfBlob();
+        const text = texts[blob];
+        if (text === undefined || offset + length > text.length) throw new SnapshotCorruptError('a strings section holds less text than its lengths say');
+        takenInBlob++;
+        const value = text.slice(offset, offset + length);
         offset += length;
-        taken++;
-      }
-      if (offset !== text.length) throw new SnapshotCorruptError('a strings section holds other text than its lengths say');
-    }
-    for (; i < count; i++) if (lengths[i] !== ABSENT) throw new SnapshotCorruptError('a strings section holds less text than its lengths say');
-    return values;
-  }
-
-  /** Strings that are all present. */
-  presentStrings(): string[] {
-    const values = this.strings();
-    for (const value of values) if (value === undefined) throw new SnapshotCorruptError('a string section holds an absent value where none may be');
-    return values as string[];
+        return value;
+      },
+      end: () => {
+        if (index !== count) throw new SnapshotCorruptError(`${count - index} strings of a section were not read`);
+        while (blob < blobs.length) endOfBlob();
+      },
+    };
   }
 
   /** Throws unless every section was read. */
@@ -227,34 +278,26 @@ export class SnapshotReader {
   }
 }
 
-/**
- * How a blob's text is stored: UTF-8, unless the text holds a lone surrogate (JSON may carry
- * one), which UTF-8 cannot: then UTF-16, so that every string comes back exactly.
- */
-const enum TextEncoding {
-  Utf8 = 0,
-  Utf16 = 1,
-}
-
 function encodeText(text: string): { bytes: Uint8Array; encoding: TextEncoding } {
+  if (!BEYOND_LATIN1.test(text)) return { bytes: Buffer.from(text, 'latin1'), encoding: TextEncoding.Latin1 };
   // ES2024's String.prototype.isWellFormed, in every Node this runs on (>= 20).
-  if ((text as string & { isWellFormed(): boolean }).isWellFormed()) return { bytes: encoder.encode(text), encoding: TextEncoding.Utf8 };
+  if ((text as string & { isWellFormed(): boolean }).isWellFormed()) return { bytes: Buffer.from(text, 'utf8'), encoding: TextEncoding.Utf8 };
   const units = new Uint16Array(text.length);
   for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
   return { bytes: bytesOf(units), encoding: TextEncoding.Utf16 };
 }
 
 function decodeText(bytes: Uint8Array, encoding: number): string {
-  try {
-    if (encoding === TextEncoding.Utf8) return utf8.decode(bytes);
-  } catch {
-    throw new SnapshotCorruptError('a strings section holds text that is not UTF-8');
+  if (encoding === TextEncoding.Latin1) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  if (encoding === TextEncoding.Utf8) {
+    try {
+      return utf8.decode(bytes);
+    } catch {
+      throw new SnapshotCorruptError('a strings section holds text that is not UTF-8');
+    }
   }
   if (encoding !== TextEncoding.Utf16) throw new SnapshotCorruptError(`a strings section holds text of encoding ${encoding}`);
-  const units = new Uint16Array(copied(bytes, 2));
-  let text = '';
-  for (let from = 0; from < units.length; from += 8192) text += String.fromCharCode(...units.subarray(from, from + 8192));
-  return text;
+  return Buffer.from(copied(bytes, 2)).toString('utf16le');
 }
 
 function bytesOf(values: ArrayBufferView): Uint8Array {

@@ -27,6 +27,21 @@ describe('snapshot sections', () => {
     expect(() => reader.end()).not.toThrow();
   });
 
+  it('keeps text of one-byte characters, ASCII or not, exactly', () => {
+    const values = ['café', 'naïve ÿ', 'plain'];
+    expect(new SnapshotReader(new SnapshotWriter().strings(values).finish()).strings()).toEqual(values);
+  });
+
+  it('reads int32s in place where aligned, and copies them where not', () => {
+    const payload = new SnapshotWriter().int32s(Int32Array.of(7, 8, 9)).finish();
+    const inPlace = new SnapshotReader(payload).transientInt32s();
+    expect(inPlace).toEqual(Int32Array.of(7, 8, 9));
+    expect(inPlace.buffer).toBe(payload.buffer);
+    const file = new Uint8Array(payload.length + 1);
+    file.set(payload, 1);
+    expect(new SnapshotReader(file.subarray(1)).transientInt32s()).toEqual(Int32Array.of(7, 8, 9));
+  });
+
   it('keeps a lone surrogate, which UTF-8 cannot hold, exactly', () => {
     const values = ['before', 'lone \ud800 high', '\udc00', 'after'];
     const reader = new SnapshotReader(new SnapshotWriter().strings(values).finish());

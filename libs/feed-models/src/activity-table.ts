@@ -1,3 +1,4 @@
+import { IdIndex, NOT_INDEXED } from './id-index.js';
 import { referenceTo, sortKeyOf, relevanceKeyOf, type Activity, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 /** An activity version's place in an {@link ActivityTable}: a small integer, reused once freed. */
@@ -54,7 +55,7 @@ export class ActivityTable {
   /** The next version of the same id in its ring: the handle itself when it is the only one. */
   private nextVersion = new Int32Array(INITIAL_CAPACITY);
   /** One live version of each id, the way into its ring. */
-  private readonly versionsById = new Map<string, ActivityHandle>();
+  private readonly versionsById = new IdIndex((handle) => this.items[handle]!.id);
   private readonly freed: ActivityHandle[] = [];
 
   /** Live versions (held, or interned and not yet dropped). */
@@ -142,7 +143,7 @@ export class ActivityTable {
       const next = nextVersion[handle]!;
       if (next < 0 || next >= items.length || items[next]!.id !== items[handle]!.id) throw new Error(`version ring of handle ${handle} leads to ${next}, not a version of ${items[handle]!.id}`);
       if (!(holds[handle]! > 0)) throw new Error(`nothing holds ${items[handle]!.id}`);
-      if (!table.versionsById.has(items[handle]!.id)) table.versionsById.set(items[handle]!.id, handle);
+      if (table.versionsById.get(items[handle]!.id) === NOT_INDEXED) table.versionsById.set(items[handle]!.id, handle);
     }
     return table;
   }
@@ -165,7 +166,8 @@ export class ActivityTable {
 
   /** One live version of an id (or {@link NO_HANDLE}); {@link nextVersionOf} goes round the others. */
   firstVersionOf(id: string): ActivityHandle {
-    return this.versionsById.get(id) ?? NO_HANDLE;
+    // NOT_INDEXED and NO_HANDLE are both -1.
+    return this.versionsById.get(id);
   }
 
   /** The next version of the same id, back to `handle` itself after the last. */
@@ -220,7 +222,7 @@ export class ActivityTable {
     this.relevanceMs[handle] = Date.parse(relevanceOf(item));
     this.holds[handle] = 0;
     const other = this.versionsById.get(item.id);
-    if (other === undefined) {
+    if (other === NOT_INDEXED) {
       this.nextVersion[handle] = handle;
       this.versionsById.set(item.id, handle);
     } else {

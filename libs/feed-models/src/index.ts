@@ -19,6 +19,7 @@ export { chunkDeliveries, MAX_READERS_PER_DELIVERY, DELIVERY_BUDGET_BYTES } from
 export { deliverInOrder, fanOutBatch } from './fanout/fan-out-batch.js';
 export type { DeliveryTarget } from './fanout/fan-out-batch.js';
 export { ActivityTable, NO_HANDLE } from './activity-table.js';
+export { IdIndex, NOT_INDEXED } from './id-index.js';
 export type { ActivityHandle, TimelineOrder, CompactedActivityTable } from './activity-table.js';
 export { CompactTimeline } from './compact-timeline.js';
 export { readTimelinePage } from './timeline-read.js';

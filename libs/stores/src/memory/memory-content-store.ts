@@ -1,19 +1,12 @@
-import { relevanceKeyOf, sortKeyOf, type Activity, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
+import { type Activity, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
 import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import { readItems, writeItems } from '../snapshots/item-columns.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
 import { MemoryProjection } from './memory-projection.js';
+import { ActivitiesById, StoredActivity as Stored } from './stored-activities.js';
 
-interface Stored {
-  key: SortKey;
-  /** The relevance key: the key raised to the last bump. */
-  relevance: SortKey;
-  activity: Activity;
-  /** Log position of the event that added it. */
-  position: number;
-}
 const keyOfStored = (s: Stored) => s.key;
 const relevanceOfStored = (s: Stored) => s.relevance;
 
@@ -22,7 +15,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
   readonly name = 'content';
   protected readonly eventTypes = activityEventTypes;
   // Not readonly: a snapshot restore replaces them whole.
-  private byId = new Map<string, Stored>();
+  private byId = new ActivitiesById();
   private byFeed = new Map<FeedId, Stored[]>();
   /** The same activities per feed by relevance key: only bumps make it differ from byFeed. */
   private byFeedRelevance = new Map<FeedId, Stored[]>();
@@ -73,11 +66,10 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     }
     const all = activities.map((item, index): Stored => {
       if (!('verb' in item)) throw new SnapshotCorruptError(`item ${index} is a reference, not an activity`);
-      const key = sortKeyOf(item);
-      return { key, relevance: item.bumpedAt === undefined ? key : relevanceKeyOf(item), activity: item, position: positions[index]! };
+      return new Stored(item, positions[index]!);
     });
-    const byId = new Map<string, Stored>();
-    for (const stored of all) byId.set(stored.activity.id, stored);
+    const byId = new ActivitiesById();
+    for (const stored of all) byId.add(stored);
     const byFeed = new Map<FeedId, Stored[]>();
     const byFeedRelevance = new Map<FeedId, Stored[]>();
     let start = 0;
@@ -117,14 +109,14 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     const id = activityIdOf(event);
     const stored = this.byId.get(id);
     const activity = evolveActivity(stored?.activity, event);
-    if (!stored && activity) this.index({ key: sortKeyOf(activity), relevance: relevanceKeyOf(activity), activity, position });
+    if (!stored && activity) this.index(new Stored(activity, position));
     else if (stored && !activity) this.unindex(stored);
     else if (stored && activity) this.reindexRelevance(stored, activity);
   }
 
   private index(stored: Stored): void {
     const { activity } = stored;
-    this.byId.set(activity.id, stored);
+    this.byId.add(stored);
     insertOrdered(listOf(this.byFeed, activity.feed), stored, keyOfStored);
     insertOrdered(listOf(this.byFeedRelevance, activity.feed), stored, relevanceOfStored);
     if (activity.foreignId !== undefined) this.byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
@@ -132,7 +124,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
 
   private unindex(stored: Stored): void {
     const { activity } = stored;
-    this.byId.delete(activity.id);
+    this.byId.delete(stored);
     removeOrdered(this.byFeed.get(activity.feed)!, stored, keyOfStored);
     removeOrdered(this.byFeedRelevance.get(activity.feed)!, stored, relevanceOfStored);
     if (activity.foreignId !== undefined) this.byForeign.delete(foreignKey(activity.feed, activity.foreignId));
@@ -142,8 +134,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
   private reindexRelevance(stored: Stored, activity: Activity): void {
     const relevance = this.byFeedRelevance.get(activity.feed)!;
     removeOrdered(relevance, stored, relevanceOfStored);
-    stored.activity = activity;
-    stored.relevance = relevanceKeyOf(activity);
+    stored.replace(activity);
     insertOrdered(relevance, stored, relevanceOfStored);
   }
 

@@ -68,10 +68,11 @@ export function readTimelineSnapshot<T extends CompactTimeline>(
   const nextVersion = reader.int32s();
   const holds = reader.int32s();
   const readers = reader.presentStrings() as FeedId[];
-  const counts = reader.int32s();
-  const floors = reader.int32s();
+  // Read in place: each timeline copies its own entries out.
+  const counts = reader.transientInt32s();
+  const floors = reader.transientInt32s();
   const lastReads = reader.float64s();
-  const handles = reader.int32s();
+  const handles = reader.transientInt32s();
   reader.end();
   if (timeMs.length !== items.length || relevanceMs.length !== items.length || nextVersion.length !== items.length || holds.length !== items.length) throw new SnapshotCorruptError('the activity columns differ in length');
   if (counts.length !== readers.length || floors.length !== readers.length || lastReads.length !== readers.length) throw new SnapshotCorruptError('the timeline columns differ in length');

@@ -3,6 +3,8 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
+import pidusage from 'pidusage';
+import { timelineModels, type TimelineModel } from '@feedmill/contracts';
 import { freePort, startApp, waitFor } from '@feedmill/harness';
 import { round } from './deployment.js';
 import { profiles, type Profile } from './profiles.js';
@@ -20,6 +22,7 @@ const { values } = parseArgs({
   options: {
     profile: { type: 'string', default: 'medium' },
     events: { type: 'string', default: '1000000' },
+    model: { type: 'string', default: 'ring' },
     tail: { type: 'string', default: '20000' },
     seed: { type: 'string', default: '42' },
     out: { type: 'string' },
@@ -31,8 +34,10 @@ const events = Number(values.events);
 const tail = Number(values.tail);
 if (!Number.isInteger(events) || events < 1) throw new Error('--events must be a whole number of events');
 if (!Number.isInteger(tail) || tail < 0) throw new Error('--tail must be a whole number of posts, 0 or more');
+const model = values.model as TimelineModel;
+if (!(timelineModels as readonly string[]).includes(model)) throw new Error(`--model must be one of ${timelineModels.join(', ')}`);
 const seed = Number(values.seed);
-const outDir = resolve(values.out ?? `bench-results/restart-${profile.name}`);
+const outDir = resolve(values.out ?? `bench-results/restart-${profile.name}-${model}`);
 /** A full replay of a large log at the speed before snapshots: give it time. */
 const READY_TIMEOUT_MS = 30 * 60_000;
 
@@ -40,13 +45,13 @@ const startedAt = new Date();
 const dir = await mkdtemp(join(tmpdir(), 'feedmill-restart-'));
 const dataDir = join(dir, 'data');
 const configPath = join(dir, 'feeds.json');
-await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
+await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: 800 } } }));
 const port = await freePort();
 
-/** Starts the standalone on the log, times it to a 200 from `/readyz`, then stops it with SIGTERM and times that. */
-async function timedStart(env: Record<string, string>): Promise<StartFigures & { output: string }> {
+/** Starts the standalone on the log in `dir`, times it to a 200 from `/readyz`, then stops it with SIGTERM and times that. */
+async function timedStart(env: Record<string, string>, dir = dataDir): Promise<StartFigures & { output: string }> {
   const started = performance.now();
-  const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: dataDir, FEED_CONFIG: configPath, LOG_LEVEL: 'log', ...env });
+  const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: dir, FEED_CONFIG: configPath, LOG_LEVEL: 'log', ...env });
   try {
     await waitFor(
       async () => {
@@ -61,12 +66,16 @@ async function timedStart(env: Record<string, string>): Promise<StartFigures & {
     throw error;
   }
   const readyMs = performance.now() - started;
+  // CPU time the process used until then, every thread counted (the collector's too): on a
+  // machine shared with other work, what the start cost, apart from what it waited for.
+  const { ctime } = await pidusage(app.child.pid!);
+  pidusage.clear();
   const stopping = performance.now();
   await app.stop();
   const stopMs = performance.now() - stopping;
   const output = stripVTControlCharacters(app.output());
   const lines = output.split('\n').filter((line) => /restored|wrote|skipped|caught up|follower index/.test(line)).map((line) => line.replace(/^.*?(\[\w[\w-]*\])/, '$1').trim());
-  return { readyMs: Math.round(readyMs), stopMs: Math.round(stopMs), lines, output };
+  return { readyMs: Math.round(readyMs), cpuMs: Math.round(ctime), stopMs: Math.round(stopMs), lines, output };
 }
 
 async function snapshotFiles(): Promise<Array<{ file: string; bytes: number }>> {
@@ -76,7 +85,7 @@ async function snapshotFiles(): Promise<Array<{ file: string; bytes: number }>> 
 }
 
 try {
-  say(`restart benchmark: ${events.toLocaleString('en')} events of the ${profile.name} workload, then ${tail.toLocaleString('en')} more posts -> ${outDir}`);
+  say(`restart benchmark: ${events.toLocaleString('en')} events of the ${profile.name} workload, ${model} timelines, then ${tail.toLocaleString('en')} more posts -> ${outDir}`);
   const workload = new Workload(profile, seed);
   const bar = progressBar('writing the log', events);
   let started = performance.now();
@@ -86,9 +95,14 @@ try {
   const logBytes = (await stat(join(dataDir, 'events.log'))).size;
   say(`log: ${written.head.toLocaleString('en')} events (${written.followImports} follow imports of ${workload.edges.length.toLocaleString('en')} edges, ${written.posts.toLocaleString('en')} posts), ${round(logBytes / 2 ** 20)} MiB, written in ${round(writeSeconds)} s`);
 
+  // What a start costs with nothing to replay: loading the code, Nest, the HTTP server.
+  const empty = await timedStart({ SNAPSHOTS: 'off' }, join(dir, 'empty'));
+  say(`empty log: ready in ${empty.readyMs} ms (${empty.cpuMs} ms of CPU)`);
+
   say('full replay, SNAPSHOTS=off');
   const fullReplay = await timedStart({ SNAPSHOTS: 'off' });
-  say(`  ready in ${fullReplay.readyMs} ms: ${Math.round(written.head / (fullReplay.readyMs / 1000)).toLocaleString('en')} events/s`);
+  const replayPerSecond = Math.round(written.head / (Math.max(1, fullReplay.readyMs - empty.readyMs) / 1000));
+  say(`  ready in ${fullReplay.readyMs} ms (${fullReplay.cpuMs} ms of CPU): the replay ${replayPerSecond.toLocaleString('en')} events/s`);
 
   say('full replay with snapshots on and none yet; writes them at shutdown');
   const firstWithSnapshots = await timedStart({ SNAPSHOTS: 'on' });
@@ -97,24 +111,26 @@ try {
 
   say('start from the snapshots');
   const fromSnapshots = await timedStart({ SNAPSHOTS: 'on' });
-  say(`  ready in ${fromSnapshots.readyMs} ms`);
+  say(`  ready in ${fromSnapshots.readyMs} ms (${fromSnapshots.cpuMs} ms of CPU)`);
 
   started = performance.now();
   const headWithTail = tail > 0 ? await appendWorkloadPosts(dataDir, workload, tail) : written.head;
   say(`appended ${tail.toLocaleString('en')} posts in ${round((performance.now() - started) / 1000)} s; start from the snapshots and that tail`);
   const fromSnapshotsAndTail = await timedStart({ SNAPSHOTS: 'on' });
-  say(`  ready in ${fromSnapshotsAndTail.readyMs} ms`);
+  say(`  ready in ${fromSnapshotsAndTail.readyMs} ms (${fromSnapshotsAndTail.cpuMs} ms of CPU)`);
 
   const strip = ({ output: _output, ...figures }: StartFigures & { output: string }): StartFigures => figures;
   const results: RestartResults = {
     profile: profile.name,
+    model,
     seed,
-    command: `npm run bench:restart -- --profile ${profile.name} --events ${events} --tail ${tail}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    command: `npm run bench:restart -- --profile ${profile.name} --events ${events} --tail ${tail}${model === 'ring' ? '' : ` --model ${model}`}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
     startedAt: startedAt.toISOString(),
     durationSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
     log: { events: written.head, followImports: written.followImports, followEdges: workload.edges.length, posts: written.posts, bytes: logBytes, writeSeconds: round(writeSeconds, 1) },
-    fullReplay: { ...strip(fullReplay), eventsPerSecond: Math.round(written.head / (fullReplay.readyMs / 1000)) },
+    emptyStart: strip(empty),
+    fullReplay: { ...strip(fullReplay), eventsPerSecond: replayPerSecond },
     firstWithSnapshots: strip(firstWithSnapshots),
     snapshots: files,
     fromSnapshots: strip(fromSnapshots),

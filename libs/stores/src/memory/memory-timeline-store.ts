@@ -6,7 +6,7 @@ import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js
 import { readTimelineSnapshot, writeTimelineSnapshot } from './memory-timeline-snapshot.js';
 
 /** A reader's timeline as this store keeps it: its entries, and what a `cache` build needs (one object per reader). */
-export class Materialized extends CompactTimeline {
+class Materialized extends CompactTimeline {
   /** For the `cache` model: the build in progress. */
   building: Promise<void> | undefined = undefined;
   /**

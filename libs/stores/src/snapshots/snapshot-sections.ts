@@ -34,7 +34,7 @@ const HEADER_BYTES = 16;
 const ABSENT = 0xffffffff;
 /** Characters per blob of a strings section: V8 strings end at 2^29 characters. */
 const BLOB_CHARS = 1 << 26;
-const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
+const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const padded = (bytes: number) => (bytes + 7) & ~7;

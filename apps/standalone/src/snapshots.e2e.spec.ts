@@ -69,7 +69,7 @@ it('writes snapshots at shutdown, restores them at start, replays only the tail,
   await first.stop();
 
   const files = await snapshotFiles();
-  expect(files).toEqual([expect.stringMatching(/^content\.\d{16}\.snapshot$/), expect.stringMatching(/^graph\.\d{16}\.snapshot$/)]);
+  expect(files).toEqual(['content', 'fanout', 'graph', 'timeline'].map((name) => expect.stringMatching(new RegExp(`^${name}\\.\\d{16}\\.snapshot$`))));
 
   const second = await restart(port);
   api = second.api;
@@ -83,7 +83,7 @@ it('writes snapshots at shutdown, restores them at start, replays only the tail,
   await waitUntilSettled(api);
   const later = await everything(api);
   await second.deployment.stop();
-  expect(await snapshotFiles()).toHaveLength(4);
+  expect(await snapshotFiles()).toHaveLength(8);
 
   const third = await restart(port);
   expect(await everything(third.api)).toEqual(later);
@@ -116,4 +116,153 @@ it('skips a corrupt newest snapshot with a warning naming it, and serves the sam
   expect(output).not.toContain(`restored ${path}`);
   expect(await everything(third.api)).toEqual(before);
   await third.deployment.stop();
+});
+
+describe('every memory state from snapshots, timelines and fan-out included', () => {
+  const digests = Array.from({ length: 4 }, (_, i): FeedId => `digest:d${i}`);
+  const allReaders = [...readers, ...digests];
+  /** Every standalone a test started: stopped after it, whatever it asserted. */
+  let running: Deployment[] = [];
+  afterEach(async () => {
+    await Promise.all(running.map((deployment) => deployment.stop()));
+    running = [];
+  });
+
+  beforeEach(async () => {
+    // Timelines kept from the first follow on (ring), two ways: copies by time, and references by relevance.
+    const groups = { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 30 }, digest: { kind: 'timeline', model: 'ring', cap: 10, relevancy: true, embed: false } };
+    await writeFile(env.FEED_CONFIG!, JSON.stringify({ groups }));
+  });
+
+  /** Single and bulk follows, posts, bumps, removals and an unfollow, from `from` on. */
+  async function writeMore(api: FeedClient, from: number): Promise<void> {
+    const follows = allReaders.flatMap((reader, r) => producers.filter((_, p) => (r * 3 + p + from) % 4 === 0).map((target) => ({ source: reader, target })));
+    expect((await api.call('POST', '/v1/follows', { follows: follows.slice(0, follows.length / 2) })).status).toBe(200);
+    for (const { source, target } of follows.slice(follows.length / 2)) expect((await api.follow(source, target)).status).toBe(204);
+    for (let n = from; n < from + 60; n++) {
+      const producer = producers[n % producers.length]!;
+      const posted = await api.post(producer, { actor: producer, verb: 'post', object: `n${n}`, time: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() });
+      expect(posted.status).toBe(201);
+      if (n % 7 === 0) expect((await api.call('POST', `/v1/feeds/${producer.replace(':', '/')}/activities/${posted.body.id}/bump`, { time: new Date(Date.UTC(2026, 0, 2, 0, 0, n)).toISOString() })).status).toBe(200);
+      if (n % 11 === 0) expect((await api.remove(producer, posted.body.id)).status).toBe(204);
+    }
+    expect((await api.unfollow(follows[from % follows.length]!.source, follows[from % follows.length]!.target)).status).toBe(204);
+  }
+
+  /** Every timeline page by page, and what the timeline service counts (entries, deliveries). */
+  async function timelinesOf(api: FeedClient): Promise<unknown> {
+    const pages: Record<string, unknown> = {};
+    for (const reader of allReaders) pages[reader] = (await api.readAll(reader, 7)).map((a) => [a.id, a.object, a.bumpedAt]);
+    const { body } = await api.call<{ services: Array<{ service: string; counters?: Record<string, number> }> }>('GET', '/readyz');
+    return { pages, counters: body.services.find((s) => s.service === 'timeline')!.counters, everything: await everything(api) };
+  }
+
+  async function started(extra: Record<string, string> = {}, port?: number) {
+    const deployment = await startStandalone({ dataDir, env: { ...env, ...extra }, ...(port ? { port } : {}) });
+    running.push(deployment);
+    const api = new FeedClient(deployment.baseUrl);
+    await waitUntilSettled(api);
+    return { deployment, api, port: Number(new URL(deployment.baseUrl).port), output: () => deployment.processes[0]!.output() };
+  }
+
+  it('restores timelines and the follower index, goes on delivering exactly once, and answers as a full replay does', async () => {
+    const first = await started();
+    await writeMore(first.api, 0);
+    await waitUntilSettled(first.api);
+    await first.deployment.stop();
+
+    // From snapshots: nothing replayed, and what comes after the snapshot (follows that
+    // backfill, posts, bumps, removals) reaches the timelines once, as it would have.
+    const second = await started({}, first.port);
+    expect(second.output()).toMatch(/timeline: restored .*timeline\.\d{16}\.snapshot/);
+    expect(second.output()).toMatch(/fanout: restored .*fanout\.\d{16}\.snapshot/);
+    expect(second.output()).not.toMatch(/follower index read from the log/);
+    await writeMore(second.api, 60);
+    await waitUntilSettled(second.api);
+    const fromSnapshots = await timelinesOf(second.api);
+    await second.deployment.stop();
+
+    const replayed = await started({ SNAPSHOTS: 'off' }, first.port);
+    expect(replayed.output()).not.toMatch(/restored/);
+    expect(await timelinesOf(replayed.api)).toEqual(fromSnapshots);
+    await replayed.deployment.stop();
+  });
+
+  it("reads the follows between fan-out's older snapshot and timeline's from the log, and delivers as before", async () => {
+    const first = await started();
+    await writeMore(first.api, 0);
+    await waitUntilSettled(first.api);
+    await first.deployment.stop();
+    const second = await started({}, first.port);
+    await writeMore(second.api, 60);
+    await waitUntilSettled(second.api);
+    await second.deployment.stop();
+    const [older, newest] = (await snapshotFiles()).filter((f) => f.startsWith('fanout.'));
+    await writeFile(join(dataDir, 'snapshots', newest!), 'not a snapshot');
+
+    const third = await started({}, first.port);
+    const positions = (file: string) => Number(file.split('.')[1]);
+    expect(third.output()).toMatch(new RegExp(`fanout: restored ${older!.replace(/\./g, '\\.')}`));
+    expect(third.output()).toMatch(new RegExp(`follower index read from the log between positions ${positions(older!)} and ${positions(newest!)}`));
+    await writeMore(third.api, 120);
+    await waitUntilSettled(third.api);
+    const fromSnapshots = await timelinesOf(third.api);
+    await third.deployment.stop();
+    const replayed = await started({ SNAPSHOTS: 'off' }, first.port);
+    expect(await timelinesOf(replayed.api)).toEqual(fromSnapshots);
+  });
+
+  it('skips snapshots that cover more than the log holds, and replays what it holds', async () => {
+    const first = await started();
+    await writeMore(first.api, 0);
+    await waitUntilSettled(first.api);
+    await first.deployment.stop();
+    // The log loses its last events (restored from an older copy, say): every snapshot is ahead of it.
+    const log = join(dataDir, 'events.log');
+    const bytes = await readFile(log);
+    const ends: number[] = [];
+    for (let at = 0; at < bytes.length; at += 8 + bytes.readUInt32LE(at)) ends.push(at + 8 + bytes.readUInt32LE(at));
+    await writeFile(log, bytes.subarray(0, ends[ends.length - 6]));
+
+    const shorter = await started({}, first.port);
+    for (const name of ['content', 'graph', 'timeline']) expect(shorter.output()).toMatch(new RegExp(`skipped snapshot ${name}\\.\\d{16}\\.snapshot: it covers position ${ends.length}, the log ends at ${ends.length - 5}`));
+    const fromShorterLog = await timelinesOf(shorter.api);
+    await shorter.deployment.stop();
+    const replayed = await started({ SNAPSHOTS: 'off' }, first.port);
+    expect(await timelinesOf(replayed.api)).toEqual(fromShorterLog);
+    await replayed.deployment.stop();
+  });
+
+  it('replays the whole log for timelines when their newest snapshot is damaged, or of another feed config', async () => {
+    const first = await started();
+    await writeMore(first.api, 0);
+    await waitUntilSettled(first.api);
+    const before = await timelinesOf(first.api);
+    await first.deployment.stop();
+
+    for (const name of ['timeline', 'fanout']) {
+      const file = (await snapshotFiles()).filter((f) => f.startsWith(`${name}.`)).pop()!;
+      const path = join(dataDir, 'snapshots', file);
+      const damaged = await readFile(path);
+      damaged[damaged.length - 100]! ^= 0x01;
+      await writeFile(path, damaged);
+    }
+    const second = await started({}, first.port);
+    expect(second.output()).toMatch(/skipped snapshot .*timeline\.\d{16}\.snapshot: checksum mismatch/);
+    // Fan-out starts where timeline stands, at 0, and builds its index as it delivers.
+    expect(second.output()).not.toMatch(/fanout: restored/);
+    expect(await timelinesOf(second.api)).toEqual(before);
+    await second.deployment.stop();
+
+    // Another cap: the timelines a snapshot holds would not be those of this config.
+    const groups = { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 12 }, digest: { kind: 'timeline', model: 'ring', cap: 10, relevancy: true, embed: false } };
+    await writeFile(env.FEED_CONFIG!, JSON.stringify({ groups }));
+    const third = await started({}, first.port);
+    expect(third.output()).toMatch(/skipped snapshot .*timeline\.\d{16}\.snapshot: it was taken under another feed config/);
+    const otherConfig = await timelinesOf(third.api);
+    await third.deployment.stop();
+    const replayed = await started({ SNAPSHOTS: 'off' }, first.port);
+    expect(await timelinesOf(replayed.api)).toEqual(otherConfig);
+    await replayed.deployment.stop();
+  });
 });

@@ -3,7 +3,15 @@ import type { TimelinePolicy } from '@feedmill/stores';
 
 /** Answers questions about feed groups from the config. */
 export class FeedGroups {
-  constructor(readonly config: FeedConfig) {}
+  /**
+   * The groups' settings as one text, the same for the same settings in any order: what a
+   * snapshot of state the config shapes (timelines, fan-out's followers) is taken under.
+   */
+  readonly fingerprint: string;
+
+  constructor(readonly config: FeedConfig) {
+    this.fingerprint = JSON.stringify(Object.entries(config.groups).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
 
   /** Throws `unknown_group` (404) for a group the config does not declare. */
   kindOf(group: string): 'producer' | 'timeline' {

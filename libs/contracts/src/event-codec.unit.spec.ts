@@ -55,6 +55,17 @@ describe('event codec', () => {
     expect(() => feedEvents.decode({ type: 'FeedFollowed', data: { follower: 'timeline:a', target: 'user:b', time: 't' }, metadata: { v: 'one' } })).toThrow(/metadata\.v/);
   });
 
+  it('takes the data of a trusted event of today’s version as it is, and still lifts and checks an older one', () => {
+    const codec = eventCodec({
+      Renamed: { schema: z.strictObject({ who: z.string() }), upcasters: { 1: (data) => ({ who: (data as { user: unknown }).user }) } },
+    });
+    const data = { who: 'u' };
+    expect(codec.decode({ type: 'Renamed', data, metadata: { v: 2 }, trusted: true })?.data).toBe(data);
+    expect(codec.decode({ type: 'Renamed', data, metadata: { v: 2 } })?.data).not.toBe(data);
+    expect(() => codec.decode({ type: 'Renamed', data: { user: 7 }, metadata: { v: 1 }, trusted: true })).toThrow(MalformedEventError);
+    expect(() => codec.decode({ type: 'Renamed', data, metadata: { v: 3 }, trusted: true })).toThrow(UnknownEventVersionError);
+  });
+
   it('decodes a batch of the log with positions, leaving out events that are not feed events', () => {
     const records = firstVersions.map((stored, index) => ({ ...stored, position: index + 1 }));
     const decoded = decodeFeedEvents(records);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { activitySchema } from './activity.js';
-import { eventCodec } from './event-codec.js';
+import { eventCodec, type StoredEvent } from './event-codec.js';
 import { feedIdSchema, feedPairsSchema, idSchema, type FeedId } from './feeds.js';
 
 /**
@@ -77,7 +77,7 @@ export interface PositionedEvent {
  * items (all at the batch's position); events of other types (fan-out's dead letters, or
  * types a newer writer added) are left out.
  */
-export function decodeFeedEvents(records: ReadonlyArray<{ position: number; type: string; data: unknown; metadata?: Record<string, unknown> }>): PositionedEvent[] {
+export function decodeFeedEvents(records: ReadonlyArray<StoredEvent & { position: number }>): PositionedEvent[] {
   const decoded: PositionedEvent[] = [];
   for (const record of records) {
     const event = feedEvents.decode(record);

@@ -20,6 +20,13 @@ export interface RecordedEvent {
   metadata: Record<string, unknown>;
   /** ISO time at which the log stored the event. */
   recordedAt: string;
+  /**
+   * The log vouches that `type`, `data` and `metadata` are what its appender handed it,
+   * unchanged (checksummed on disk, and appended only by the processes that own it): a
+   * reader that checked events before encoding them need not check them again.
+   * @defaultValue false
+   */
+  trusted?: boolean;
 }
 
 /**

@@ -17,9 +17,10 @@ import {
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
 import { chunkDeliveries, deliverInOrder, FollowerIndex, planDeliveries, replanAsOfNow, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
-import { SerialQueues } from '@feedmill/runtime';
+import { SerialQueues, STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
 import { SERVICE_CLIENT, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/transport';
 import { advanceFromLog } from './follower-index-from-log.js';
+import { FollowerIndexSnapshots } from './follower-index-snapshot.js';
 
 /** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
 class TimelineMovedError extends Error {
@@ -77,6 +78,9 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly turns = new SerialQueues();
   /** Every timeline's follows, as of where fan-out stands. */
   private followers: FollowerIndex;
+  /** The follower index as the stores' snapshots keep it. */
+  private readonly followerSnapshots: FollowerIndexSnapshots;
+  private followersRestored = false;
   /** Planning asks content through the service client (and graph when replaying a dead letter). */
   private readonly lookups: PlanLookups;
   private readonly timeline: DeliveryTarget;
@@ -88,9 +92,15 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(EVENT_LOG) private readonly log: EventLog,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) groups: FeedGroups,
+    @Inject(STORE_FACTORY) private readonly stores: StoreFactory,
     @Optional() @Inject(FANOUT_RETRY_POLICY) retry?: FanoutRetryPolicy,
   ) {
     this.followers = new FollowerIndex((follower) => groups.isTimeline(follower));
+    this.followerSnapshots = new FollowerIndexSnapshots(
+      () => this.followers,
+      (index) => (this.followers = index),
+      groups.fingerprint,
+    );
     this.lookups = servicePlanLookups(client, groups);
     this.timeline = serviceDeliveryTarget(client);
     this.retry = retry ?? defaultRetryPolicy;
@@ -151,6 +161,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     for (let attempt = 1; !this.stopping; attempt++) {
       try {
         const timeline = await this.client.request(subjects.timeline.status, {});
+        await this.restoreFollowerIndex(timeline.position);
         await this.turns.run('timeline', () => this.followerIndexAt(timeline.position));
         this.followLogFrom(timeline.position);
         return;
@@ -159,6 +170,16 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
+  }
+
+  /**
+   * Restores the follower index from the newest snapshot at or before where timeline stands
+   * (one past it would have to be rebuilt from the start of the log), once.
+   */
+  private async restoreFollowerIndex(timelinePosition: number): Promise<void> {
+    if (this.followersRestored) return;
+    await this.stores.restoreAndKeep(this.followerSnapshots, { atMost: timelinePosition });
+    this.followersRestored = true;
   }
 
   private followLogFrom(position: number): void {

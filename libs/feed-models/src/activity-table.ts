@@ -1,3 +1,4 @@
+import { IdIndex, NOT_INDEXED } from './id-index.js';
 import { referenceTo, sortKeyOf, relevanceKeyOf, type Activity, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 /** An activity version's place in an {@link ActivityTable}: a small integer, reused once freed. */
@@ -54,12 +55,17 @@ export class ActivityTable {
   /** The next version of the same id in its ring: the handle itself when it is the only one. */
   private nextVersion = new Int32Array(INITIAL_CAPACITY);
   /** One live version of each id, the way into its ring. */
-  private readonly versionsById = new Map<string, ActivityHandle>();
+  private readonly versionsById = new IdIndex((handle) => this.items[handle]!.id);
   private readonly freed: ActivityHandle[] = [];
 
   /** Live versions (held, or interned and not yet dropped). */
   get size(): number {
     return this.items.length - this.freed.length;
+  }
+
+  /** One more than the highest handle in use: a bound for arrays indexed by handle. */
+  get capacity(): number {
+    return this.items.length;
   }
 
   /** The handle of this version of the activity, embedded: an equal one stored, or a new one. */
@@ -90,6 +96,58 @@ export class ActivityTable {
     return this.add(referenceTo(activity));
   }
 
+  /**
+   * The versions some timeline of a snapshot holds (`holds`: per handle, how many entries and
+   * floors of those timelines hold it), renumbered densely from 0 in handle order, with their
+   * keys, version rings (among themselves) and holds, and each handle's new number
+   * ({@link NO_HANDLE} for one left out): what a snapshot keeps of the table.
+   */
+  compacted(holds: Int32Array): CompactedActivityTable & { renumbered: Int32Array } {
+    const renumbered = new Int32Array(this.items.length).fill(NO_HANDLE);
+    const items: TimelineItem[] = [];
+    for (let handle = 0; handle < this.items.length; handle++) {
+      const item = this.items[handle];
+      if (item !== undefined && holds[handle]! > 0) renumbered[handle] = items.push(item) - 1;
+    }
+    const timeMs = new Float64Array(items.length);
+    const relevanceMs = new Float64Array(items.length);
+    const nextVersion = new Int32Array(items.length);
+    const keptHolds = new Int32Array(items.length);
+    for (let handle = 0; handle < this.items.length; handle++) {
+      const at = renumbered[handle]!;
+      if (at === NO_HANDLE) continue;
+      timeMs[at] = this.timeMs[handle]!;
+      relevanceMs[at] = this.relevanceMs[handle]!;
+      keptHolds[at] = holds[handle]!;
+      let next = this.nextVersion[handle]!;
+      while (renumbered[next] === NO_HANDLE) next = this.nextVersion[next]!;
+      nextVersion[at] = renumbered[next]!;
+    }
+    return { items, timeMs, relevanceMs, nextVersion, holds: keptHolds, renumbered };
+  }
+
+  /**
+   * A table holding what {@link compacted} returned, under the same handles and with the same
+   * holds: the timelines restored with it hold their entries already.
+   */
+  static restore(compacted: CompactedActivityTable): ActivityTable {
+    const { items, timeMs, relevanceMs, nextVersion, holds } = compacted;
+    const table = new ActivityTable();
+    const capacity = Math.max(INITIAL_CAPACITY, items.length);
+    table.items = items.slice();
+    table.timeMs = grown(timeMs, new Float64Array(capacity));
+    table.relevanceMs = grown(relevanceMs, new Float64Array(capacity));
+    table.holds = grown(holds, new Int32Array(capacity));
+    table.nextVersion = grown(nextVersion, new Int32Array(capacity));
+    for (let handle = 0; handle < items.length; handle++) {
+      const next = nextVersion[handle]!;
+      if (next < 0 || next >= items.length || items[next]!.id !== items[handle]!.id) throw new Error(`version ring of handle ${handle} leads to ${next}, not a version of ${items[handle]!.id}`);
+      if (!(holds[handle]! > 0)) throw new Error(`nothing holds ${items[handle]!.id}`);
+      if (table.versionsById.get(items[handle]!.id) === NOT_INDEXED) table.versionsById.set(items[handle]!.id, handle);
+    }
+    return table;
+  }
+
   hold(handle: ActivityHandle): void {
     this.holds[handle]!++;
   }
@@ -108,7 +166,8 @@ export class ActivityTable {
 
   /** One live version of an id (or {@link NO_HANDLE}); {@link nextVersionOf} goes round the others. */
   firstVersionOf(id: string): ActivityHandle {
-    return this.versionsById.get(id) ?? NO_HANDLE;
+    // NOT_INDEXED and NO_HANDLE are both -1.
+    return this.versionsById.get(id);
   }
 
   /** The next version of the same id, back to `handle` itself after the last. */
@@ -163,7 +222,7 @@ export class ActivityTable {
     this.relevanceMs[handle] = Date.parse(relevanceOf(item));
     this.holds[handle] = 0;
     const other = this.versionsById.get(item.id);
-    if (other === undefined) {
+    if (other === NOT_INDEXED) {
       this.nextVersion[handle] = handle;
       this.versionsById.set(item.id, handle);
     } else {
@@ -197,7 +256,19 @@ export class ActivityTable {
   }
 }
 
-function grown<T extends Float64Array | Int32Array>(from: T, to: T): T {
+/** What a snapshot keeps of an {@link ActivityTable}: its live versions under dense handles. */
+export interface CompactedActivityTable {
+  items: TimelineItem[];
+  /** Per handle, its key's milliseconds by time and by relevance. */
+  timeMs: Float64Array;
+  relevanceMs: Float64Array;
+  /** Per handle, the next version of the same id in its ring. */
+  nextVersion: Int32Array;
+  /** Per handle, the timeline entries and floors that hold it (at least one). */
+  holds: Int32Array;
+}
+
+function grown<T extends Float64Array | Int32Array>(from: ArrayLike<number>, to: T): T {
   to.set(from);
   return to;
 }

@@ -124,6 +124,32 @@ export class CompactTimeline implements StoredTimeline {
     return out;
   }
 
+  /** The entries' handles, oldest first (a view: copy it before the timeline changes). */
+  get entryHandles(): Int32Array {
+    return this.handles.subarray(this.start, this.end);
+  }
+
+  /** The floor's handle, or {@link NO_HANDLE}. */
+  get floorEntry(): ActivityHandle {
+    return this.floorHandle;
+  }
+
+  /**
+   * Fills an empty timeline with the entries and floor a snapshot kept of it ({@link
+   * entryHandles}, {@link floorEntry}), in a table restored with their holds
+   * ({@link ActivityTable.restore}). Throws for more entries than the cap.
+   */
+  restore(handles: Int32Array, floor: ActivityHandle): void {
+    if (this.end !== this.start || this.floorHandle !== NO_HANDLE) throw new Error('a snapshot restores only an empty timeline');
+    if (handles.length > this.cap) throw new Error(`${handles.length} entries in a timeline capped at ${this.cap}`);
+    this.handles = new Int32Array(Math.min(this.maxCapacity, Math.max(INITIAL_CAPACITY, handles.length + (handles.length >> 3))));
+    this.handles.set(handles);
+    this.start = 0;
+    this.end = handles.length;
+    if (floor !== NO_HANDLE) this.setFloor(floor);
+    this.refreshNewest();
+  }
+
   /** Gives up every hold, leaving the timeline empty, as a discarded one must. */
   clear(): void {
     for (let index = this.start; index < this.end; index++) this.table.release(this.handles[index]!);

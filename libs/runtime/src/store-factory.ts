@@ -16,6 +16,7 @@ import {
   TimelineGenerations,
   SnapshotKeeper,
   SnapshotStore,
+  type Snapshottable,
   type ContentStore,
   type GraphStore,
   type TimelinePolicy,
@@ -23,17 +24,27 @@ import {
 } from '@feedmill/stores';
 import type { RuntimeConfig } from '@feedmill/config';
 
+export interface TimelineStoreOptions {
+  /** A new generation for a rebuild, kept apart from the live one until {@link StoreFactory.activateTimeline}. @defaultValue the active one */
+  generation?: number;
+  /** Names the feed config the policies come from ({@link FeedGroups.fingerprint}). @defaultValue '' */
+  policies?: string;
+}
+
 /** Makes the stores of the configured backend (`STORE`) for the services of this process. */
 export interface StoreFactory {
   content(): Promise<ContentStore>;
   graph(): Promise<GraphStore>;
-  /**
-   * A timeline store: the active generation, or a new `generation` for a rebuild, kept apart
-   * from the live one until {@link activateTimeline}.
-   */
-  timeline(policyOf: (reader: FeedId) => TimelinePolicy, generation?: number): Promise<TimelineStore>;
+  /** A timeline store of the active generation, or of a new one for a rebuild. */
+  timeline(policyOf: (reader: FeedId) => TimelinePolicy, options?: TimelineStoreOptions): Promise<TimelineStore>;
   /** Makes a rebuilt generation the one a restart opens. */
   activateTimeline(generation: number): Promise<void>;
+  /**
+   * Restores a memory state of a service from its snapshot, if the stores keep snapshots, and
+   * keeps it saved from then on ({@link SnapshotKeeper.restoreAndKeep}); otherwise does
+   * nothing. Call it before the state takes in any event.
+   */
+  restoreAndKeep(state: Snapshottable, options?: { atMost?: number }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,30 +54,40 @@ export const STORE_FACTORY = Symbol('StoreFactory');
 export const memoryStores: StoreFactory = {
   content: async () => new MemoryContentStore(),
   graph: async () => new MemoryGraphStore(),
-  timeline: async (policyOf) => new MemoryTimelineStore(policyOf),
+  timeline: async (policyOf, options) => new MemoryTimelineStore(policyOf, undefined, options?.policies),
   // Memory timelines are rebuilt from the log at every start: nothing to remember.
   activateTimeline: async () => undefined,
+  restoreAndKeep: async () => undefined,
   close: async () => undefined,
 };
 
 /**
- * Memory stores that start from their newest good snapshot and replay only the log's tail,
- * and write snapshots periodically and when the stores close (at shutdown, after the
- * services stopped applying).
+ * Memory stores, and the services' own memory states, that start from their newest good
+ * snapshot and replay only the log's tail, and write snapshots periodically and when the
+ * stores close (at shutdown, after the services stopped applying).
  */
 export function snapshottingMemoryStores(keeper: SnapshotKeeper, log: EventLog): StoreFactory {
+  /** Rebuilt timeline stores by generation, until one is activated. */
+  const rebuilt = new Map<number, MemoryTimelineStore>();
+  const restored = async <T extends Snapshottable>(state: T): Promise<T> => {
+    await keeper.restoreAndKeep(state, await log.headPosition());
+    return state;
+  };
   return {
-    ...memoryStores,
-    content: async () => {
-      const store = new MemoryContentStore();
-      await keeper.restoreAndKeep(store, await log.headPosition());
+    content: () => restored(new MemoryContentStore()),
+    graph: () => restored(new MemoryGraphStore()),
+    timeline: async (policyOf, { generation, policies } = {}) => {
+      const store = new MemoryTimelineStore(policyOf, undefined, policies);
+      if (generation === undefined) return restored(store);
+      rebuilt.set(generation, store);
       return store;
     },
-    graph: async () => {
-      const store = new MemoryGraphStore();
-      await keeper.restoreAndKeep(store, await log.headPosition());
-      return store;
+    activateTimeline: async (generation) => {
+      const store = rebuilt.get(generation);
+      rebuilt.clear();
+      if (store) await keeper.replace(store);
     },
+    restoreAndKeep: async (state, options) => keeper.restoreAndKeep(state, await log.headPosition(), options),
     close: () => keeper.close(),
   };
 }
@@ -96,11 +117,13 @@ export async function openStores(config: RuntimeConfig, options: OpenStoresOptio
   return {
     content: async () => new MongoContentStore(await projectionCollections(db), new DriverCollection(db.collection('activities'))),
     graph: async () => new MongoGraphStore(await projectionCollections(db), new DriverCollection(db.collection('follows'))),
-    timeline: async (policyOf, generation) => {
+    timeline: async (policyOf, { generation } = {}) => {
       const prefix = TimelineGenerations.prefixOf(generation ?? (await generations.active()));
       return new MongoTimelineStore(await timelineCollections(db, prefix), policyOf);
     },
     activateTimeline: (generation) => generations.activate(generation),
+    // MongoDB stores are durable themselves; the services' own memory states are rebuilt.
+    restoreAndKeep: async () => undefined,
     close: () => client.close(),
   };
 }

@@ -18,4 +18,5 @@ export type { SnapshotLogger, LoadedSnapshot } from './snapshots/snapshot-store.
 export { SnapshotKeeper, defaultSnapshotSchedule } from './snapshots/snapshot-keeper.js';
 export type { SnapshotSchedule } from './snapshots/snapshot-keeper.js';
 export type { Snapshottable, SnapshotState } from './snapshots/snapshottable.js';
-export { encodeSnapshot, decodeSnapshot, SnapshotCorruptError, SNAPSHOT_FORMAT_VERSION } from './snapshots/snapshot-file.js';
+export { encodeSnapshot, decodeSnapshot, SnapshotCorruptError, SnapshotMismatchError, SNAPSHOT_FORMAT_VERSION } from './snapshots/snapshot-file.js';
+export { SnapshotReader, SnapshotWriter } from './snapshots/snapshot-sections.js';

@@ -62,6 +62,64 @@ describe('FileEventLog on disk', () => {
     await log.close();
   });
 
+  it("reads a stream's records, on disk and appended since, and not another record's data that quotes them", async () => {
+    const odd = 'odd "stream" \\ ü';
+    const log = await FileEventLog.open({ dir });
+    await log.appendToStream('a', [{ type: 'T', data: { n: 0 } }]);
+    // Data that holds the exact bytes a record of stream 'a' starts with.
+    await log.appendToStream('b', [{ type: 'T', data: { quote: '{"s":"a","r":' } }]);
+    await log.appendToStream(odd, [{ type: 'T', data: { n: 1 } }]);
+    await log.close();
+    const reopened = await FileEventLog.open({ dir });
+    await reopened.appendToStream('a', [{ type: 'T', data: { n: 2 } }], { expectedVersion: 0 });
+    await reopened.appendToStream(odd, [{ type: 'T', data: { n: 3 } }], { expectedVersion: 0 });
+    expect((await reopened.readStream('a')).map((e) => [e.position, e.revision, e.data])).toEqual([
+      [1, 0, { n: 0 }],
+      [4, 1, { n: 2 }],
+    ]);
+    expect((await reopened.readStream(odd)).map((e) => e.data)).toEqual([{ n: 1 }, { n: 3 }]);
+    expect(await reopened.readStream('a"')).toEqual([]);
+    await reopened.close();
+  });
+
+  it('decodes a record once for every subscriber still to read it, however far apart they are', async () => {
+    const log = await FileEventLog.open({ dir });
+    await Promise.all(Array.from({ length: 5_000 }, (_, i) => log.appendToStream(`s${i % 7}`, [{ type: 'T', data: { i } }])));
+    await log.close();
+    const reopened = await FileEventLog.open({ dir });
+    const seen = (into: unknown[][]) => (events: readonly { data: unknown }[]) => void into.push(events.map((e) => e.data));
+    const slow: unknown[][] = [];
+    const fast: unknown[][] = [];
+    // The slow one stands still until the fast one has read everything.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slowSubscription = reopened.subscribeToAll({ maxBatch: 100, onEvents: async (events) => (await released, seen(slow)(events)) });
+    const fastSubscription = reopened.subscribeToAll({ maxBatch: 100, onEvents: seen(fast) });
+    await fastSubscription.caughtUp;
+    release();
+    await slowSubscription.caughtUp;
+    const [slowData, fastData] = [slow.flat(), fast.flat()];
+    expect(fastData).toHaveLength(5_000);
+    expect(slowData).toHaveLength(5_000);
+    for (let i = 0; i < 5_000; i++) expect(slowData[i]).toBe(fastData[i]);
+    // A subscriber that starts after everyone has read them decodes them again.
+    const late: unknown[][] = [];
+    const lateSubscription = reopened.subscribeToAll({ onEvents: seen(late) });
+    await lateSubscription.caughtUp;
+    expect(late.flat()[0]).toEqual(fastData[0]);
+    await reopened.close();
+  });
+
+  it('marks the records it reads back, and those appended through it, as trusted', async () => {
+    const log = await FileEventLog.open({ dir });
+    await log.appendToStream('s', [{ type: 'T', data: { n: 1 } }]);
+    expect((await log.readStream('s')).map((e) => e.trusted)).toEqual([true]);
+    await log.close();
+    const reopened = await FileEventLog.open({ dir });
+    expect((await reopened.readStream('s')).map((e) => e.trusted)).toEqual([true]);
+    await reopened.close();
+  });
+
   it('refuses a second owner of the same directory while the first runs', async () => {
     const log = await FileEventLog.open({ dir });
     await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(DirectoryLockedError);

@@ -11,8 +11,9 @@ import type {
   Subscription,
 } from '../event-log.port.js';
 import { runSubscription, tracked } from '../subscription-loop.js';
-import { decodeRecords, encodeRecord } from './record-codec.js';
+import { encodeRecord, HEADER_BYTES, scanRecords } from './record-codec.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
+import { LogRecords } from './log-records.js';
 
 export interface FileEventLogOptions {
   /** Directory holding `events.log`, `checkpoints/` and the lock file. Created if missing. */
@@ -22,7 +23,10 @@ export interface FileEventLogOptions {
 }
 
 interface PendingWrite {
+  /** The records' bytes, one after another, as written to the file. */
   bytes: Buffer;
+  /** Each event's record's bytes (a view into `bytes`). */
+  records: Buffer[];
   events: RecordedEvent[];
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -31,13 +35,21 @@ interface PendingWrite {
 /**
  * The embedded default log: one append-only file, fsync'd before any append is
  * acknowledged. Appends that arrive while a write is in flight are written together and
- * share the next fsync (group commit). Events are also kept in memory for fast replay;
- * one process owns the directory at a time.
+ * share the next fsync (group commit). Records are also kept in memory, as their bytes, for
+ * fast replay, and decoded as they are read: a start that restores snapshots decodes only
+ * the tail it replays. One process owns the directory at a time.
+ *
+ * Its records are trusted ({@link RecordedEvent.trusted}): each was checksummed on disk, or
+ * handed to this log by the process itself.
  */
 export class FileEventLog implements EventLog {
-  private readonly committed: RecordedEvent[] = [];
-  /** Last revision per stream, counting appends not yet durable: decisions see them. */
-  private readonly revisions = new Map<string, number>();
+  private readonly committed: LogRecords;
+  /**
+   * Last revision per stream, counting appends not yet durable: decisions see them. Read
+   * from the records at the first append, not at open: a start that appends nothing never
+   * reads every record.
+   */
+  private streamRevisions?: Map<string, number>;
   private queue: PendingWrite[] = [];
   private flushing: Promise<void> | null = null;
   private failure: unknown = null;
@@ -50,21 +62,10 @@ export class FileEventLog implements EventLog {
     private readonly dir: string,
     private readonly file: FileHandle,
     private readonly lock: DirectoryLock,
-    records: ReturnType<typeof decodeRecords>['records'],
+    committed: LogRecords,
   ) {
-    for (const [index, record] of records.entries()) {
-      this.committed.push({
-        stream: record.s,
-        revision: record.r,
-        position: index + 1,
-        type: record.t,
-        data: record.d,
-        metadata: record.m,
-        recordedAt: record.at,
-      });
-      this.revisions.set(record.s, record.r);
-    }
-    this.nextPosition = records.length + 1;
+    this.committed = committed;
+    this.nextPosition = committed.length + 1;
   }
 
   static async open(options: FileEventLogOptions): Promise<FileEventLog> {
@@ -76,15 +77,15 @@ export class FileEventLog implements EventLog {
         if (error.code === 'ENOENT') return Buffer.alloc(0);
         throw error;
       });
-      const decoded = decodeRecords(existing);
+      const scanned = scanRecords(existing);
       const file = await open(path, 'a+');
-      if (decoded.validBytes < existing.length) {
+      if (scanned.validBytes < existing.length) {
         // A crash tore the last write: it was never acknowledged, so cutting it loses nothing.
-        await file.truncate(decoded.validBytes);
+        await file.truncate(scanned.validBytes);
         await file.sync();
-        options.onTailRepaired?.({ keptBytes: decoded.validBytes, cutBytes: existing.length - decoded.validBytes });
+        options.onTailRepaired?.({ keptBytes: scanned.validBytes, cutBytes: existing.length - scanned.validBytes });
       }
-      return new FileEventLog(options.dir, file, lock, decoded.records);
+      return new FileEventLog(options.dir, file, lock, new LogRecords(existing, scanned.starts, scanned.lengths));
     } catch (error) {
       await lock.release();
       throw error;
@@ -95,7 +96,8 @@ export class FileEventLog implements EventLog {
     if (this.closed) return Promise.reject(new EventLogClosedError());
     if (this.failure) return Promise.reject(new EventLogClosedError('the event log failed a write and refuses more'));
     if (events.length === 0) return Promise.reject(new Error('appendToStream needs at least one event'));
-    const current = this.revisions.get(stream) ?? -1;
+    this.streamRevisions ??= this.committed.lastRevisions();
+    const current = this.streamRevisions.get(stream) ?? -1;
     try {
       assertExpectedVersion(stream, options.expectedVersion, current);
     } catch (error) {
@@ -103,7 +105,7 @@ export class FileEventLog implements EventLog {
     }
     const recordedAt = new Date().toISOString();
     const recorded: RecordedEvent[] = [];
-    const chunks: Buffer[] = [];
+    const records: Buffer[] = [];
     let revision = current;
     for (const event of events) {
       revision += 1;
@@ -116,14 +118,15 @@ export class FileEventLog implements EventLog {
         data: event.data,
         metadata,
         recordedAt,
+        trusted: true,
       });
-      chunks.push(encodeRecord({ s: stream, r: revision, t: event.type, d: event.data, m: metadata, at: recordedAt }));
+      records.push(encodeRecord({ s: stream, r: revision, t: event.type, d: event.data, m: metadata, at: recordedAt }));
     }
-    this.revisions.set(stream, revision);
+    this.streamRevisions.set(stream, revision);
     const result = { nextExpectedVersion: revision, position: recorded[recorded.length - 1]!.position };
     return new Promise<AppendResult>((resolve, reject) => {
-      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      this.queue.push({ bytes, events: recorded, resolve: () => resolve(result), reject });
+      const bytes = records.length === 1 ? records[0]! : Buffer.concat(records);
+      this.queue.push({ bytes, records, events: recorded, resolve: () => resolve(result), reject });
       this.flushing ??= this.flush();
     });
   }
@@ -146,7 +149,8 @@ export class FileEventLog implements EventLog {
         break;
       }
       for (const write of batch) {
-        for (const event of write.events) this.committed.push(event);
+        const keepFrom = this.slowestSubscriber();
+        for (const [index, event] of write.events.entries()) this.committed.add(write.records[index]!.subarray(HEADER_BYTES), event, keepFrom);
         write.resolve();
       }
       this.wakeSubscribers();
@@ -161,12 +165,12 @@ export class FileEventLog implements EventLog {
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {
-    return this.committed.filter((event) => event.stream === stream);
+    return this.committed.ofStream(stream);
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
     const subscription = runSubscription(options, {
-      readAfter: (position, max) => this.committed.slice(position, position + max),
+      readAfter: (position, max) => this.committed.readAfter(position, max, this.slowestSubscriber()),
       headPosition: () => this.committed.length,
       waitForMore: (position, signal) =>
         new Promise<void>((resolve) => {
@@ -181,6 +185,13 @@ export class FileEventLog implements EventLog {
         }),
     });
     return tracked(subscription, this.subscriptions);
+  }
+
+  /** The lowest position a subscription stands at: records after it are still to be read. */
+  private slowestSubscriber(): number {
+    let slowest = Infinity;
+    for (const subscription of this.subscriptions) slowest = Math.min(slowest, subscription.position);
+    return slowest;
   }
 
   get openSubscriptions(): number {

@@ -8,7 +8,6 @@ import type { StoredRecord } from '../stored-record.js';
  */
 export const HEADER_BYTES = 8;
 
-
 export function encodeRecord(record: StoredRecord): Buffer {
   const payload = Buffer.from(JSON.stringify(record), 'utf8');
   const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
@@ -18,31 +17,67 @@ export function encodeRecord(record: StoredRecord): Buffer {
   return out;
 }
 
-export interface DecodedLog {
-  records: StoredRecord[];
+export interface ScannedLog {
+  /** Where each valid record's payload starts, and its length. */
+  starts: number[];
+  lengths: number[];
   /** Bytes that hold complete, valid records; anything after is a torn or corrupt tail. */
   validBytes: number;
 }
 
-/** Decodes records until the first one that is incomplete or fails its checksum. */
-export function decodeRecords(buffer: Buffer): DecodedLog {
-  const records: StoredRecord[] = [];
+/**
+ * Finds the records of a log file until the first one that is incomplete or fails its
+ * checksum, without decoding them: a start decodes only the records it reads.
+ */
+export function scanRecords(buffer: Buffer): ScannedLog {
+  const starts: number[] = [];
+  const lengths: number[] = [];
   let offset = 0;
   while (offset + HEADER_BYTES <= buffer.length) {
     const length = buffer.readUInt32LE(offset);
     const checksum = buffer.readUInt32LE(offset + 4);
-    const end = offset + HEADER_BYTES + length;
-    if (end > buffer.length) break;
-    const payload = buffer.subarray(offset + HEADER_BYTES, end);
-    if (crc32(payload) !== checksum) break;
-    let record: StoredRecord;
-    try {
-      record = JSON.parse(payload.toString('utf8')) as StoredRecord;
-    } catch {
-      break;
-    }
-    records.push(record);
-    offset = end;
+    const start = offset + HEADER_BYTES;
+    if (start + length > buffer.length) break;
+    if (crc32(buffer.subarray(start, start + length)) !== checksum) break;
+    starts.push(start);
+    lengths.push(length);
+    offset = start + length;
   }
-  return { records, validBytes: offset };
+  return { starts, lengths, validBytes: offset };
+}
+
+export function decodeRecord(buffer: Buffer, start: number, length: number): StoredRecord {
+  return JSON.parse(buffer.toString('utf8', start, start + length)) as StoredRecord;
+}
+
+const OPENING = Buffer.from('{"s":"', 'latin1');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The stream and revision of a record, read from the start of its payload as
+ * {@link encodeRecord} writes it (`{"s":"…","r":…`) without decoding the rest; a payload
+ * that starts otherwise (an escape in the stream name, say) is decoded whole.
+ */
+export function streamAndRevisionOf(buffer: Buffer, start: number, length: number): { stream: string; revision: number } {
+  if (buffer.compare(OPENING, 0, OPENING.length, start, start + OPENING.length) === 0) {
+    const from = start + OPENING.length;
+    const end = start + length;
+    let at = from;
+    while (at < end && buffer[at] !== QUOTE && buffer[at] !== BACKSLASH) at++;
+    // `","r":` then the revision's digits.
+    if (buffer[at] === QUOTE && buffer[at + 1] === 0x2c && buffer[at + 5] === 0x3a && buffer[at + 3] === 0x72) {
+      let revision = 0;
+      let digit = at + 6;
+      for (; digit < end && buffer[digit]! >= 0x30 && buffer[digit]! <= 0x39; digit++) revision = revision * 10 + buffer[digit]! - 0x30;
+      if (digit > at + 6 && (buffer[digit] === 0x2c || buffer[digit] === 0x7d)) return { stream: buffer.toString('utf8', from, at), revision };
+    }
+  }
+  const { s, r } = decodeRecord(buffer, start, length);
+  return { stream: s, revision: r };
+}
+
+/** What a record of `stream` starts with, as {@link encodeRecord} writes it: to find the stream's records without decoding others. */
+export function streamPrefix(stream: string): Buffer {
+  return Buffer.from(`{"s":${JSON.stringify(stream)},"r":`, 'utf8');
 }

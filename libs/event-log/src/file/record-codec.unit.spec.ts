@@ -1,25 +1,36 @@
-import { decodeRecords, encodeRecord, HEADER_BYTES } from './record-codec.js';
+import { decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, streamAndRevisionOf, streamPrefix } from './record-codec.js';
 
-const record = (n: number) => ({ s: 'stream', r: n, t: 'T', d: { n, text: 'é' }, m: { v: 1 }, at: '2026-01-01T00:00:00.000Z' });
+const record = (n: number, s = 'stream') => ({ s, r: n, t: 'T', d: { n, text: 'é' }, m: { v: 1 }, at: '2026-01-01T00:00:00.000Z' });
+const decodedAll = (bytes: Buffer) => {
+  const { starts, lengths, validBytes } = scanRecords(bytes);
+  return { records: starts.map((start, i) => decodeRecord(bytes, start, lengths[i]!)), validBytes };
+};
 
 describe('record codec', () => {
   it('decodes what it encodes, record after record', () => {
     const bytes = Buffer.concat([encodeRecord(record(0)), encodeRecord(record(1))]);
-    expect(decodeRecords(bytes)).toEqual({ records: [record(0), record(1)], validBytes: bytes.length });
+    expect(decodedAll(bytes)).toEqual({ records: [record(0), record(1)], validBytes: bytes.length });
   });
 
   it('stops at a record whose bytes do not match its checksum', () => {
     const first = encodeRecord(record(0));
     const second = encodeRecord(record(1));
     second.writeUInt8(second.readUInt8(HEADER_BYTES + 3) ^ 0xff, HEADER_BYTES + 3);
-    expect(decodeRecords(Buffer.concat([first, second]))).toEqual({ records: [record(0)], validBytes: first.length });
+    expect(decodedAll(Buffer.concat([first, second]))).toEqual({ records: [record(0)], validBytes: first.length });
   });
 
   it('stops at a record cut short, even inside its header', () => {
     const first = encodeRecord(record(0));
     const second = encodeRecord(record(1));
     for (const cut of [3, HEADER_BYTES + 2, second.length - 1]) {
-      expect(decodeRecords(Buffer.concat([first, second.subarray(0, cut)])).validBytes).toBe(first.length);
+      expect(scanRecords(Buffer.concat([first, second.subarray(0, cut)])).validBytes).toBe(first.length);
     }
+  });
+
+  it.each(['feed-user:bob', 'with "quotes" and \\ backslash', 'ünïcødé', 'tab\there', ''])('reads the stream and revision of %j from the first bytes as a full decode does', (stream) => {
+    const bytes = encodeRecord(record(1234, stream));
+    expect(streamAndRevisionOf(bytes, HEADER_BYTES, bytes.length - HEADER_BYTES)).toEqual({ stream, revision: 1234 });
+    expect(bytes.indexOf(streamPrefix(stream))).toBe(HEADER_BYTES);
+    expect(bytes.indexOf(streamPrefix(`${stream}x`))).toBe(-1);
   });
 });

@@ -1,6 +1,6 @@
 import type { FeedEvent, FeedId, PositionedEvent } from '@feedmill/contracts';
 import { evolveFollowEdge, isFollowEdgeEvent } from '../aggregates/follow-edge.js';
-import { SortedRuns } from './sorted-runs.js';
+import { SortedRuns, type SortedRunsState } from './sorted-runs.js';
 
 /**
  * Every follower of every feed, as fan-out needs it to plan deliveries: built from the follow
@@ -81,6 +81,39 @@ export class FollowerIndex {
     return new FollowersInBatch(this);
   }
 
+  /** The whole index as it stands, for a snapshot (typed arrays are copies or views to copy at once). */
+  toState(): FollowerIndexState {
+    return {
+      position: this.at,
+      followerIds: this.followerIds,
+      targetIds: [...this.targetNumbers.keys()],
+      posted: this.posted.subarray(0, this.targetNumbers.size),
+      followers: this.runs.toState(),
+    };
+  }
+
+  /**
+   * An index as a snapshot kept it ({@link toState}), keeping the followers `keeps` names.
+   * Throws when the state does not hold together.
+   */
+  static fromState(state: FollowerIndexState, keeps?: (follower: FeedId) => boolean): FollowerIndex {
+    const index = new FollowerIndex(keeps);
+    const { followerIds, targetIds, posted, followers } = state;
+    if (posted.length !== targetIds.length || followers.counts.length !== targetIds.length) throw new Error(`${targetIds.length} feeds, ${posted.length} posted flags and ${followers.counts.length} runs`);
+    for (const member of followers.members) if (member < 0 || member >= followerIds.length) throw new Error(`follower number ${member} of ${followerIds.length}`);
+    for (const [number, follower] of followerIds.entries()) {
+      index.followerIds.push(follower);
+      index.followerNumbers.set(follower, number);
+    }
+    for (const [number, target] of targetIds.entries()) index.targetNumbers.set(target, number);
+    if (index.followerNumbers.size !== followerIds.length || index.targetNumbers.size !== targetIds.length) throw new Error('a feed is numbered twice');
+    index.runs.restore(followers);
+    index.posted = new Uint8Array(Math.max(256, posted.length * 2));
+    index.posted.set(posted);
+    index.at = state.position;
+    return index;
+  }
+
   private apply(event: FeedEvent): void {
     if (event.type === 'ActivityAdded') this.posted[this.targetNumberOf(event.data.activity.feed)] = 1;
     if (!isFollowEdgeEvent(event)) return;
@@ -117,6 +150,20 @@ export class FollowerIndex {
     }
     return number;
   }
+}
+
+/** What a snapshot keeps of a {@link FollowerIndex}. */
+export interface FollowerIndexState {
+  /** The position of the last event the index applied. */
+  position: number;
+  /** Followers by number. */
+  followerIds: readonly FeedId[];
+  /** Followed or posting feeds by number. */
+  targetIds: readonly FeedId[];
+  /** Per feed number: 1 once an activity was added to the feed. */
+  posted: Uint8Array;
+  /** Per feed number, its followers' numbers, sorted. */
+  followers: SortedRunsState;
 }
 
 /**

@@ -91,6 +91,44 @@ export class SortedRuns {
     return true;
   }
 
+  /** Every set's members, for a snapshot: per key its count, and all members in key order. */
+  toState(): SortedRunsState {
+    const counts = this.counts.slice(0, this.keyCount);
+    const members = new Int32Array(this.size);
+    let at = 0;
+    for (let key = 0; key < this.keyCount; key++) {
+      const start = this.starts[key]!;
+      members.set(this.pool.subarray(start, start + counts[key]!), at);
+      at += counts[key]!;
+    }
+    return { counts, members };
+  }
+
+  /**
+   * Replaces every set with a snapshot's ({@link toState}), each run with no room to spare:
+   * a run grows by moving, as any full run does. Throws when a run is not sorted.
+   */
+  restore({ counts, members }: SortedRunsState): void {
+    let total = 0;
+    for (const count of counts) total += count;
+    if (total !== members.length) throw new Error(`runs of ${total} members in all, ${members.length} given`);
+    const starts = new Int32Array(Math.max(256, counts.length));
+    let at = 0;
+    for (let key = 0; key < counts.length; key++) {
+      starts[key] = at;
+      for (let i = at + 1; i < at + counts[key]!; i++) if (members[i - 1]! >= members[i]!) throw new Error(`the run of key ${key} is not sorted`);
+      at += counts[key]!;
+    }
+    this.starts = starts;
+    this.counts = grown(counts, starts.length);
+    this.rooms = grown(counts, starts.length);
+    this.keyCount = counts.length;
+    this.pool = grown(members, Math.max(4096, members.length + (members.length >> 3)));
+    this.used = members.length;
+    this.abandoned = 0;
+    this.size = members.length;
+  }
+
   /** Moves a run to the end of the pool with `room` slots. */
   private move(key: number, room: number): void {
     if (this.used + room > this.pool.length) {
@@ -121,6 +159,12 @@ export class SortedRuns {
     this.used = used;
     this.abandoned = 0;
   }
+}
+
+/** What a snapshot keeps of {@link SortedRuns}: per key its member count, and every member in key order. */
+export interface SortedRunsState {
+  counts: Int32Array;
+  members: Int32Array;
 }
 
 /** The first index in [from, to) of sorted `values` whose value is not below `value`. */

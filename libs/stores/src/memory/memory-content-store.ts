@@ -1,22 +1,12 @@
-import { relevanceKeyOf, sortKeyOf, type Activity, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
+import { type Activity, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
 import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
+import { readItems, writeItems } from '../snapshots/item-columns.js';
+import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
+import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
 import { MemoryProjection } from './memory-projection.js';
+import { ActivitiesById, StoredActivity as Stored } from './stored-activities.js';
 
-interface Stored {
-  key: SortKey;
-  /** The relevance key: the key raised to the last bump. */
-  relevance: SortKey;
-  activity: Activity;
-  /** Log position of the event that added it. */
-  position: number;
-}
-interface ContentSnapshot {
-  byId: Map<string, Stored>;
-  byFeed: Map<FeedId, Stored[]>;
-  byFeedRelevance: Map<FeedId, Stored[]>;
-  byForeign: Map<string, string>;
-}
 const keyOfStored = (s: Stored) => s.key;
 const relevanceOfStored = (s: Stored) => s.relevance;
 
@@ -25,22 +15,92 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
   readonly name = 'content';
   protected readonly eventTypes = activityEventTypes;
   // Not readonly: a snapshot restore replaces them whole.
-  private byId = new Map<string, Stored>();
+  private byId = new ActivitiesById();
   private byFeed = new Map<FeedId, Stored[]>();
   /** The same activities per feed by relevance key: only bumps make it differ from byFeed. */
   private byFeedRelevance = new Map<FeedId, Stored[]>();
   private byForeign = new Map<string, string>();
 
   /**
-   * Every index as it is: `node:v8` keeps shared references, so each activity is written
-   * once and the indexes point at the same object after a restore, with no sorting to redo.
+   * Every activity once, feed by feed in each feed's time order, as columns; each one's log
+   * position; each feed's relevance order as places in its time order; and which activities
+   * the foreign ids name. Restoring sorts nothing.
    */
-  protected stateForSnapshot(): ContentSnapshot {
-    return { byId: this.byId, byFeed: this.byFeed, byFeedRelevance: this.byFeedRelevance, byForeign: this.byForeign };
+  protected writeState(writer: SnapshotWriter): void {
+    const activities: Activity[] = [];
+    const positions: number[] = [];
+    const feeds: FeedId[] = [];
+    const counts: number[] = [];
+    const relevanceOrder: number[] = [];
+    const placeInFeed = new Map<Stored, number>();
+    for (const [feed, stored] of this.byFeed) {
+      if (stored.length === 0) continue;
+      feeds.push(feed);
+      counts.push(stored.length);
+      for (const [place, one] of stored.entries()) {
+        activities.push(one.activity);
+        positions.push(one.position);
+        placeInFeed.set(one, place);
+      }
+      for (const one of this.byFeedRelevance.get(feed)!) relevanceOrder.push(placeInFeed.get(one)!);
+      placeInFeed.clear();
+    }
+    const foreignNamed: number[] = [];
+    for (const [index, activity] of activities.entries()) {
+      if (activity.foreignId !== undefined && this.byForeign.get(foreignKey(activity.feed, activity.foreignId)) === activity.id) foreignNamed.push(index);
+    }
+    writeItems(writer, activities);
+    writer.float64s(Float64Array.from(positions)).strings(feeds);
+    writer.int32s(Int32Array.from(counts)).int32s(Int32Array.from(relevanceOrder)).int32s(Int32Array.from(foreignNamed));
   }
 
-  protected restoreState(state: unknown): void {
-    ({ byId: this.byId, byFeed: this.byFeed, byFeedRelevance: this.byFeedRelevance, byForeign: this.byForeign } = state as ContentSnapshot);
+  protected readState(reader: SnapshotReader): () => void {
+    const activities = readItems(reader);
+    const positions = reader.float64s();
+    const feeds = reader.presentStrings() as FeedId[];
+    const counts = reader.int32s();
+    const relevanceOrder = reader.int32s();
+    const foreignNamed = reader.int32s();
+    if (activities.length !== positions.length || activities.length !== relevanceOrder.length || feeds.length !== counts.length) {
+      throw new SnapshotCorruptError(`${activities.length} activities, ${positions.length} positions, ${relevanceOrder.length} relevance places; ${feeds.length} feeds, ${counts.length} counts`);
+    }
+    const all = activities.map((item, index): Stored => {
+      if (!('verb' in item)) throw new SnapshotCorruptError(`item ${index} is a reference, not an activity`);
+      return new Stored(item, positions[index]!);
+    });
+    const byId = new ActivitiesById();
+    for (const stored of all) byId.add(stored);
+    const byFeed = new Map<FeedId, Stored[]>();
+    const byFeedRelevance = new Map<FeedId, Stored[]>();
+    let start = 0;
+    for (const [index, feed] of feeds.entries()) {
+      const end = start + counts[index]!;
+      if (end > all.length) throw new SnapshotCorruptError(`feed ${feed} runs past the activities`);
+      const inFeed = all.slice(start, end);
+      byFeed.set(feed, inFeed);
+      byFeedRelevance.set(
+        feed,
+        Array.from(relevanceOrder.subarray(start, end), (place) => {
+          const stored = inFeed[place];
+          if (!stored) throw new SnapshotCorruptError(`feed ${feed} has no activity at place ${place}`);
+          return stored;
+        }),
+      );
+      start = end;
+    }
+    if (start !== all.length || byId.size !== all.length) throw new SnapshotCorruptError('activities outside every feed, or twice');
+    const byForeign = new Map<string, string>();
+    for (const index of foreignNamed) {
+      const activity = all[index]?.activity;
+      if (activity?.foreignId === undefined) throw new SnapshotCorruptError(`a foreign id names activity ${index}, which has none`);
+      byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
+    }
+    return () => {
+      this.byId = byId;
+      this.byFeed = byFeed;
+      this.byFeedRelevance = byFeedRelevance;
+      this.byForeign = byForeign;
+    };
   }
 
   /** Indexes the activity as {@link evolveActivity} leaves it. */
@@ -49,14 +109,14 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     const id = activityIdOf(event);
     const stored = this.byId.get(id);
     const activity = evolveActivity(stored?.activity, event);
-    if (!stored && activity) this.index({ key: sortKeyOf(activity), relevance: relevanceKeyOf(activity), activity, position });
+    if (!stored && activity) this.index(new Stored(activity, position));
     else if (stored && !activity) this.unindex(stored);
     else if (stored && activity) this.reindexRelevance(stored, activity);
   }
 
   private index(stored: Stored): void {
     const { activity } = stored;
-    this.byId.set(activity.id, stored);
+    this.byId.add(stored);
     insertOrdered(listOf(this.byFeed, activity.feed), stored, keyOfStored);
     insertOrdered(listOf(this.byFeedRelevance, activity.feed), stored, relevanceOfStored);
     if (activity.foreignId !== undefined) this.byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
@@ -64,7 +124,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
 
   private unindex(stored: Stored): void {
     const { activity } = stored;
-    this.byId.delete(activity.id);
+    this.byId.delete(stored);
     removeOrdered(this.byFeed.get(activity.feed)!, stored, keyOfStored);
     removeOrdered(this.byFeedRelevance.get(activity.feed)!, stored, relevanceOfStored);
     if (activity.foreignId !== undefined) this.byForeign.delete(foreignKey(activity.feed, activity.foreignId));
@@ -74,8 +134,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
   private reindexRelevance(stored: Stored, activity: Activity): void {
     const relevance = this.byFeedRelevance.get(activity.feed)!;
     removeOrdered(relevance, stored, relevanceOfStored);
-    stored.activity = activity;
-    stored.relevance = relevanceKeyOf(activity);
+    stored.replace(activity);
     insertOrdered(relevance, stored, relevanceOfStored);
   }
 

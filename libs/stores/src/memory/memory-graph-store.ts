@@ -1,6 +1,8 @@
 import type { FeedEvent, FeedId } from '@feedmill/contracts';
 import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
+import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
+import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
 import { MemoryProjection } from './memory-projection.js';
 import sortedBtree from 'sorted-btree';
 import sortedBtreeBulkLoad from 'sorted-btree/extended/bulkLoad.js';
@@ -23,7 +25,7 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
    * The edges once, compactly: a sorted table of feed ids, and per target its followers as
    * indexes into it. The following side is derived on restore.
    */
-  protected stateForSnapshot(): GraphSnapshot {
+  protected writeState(writer: SnapshotWriter): void {
     const ids = new Set<FeedId>();
     let edges = 0;
     for (const [target, followers] of this.followersOf) {
@@ -46,30 +48,41 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
       followers[at++] = tree.size;
       for (const follower of tree.keys()) followers[at++] = indexOf.get(follower)!;
     }
-    return { feeds, followers };
+    writer.strings(feeds).uint32s(followers);
   }
 
   /**
    * Targets come in feed order and each one's followers too, so both sides' key lists come
    * out sorted and every tree is bulk-loaded, in O(edges).
    */
-  protected restoreState(state: unknown): void {
-    const { feeds, followers } = state as GraphSnapshot;
+  protected readState(reader: SnapshotReader): () => void {
+    const feeds = reader.presentStrings() as FeedId[];
+    const followers = reader.uint32s();
     const followingKeys = new Map<number, FeedId[]>();
+    const followersOf = new Map<FeedId, FeedTree>();
+    const feedAt = (index: number | undefined) => {
+      const feed = index === undefined ? undefined : feeds[index];
+      if (feed === undefined) throw new SnapshotCorruptError(`feed ${index} of ${feeds.length}`);
+      return feed;
+    };
     for (let at = 0; at < followers.length; ) {
-      const target = feeds[followers[at++]!]!;
-      const count = followers[at++]!;
+      const target = feedAt(followers[at++]);
+      const count = followers[at++] ?? 0;
+      if (at + count > followers.length) throw new SnapshotCorruptError(`the followers of ${target} run past the edges`);
       const keys: FeedId[] = new Array(count);
       for (let i = 0; i < count; i++) {
         const follower = followers[at++]!;
-        keys[i] = feeds[follower]!;
+        keys[i] = feedAt(follower);
         let following = followingKeys.get(follower);
         if (!following) followingKeys.set(follower, (following = []));
         following.push(target);
       }
-      this.followersOf.set(target, treeOfSorted(keys));
+      followersOf.set(target, treeOfSorted(keys));
     }
-    for (const [follower, keys] of followingKeys) this.followingOf.set(feeds[follower]!, treeOfSorted(keys));
+    return () => {
+      for (const [target, tree] of followersOf) this.followersOf.set(target, tree);
+      for (const [follower, keys] of followingKeys) this.followingOf.set(feeds[follower]!, treeOfSorted(keys));
+    };
   }
 
   /** Keeps or drops the edge as {@link evolveFollowEdge} leaves it. */
@@ -101,13 +114,6 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   async counts(feed: FeedId): Promise<{ followers: number; following: number }> {
     return { followers: this.followersOf.get(feed)?.size ?? 0, following: this.followingOf.get(feed)?.size ?? 0 };
   }
-}
-
-interface GraphSnapshot {
-  /** Every feed with an edge, in the trees' order. */
-  feeds: FeedId[];
-  /** Per target: its index, its follower count, then its followers' indexes in order. */
-  followers: Uint32Array;
 }
 
 const compareFeeds = sortedBtree.defaultComparator as (a: FeedId, b: FeedId) => number;

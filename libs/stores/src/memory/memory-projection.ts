@@ -1,16 +1,11 @@
-import { deserialize, serialize } from 'node:v8';
 import { eventItems, feedEvents, type FeedEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
 import { StreamRevisions } from '../stream-revisions.js';
+import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
+import { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
 import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js';
-
-/** What a memory projection's snapshot payload holds (serialized with `node:v8`). */
-interface SnapshotPayload {
-  revisions: ReadonlyMap<string, number>;
-  state: unknown;
-}
 
 /**
  * What every memory projection shares: the position it has applied, per-stream revisions
@@ -24,25 +19,36 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
   private readonly applied = new ProjectionPosition();
   private appliedCount = 0;
 
-  /** The projection's own state for a snapshot: anything `node:v8` serializes. */
-  protected abstract stateForSnapshot(): unknown;
-  /** Replaces the (empty) state with what {@link stateForSnapshot} returned. */
-  protected abstract restoreState(state: unknown): void;
+  /** Writes the projection's own state into a snapshot. */
+  protected abstract writeState(writer: SnapshotWriter): void;
+  /**
+   * Reads what {@link writeState} wrote, changing nothing yet, and returns what installs it
+   * in place of the (empty) state: a payload that does not read leaves the projection empty.
+   */
+  protected abstract readState(reader: SnapshotReader): () => void;
 
   get appliedEvents(): number {
     return this.appliedCount;
   }
 
   takeSnapshot(): SnapshotState {
-    const payload: SnapshotPayload = { revisions: this.revisions.toMap(), state: this.stateForSnapshot() };
-    return { position: this.applied.value, payload: serialize(payload) };
+    const writer = new SnapshotWriter();
+    const revisions = this.revisions.toMap();
+    writer.strings([...revisions.keys()]).float64s(Float64Array.from(revisions.values()));
+    this.writeState(writer);
+    return { position: this.applied.value, payload: writer.finish() };
   }
 
   restoreSnapshot(snapshot: SnapshotState): void {
     if (this.applied.value !== 0 || this.appliedCount !== 0) throw new Error(`${this.name}: a snapshot restores only an empty projection`);
-    const payload = deserialize(snapshot.payload) as SnapshotPayload;
-    this.revisions.restore(payload.revisions);
-    this.restoreState(payload.state);
+    const reader = new SnapshotReader(snapshot.payload);
+    const streams = reader.presentStrings();
+    const revisions = reader.float64s();
+    if (streams.length !== revisions.length) throw new SnapshotCorruptError(`${streams.length} streams and ${revisions.length} revisions`);
+    const install = this.readState(reader);
+    reader.end();
+    this.revisions.restore(new Map(streams.map((stream, i) => [stream, revisions[i]!])));
+    install();
     this.applied.advanceTo(snapshot.position);
   }
 

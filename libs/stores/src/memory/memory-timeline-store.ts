@@ -1,6 +1,9 @@
 import { relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
 import { ActivityTable, CompactTimeline, NO_HANDLE, readTimelinePage, type ActivityHandle, type PullPath, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
+import { SnapshotMismatchError } from '../snapshots/snapshot-file.js';
+import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js';
+import { readTimelineSnapshot, writeTimelineSnapshot } from './memory-timeline-snapshot.js';
 
 /** A reader's timeline as this store keeps it: its entries, and what a `cache` build needs (one object per reader). */
 class Materialized extends CompactTimeline {
@@ -45,10 +48,14 @@ const SWEEP_INTERVAL_MS = 10_000;
  * reader does not hold yet (a bump, or an activity delivered again with new content)
  * replaces the one it holds.
  */
-export class MemoryTimelineStore implements TimelineStore {
-  private readonly timelines = new Map<FeedId, Materialized>();
-  private readonly activities = new ActivityTable();
+export class MemoryTimelineStore implements TimelineStore, Snapshottable {
+  readonly name = 'timeline';
+  // Not readonly: a snapshot restore replaces them whole.
+  private timelines = new Map<FeedId, Materialized>();
+  private activities = new ActivityTable();
   private applied = 0;
+  /** Log positions the applied batches moved the store by, since start. */
+  private advanced = 0;
   /** Entries newly written by insert deliveries: fan-out's output, counted for throughput. */
   private delivered = 0;
   private lastSweep = 0;
@@ -56,11 +63,46 @@ export class MemoryTimelineStore implements TimelineStore {
   /**
    * @param policyOf the model and sizes of a reader's group, from the feed config.
    * @param now the clock for inactivity. @defaultValue Date.now
+   * @param policies names the feed config `policyOf` answers from: a snapshot taken under
+   *   another is not restored, since the config shapes every timeline. @defaultValue ''
    */
   constructor(
     private readonly policyOf: (reader: FeedId) => TimelinePolicy,
     private readonly now: () => number = Date.now,
+    private readonly policies = '',
   ) {}
+
+  get appliedEvents(): number {
+    return this.advanced;
+  }
+
+  /**
+   * Every timeline and the activity versions they hold, as of the last batch applied. A
+   * `cache` being built is left out: a read builds it again.
+   */
+  takeSnapshot(): SnapshotState {
+    const kept = [...this.timelines].filter(([, timeline]) => !timeline.held);
+    const payload = writeTimelineSnapshot({
+      policies: this.policies,
+      delivered: this.delivered,
+      table: this.activities,
+      timelines: kept.map(([reader, timeline]) => ({ reader, timeline, lastReadAt: timeline.lastReadAt })),
+    });
+    return { position: this.applied, payload };
+  }
+
+  restoreSnapshot(snapshot: SnapshotState): void {
+    if (this.applied !== 0 || this.timelines.size > 0) throw new Error('timeline: a snapshot restores only an empty store');
+    const restored = readTimelineSnapshot(snapshot.payload, this.policies, (reader, table, lastReadAt) => {
+      const policy = this.policyOf(reader);
+      if (!materializesOnFollow(policy) && policy.model !== 'cache') throw new SnapshotMismatchError(`${reader} has a timeline, but its group's model is ${policy.model}`);
+      return new Materialized(policy, table, policy.embed === false, lastReadAt);
+    });
+    this.activities = restored.table;
+    this.timelines = restored.timelines;
+    this.delivered = restored.delivered;
+    this.applied = snapshot.position;
+  }
 
   async position(): Promise<number> {
     return this.applied;
@@ -74,6 +116,7 @@ export class MemoryTimelineStore implements TimelineStore {
   async deliver(request: DeliverRequest): Promise<DeliverReply> {
     if (request.after !== this.applied) return { applied: false, position: this.applied };
     for (const delivery of request.deliveries) this.applyDelivery(delivery);
+    this.advanced += request.position - this.applied;
     this.applied = request.position;
     this.sweepIdleCaches();
     return { applied: true, position: this.applied };

@@ -11,6 +11,14 @@ describe('snapshot file format', () => {
     expect(Buffer.from(decoded.payload).equals(Buffer.from(contents.payload))).toBe(true);
   });
 
+  it('starts the payload at a multiple of 8 bytes, whatever the name', () => {
+    for (const name of ['a', 'content', 'timeline', 'a-much-longer-name']) {
+      const [header] = encodeSnapshot({ ...contents, name });
+      expect(header!.length % 8).toBe(0);
+      expect(Buffer.from(decodeSnapshot(fileOf({ ...contents, name })).payload).equals(Buffer.from(contents.payload))).toBe(true);
+    }
+  });
+
   it('reads an empty payload', () => {
     expect(decodeSnapshot(fileOf({ ...contents, payload: new Uint8Array() })).payload).toHaveLength(0);
   });
@@ -20,11 +28,11 @@ describe('snapshot file format', () => {
     payloadFlipped[payloadFlipped.length - 100]! ^= 1;
     expect(() => decodeSnapshot(payloadFlipped)).toThrow(new SnapshotCorruptError('checksum mismatch'));
     const positionFlipped = fileOf();
-    positionFlipped[8 + 4 + 2 + 'content'.length]! ^= 1; // the position's lowest byte
+    positionFlipped[24]! ^= 1; // the position's lowest byte, after the name padded to 24 bytes
     expect(() => decodeSnapshot(positionFlipped)).toThrow(/checksum mismatch/);
   });
 
-  it.each([0, 5, 20, 40, 500, 1_060])('refuses a file truncated to %i bytes', (length) => {
+  it.each([0, 5, 20, 40, 500, 1_043])('refuses a file truncated to %i bytes', (length) => {
     const file = fileOf();
     expect(length).toBeLessThan(file.length);
     expect(() => decodeSnapshot(file.subarray(0, length))).toThrow(SnapshotCorruptError);

@@ -36,24 +36,44 @@ export class SnapshotKeeper {
   ) {}
 
   /**
-   * Restores `state` from its newest good snapshot, unless that covers more than the log
-   * holds (`headPosition`: the log was replaced, or lost a tail), then keeps it saved.
-   * Call it before the state subscribes to the log.
+   * Restores `state` from its newest good snapshot, then keeps it saved. Call it before the
+   * state subscribes to the log. The state stays empty, to be rebuilt from the log, when the
+   * newest snapshot covers more than the log holds (`headPosition`: the log was replaced, or
+   * lost a tail), or when the state refuses it (taken under another config, or it does not
+   * hold together); either is logged. With `atMost`, snapshots past it are passed over: a
+   * state that must not stand ahead of another restores one at or before the other's.
    */
-  async restoreAndKeep(state: Snapshottable, headPosition: number): Promise<void> {
+  async restoreAndKeep(state: Snapshottable, headPosition: number, { atMost = Infinity }: { atMost?: number } = {}): Promise<void> {
     if (this.tracked.has(state.name)) throw new Error(`a snapshot state named ${state.name} is already kept`);
     const started = performance.now();
-    const snapshot = await this.store.load(state.name);
+    const snapshot = await this.store.load(state.name, atMost);
     let position = 0;
     if (snapshot && snapshot.position > headPosition) {
       this.logger.warn(`skipped snapshot ${snapshot.file}: it covers position ${snapshot.position}, the log ends at ${headPosition}`);
     } else if (snapshot) {
-      state.restoreSnapshot(snapshot);
-      position = snapshot.position;
-      this.logger.log(`${state.name}: restored ${snapshot.file} (${snapshot.payload.length} bytes) in ${Math.round(performance.now() - started)} ms`);
+      try {
+        state.restoreSnapshot(snapshot);
+        position = snapshot.position;
+        this.logger.log(`${state.name}: restored ${snapshot.file} (${snapshot.payload.length} bytes, position ${position}) in ${Math.round(performance.now() - started)} ms`);
+      } catch (error) {
+        this.logger.warn(`skipped snapshot ${snapshot.file}: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }
     this.tracked.set(state.name, { state, position, appliedAtLast: state.appliedEvents, at: Date.now() });
     this.startTimer();
+  }
+
+  /**
+   * Keeps `state` saved in place of the state of its name kept so far (a rebuild took over),
+   * and writes its first snapshot now.
+   */
+  async replace(state: Snapshottable): Promise<void> {
+    const previous = this.tracked.get(state.name);
+    await previous?.writing;
+    const tracked: Tracked = { state, position: 0, appliedAtLast: Number.NaN, at: Date.now() };
+    this.tracked.set(state.name, tracked);
+    this.startTimer();
+    await this.write(tracked);
   }
 
   /** Writes the snapshots that are due (or every one that changed since its last, with `force`). */
@@ -71,9 +91,10 @@ export class SnapshotKeeper {
   }
 
   private isDue(t: Tracked, force: boolean): boolean {
-    const applied = t.state.appliedEvents - t.appliedAtLast;
-    if (applied === 0) return false;
-    return force || applied >= this.schedule.everyEvents || Date.now() - t.at >= this.schedule.everyMs;
+    if (t.state.appliedEvents === t.appliedAtLast) return false;
+    // A count that fell (a state rebuilt from the start) changed as much as one that rose.
+    const applied = Math.abs(t.state.appliedEvents - t.appliedAtLast);
+    return force || !(applied < this.schedule.everyEvents) || Date.now() - t.at >= this.schedule.everyMs;
   }
 
   private write(t: Tracked): Promise<void> {

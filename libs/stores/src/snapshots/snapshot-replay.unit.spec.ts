@@ -1,9 +1,13 @@
-import { activityStream, feedEvents, followStream, type Activity, type FeedId, type FeedLogEvent } from '@feedmill/contracts';
+import { activityStream, decodeFeedEvents, feedEvents, followStream, type Activity, type FeedId, type FeedLogEvent } from '@feedmill/contracts';
+import { fanOutBatch, FollowerIndex, type PlanLookups } from '@feedmill/feed-models';
 import type { RecordedEvent } from '@feedmill/event-log';
 import { MemoryContentStore } from '../memory/memory-content-store.js';
 import { MemoryGraphStore } from '../memory/memory-graph-store.js';
 import type { MemoryProjection } from '../memory/memory-projection.js';
+import { MemoryTimelineStore } from '../memory/memory-timeline-store.js';
+import type { TimelinePolicy } from '../ports.js';
 import { seededRandom } from '@feedmill/feed-models/testing';
+import { SnapshotCorruptError, SnapshotMismatchError } from './snapshot-file.js';
 
 const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}`);
 const timelines: FeedId[] = Array.from({ length: 30 }, (_, i): FeedId => `timeline:t${i}`);
@@ -25,7 +29,16 @@ function generateLog(count: number, seed: number): RecordedEvent[] {
     const roll = next();
     if (roll < 0.35) {
       const feed = pick(users);
-      const activity: Activity = { id: `a${i}`, feed, actor: feed, verb: 'post', object: `o${i}`, time: time(Math.floor(next() * 5_000)), ...(next() < 0.3 ? { foreignId: `f${i % 40}` } : {}) };
+      const activity: Activity = {
+        id: `a${i}`,
+        feed,
+        actor: feed,
+        verb: 'post',
+        object: `o${i}`,
+        time: time(Math.floor(next() * 5_000)),
+        ...(next() < 0.3 ? { foreignId: `f${i % 40}` } : {}),
+        ...(next() < 0.2 ? { extra: { n: i, tags: ['a', 'ü'], nested: { ok: true } } } : {}),
+      };
       // Foreign ids repeat: only the first of a feed and foreign id is added, as the service decides.
       if (activity.foreignId && live.some((a) => a.feed === feed && a.foreignId === activity.foreignId)) continue;
       live.push(activity);
@@ -120,5 +133,89 @@ describe('graph store snapshot', () => {
     restored.restoreSnapshot(store.takeSnapshot());
     expect(await restored.following('timeline:x', undefined, 10)).toEqual(await store.following('timeline:x', undefined, 10));
     expect(await restored.following('timeline:x', 'user:B', 10)).toEqual(await store.following('timeline:x', 'user:B', 10));
+  });
+});
+
+describe('timeline store: a snapshot and the log tail', () => {
+  const log = generateLog(3_000, 11);
+  // Three kinds of reader: ring by time, ring by relevance holding references, and caches.
+  const policyOf = (reader: FeedId): TimelinePolicy => {
+    const n = Number(reader.slice('timeline:t'.length));
+    if (n < 10) return { model: 'ring', cap: 5, inactivityMs: 0 };
+    if (n < 20) return { model: 'ring', cap: 8, inactivityMs: 0, relevancy: true, embed: false };
+    return { model: 'cache', cap: 6, inactivityMs: 3_600_000 };
+  };
+  const content = new MemoryContentStore();
+  const graph = new MemoryGraphStore();
+  const lookups: PlanLookups = {
+    recent: (feed, limit, _atLeast, atMost, order) => content.recent([feed], undefined, limit, atMost, order),
+    isTimeline: (feed) => feed.startsWith('timeline:'),
+    capOf: (reader) => policyOf(reader).cap,
+    orderOf: (reader) => (policyOf(reader).relevancy ? 'relevance' : 'time'),
+    activities: (ids) => content.get(ids),
+    follows: (follower, target) => graph.isFollowing(follower, target),
+  };
+  const pull = (reader: FeedId) => async (before: string | undefined, limit: number) =>
+    content.recent(await graph.following(reader, undefined, 1_000), before, limit, undefined, policyOf(reader).relevancy ? 'relevance' : 'time');
+  beforeAll(async () => {
+    await content.apply(log);
+    await graph.apply(log);
+  });
+
+  async function fanOut(store: MemoryTimelineStore, followers: FollowerIndex, events: readonly RecordedEvent[]) {
+    for (const batch of batches(events)) {
+      const last = batch[batch.length - 1]!.position;
+      const reply = await fanOutBatch(decodeFeedEvents(batch), followers, lookups, store, await store.position(), last);
+      expect(reply.applied).toBe(true);
+    }
+  }
+
+  async function view(store: MemoryTimelineStore) {
+    const pages: unknown[] = [];
+    for (const reader of timelines) {
+      const first = await store.readPage(reader, undefined, 4, pull(reader));
+      const all = await store.readPage(reader, undefined, 100, pull(reader));
+      pages.push(reader, first, all, first.next === null ? null : await store.readPage(reader, first.next, 100, pull(reader)));
+    }
+    return pages;
+  }
+
+  it.each([1, 1_000, 2_999, 3_000])('reach the state a full replay reaches, reads and sizes alike (snapshot after %i events)', async (cut) => {
+    const full = new MemoryTimelineStore(policyOf, undefined, 'config A');
+    await fanOut(full, new FollowerIndex(), log);
+    const before = new MemoryTimelineStore(policyOf, undefined, 'config A');
+    const followers = new FollowerIndex();
+    await fanOut(before, followers, log.slice(0, cut));
+    // Caches built by reads before the snapshot, which the tail then keeps.
+    for (const reader of timelines.slice(20, 25)) await before.readPage(reader, undefined, 3, pull(reader));
+    const snapshot = before.takeSnapshot();
+    expect(snapshot.position).toBe(cut);
+    const restored = new MemoryTimelineStore(policyOf, undefined, 'config A');
+    restored.restoreSnapshot({ position: snapshot.position, payload: Uint8Array.from(snapshot.payload) });
+    expect(await restored.position()).toBe(cut);
+    expect(restored.storedVersions()).toBeLessThanOrEqual(before.storedVersions());
+    await fanOut(restored, followers, log.slice(cut));
+    expect(await restored.position()).toBe(await full.position());
+    for (const reader of timelines.slice(0, 20)) expect([reader, await restored.size(reader)]).toEqual([reader, await full.size(reader)]);
+    expect((await restored.counters()).delivered).toBe((await full.counters()).delivered);
+    expect(await view(restored)).toEqual(await view(full));
+  });
+
+  it('refuses a snapshot taken under another feed config, and stays empty', async () => {
+    const store = new MemoryTimelineStore(policyOf, undefined, 'config A');
+    await fanOut(store, new FollowerIndex(), log.slice(0, 500));
+    const other = new MemoryTimelineStore(policyOf, undefined, 'config B');
+    expect(() => other.restoreSnapshot(store.takeSnapshot())).toThrow(new SnapshotMismatchError('it was taken under another feed config'));
+    expect(await other.position()).toBe(0);
+    expect((await other.counters()).timelines).toBe(0);
+  });
+
+  it('refuses a snapshot whose timelines do not hold together, and stays empty', async () => {
+    const store = new MemoryTimelineStore(policyOf, undefined, 'config A');
+    await fanOut(store, new FollowerIndex(), log.slice(0, 500));
+    // The same snapshot read with smaller caps: a timeline holds more than its cap allows.
+    const smaller = new MemoryTimelineStore((reader) => ({ ...policyOf(reader), cap: 1 }), undefined, 'config A');
+    expect(() => smaller.restoreSnapshot(store.takeSnapshot())).toThrow(SnapshotCorruptError);
+    expect((await smaller.counters()).timelines).toBe(0);
   });
 });

@@ -35,16 +35,18 @@ export class SnapshotStore {
   ) {}
 
   /**
-   * The newest snapshot of `name` that verifies; skips (and logs) those that do not, and
-   * deletes files older than the newest two good ones, and temp files a crash left.
+   * The newest snapshot of `name` that verifies, of those that cover at most `atMost`; skips
+   * (and logs) those that do not verify, and deletes files older than the newest two good
+   * ones, and temp files a crash left. Files past `atMost` are left as they are.
    */
-  async load(name: string): Promise<LoadedSnapshot | undefined> {
+  async load(name: string, atMost = Infinity): Promise<LoadedSnapshot | undefined> {
     checkName(name);
     const files = await this.filesOf(name);
     for (const temp of files.temps) await rm(join(this.dir, temp), { force: true });
     const good: Array<LoadedSnapshot> = [];
     for (const { file, position } of files.snapshots) {
       if (good.length === KEEP) break;
+      if (position > atMost) continue;
       try {
         const contents = decodeSnapshot(await readFile(join(this.dir, file)));
         if (contents.name !== name || contents.position !== position) {

@@ -15,8 +15,8 @@ export interface Snapshottable {
   /** Names the files (`[a-z][a-z0-9-]*`); unique among the states of one process. */
   readonly name: string;
   /**
-   * Events applied since start (restored ones not counted): the keeper writes a snapshot once
-   * enough have been applied since the last one.
+   * A count of the events applied that changes whenever the state does (a position will
+   * do): the keeper writes a snapshot once it moved by enough since the last one.
    */
   readonly appliedEvents: number;
   /**
@@ -24,6 +24,9 @@ export interface Snapshottable {
    * synchronously, in one turn of the event loop, so that no event is half in it.
    */
   takeSnapshot(): SnapshotState;
-  /** Replaces an empty state with a snapshot's; called before the state applies any event. */
+  /**
+   * Replaces an empty state with a snapshot's; called before the state applies any event.
+   * Throws, leaving the state empty, for a payload that does not fit it.
+   */
   restoreSnapshot(state: SnapshotState): void;
 }

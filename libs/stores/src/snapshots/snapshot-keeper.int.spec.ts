@@ -1,0 +1,114 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SnapshotMismatchError } from './snapshot-file.js';
+import { SnapshotKeeper } from './snapshot-keeper.js';
+import { SnapshotStore } from './snapshot-store.js';
+import type { SnapshotState, Snapshottable } from './snapshottable.js';
+
+/** A state that is its position: what it restores, it stands at. */
+class Counter implements Snapshottable {
+  position = 0;
+  appliedEvents = 0;
+  refuse?: string;
+
+  constructor(readonly name = 'counter') {}
+
+  apply(events: number): void {
+    this.position += events;
+    this.appliedEvents += events;
+  }
+
+  takeSnapshot(): SnapshotState {
+    return { position: this.position, payload: Buffer.from(String(this.position)) };
+  }
+
+  restoreSnapshot(state: SnapshotState): void {
+    if (this.refuse) throw new SnapshotMismatchError(this.refuse);
+    expect(Buffer.from(state.payload).toString()).toBe(String(state.position));
+    this.position = state.position;
+  }
+}
+
+let dir: string;
+let messages: string[];
+const logger = { log: (m: string) => messages.push(`log ${m}`), warn: (m: string) => messages.push(`warn ${m}`) };
+const keeper = (schedule = { everyEvents: 1_000_000, everyMs: 3_600_000 }) => new SnapshotKeeper(new SnapshotStore(dir, logger), logger, schedule);
+
+beforeEach(async () => {
+  dir = join(await mkdtemp(join(tmpdir(), 'feedmill-keeper-')), 'snapshots');
+  messages = [];
+});
+afterEach(() => rm(join(dir, '..'), { recursive: true, force: true }));
+
+async function written(...positions: number[]): Promise<void> {
+  const store = new SnapshotStore(dir, logger);
+  for (const position of positions) await store.save('counter', position, Buffer.from(String(position)));
+}
+
+describe('SnapshotKeeper', () => {
+  it('restores the newest snapshot and says which, then writes one at close', async () => {
+    await written(10, 20);
+    const counter = new Counter();
+    const kept = keeper();
+    await kept.restoreAndKeep(counter, 25);
+    expect(counter.position).toBe(20);
+    expect(messages).toContainEqual(expect.stringMatching(/^log counter: restored counter\.0+20\.snapshot \(2 bytes, position 20\)/));
+    counter.apply(3);
+    await kept.close();
+    expect((await readdir(dir)).sort()).toEqual(['counter.0000000000000020.snapshot', 'counter.0000000000000023.snapshot']);
+  });
+
+  it('restores nothing from a snapshot past the end of the log, and says so', async () => {
+    await written(10, 30);
+    const counter = new Counter();
+    await keeper().restoreAndKeep(counter, 25);
+    expect(counter.position).toBe(0);
+    expect(messages).toContainEqual(`warn skipped snapshot counter.0000000000000030.snapshot: it covers position 30, the log ends at 25`);
+  });
+
+  it('restores nothing from a snapshot the state refuses, and says why', async () => {
+    await written(10);
+    const counter = new Counter();
+    counter.refuse = 'it was taken under another feed config';
+    await keeper().restoreAndKeep(counter, 25);
+    expect(counter.position).toBe(0);
+    expect(messages).toContainEqual('warn skipped snapshot counter.0000000000000010.snapshot: it was taken under another feed config');
+  });
+
+  it('passes over snapshots past `atMost` for the newest at or before it, and leaves them be', async () => {
+    await written(10, 20, 30);
+    const counter = new Counter();
+    await keeper().restoreAndKeep(counter, 100, { atMost: 25 });
+    expect(counter.position).toBe(20);
+    expect(await readdir(dir)).toContain('counter.0000000000000030.snapshot');
+  });
+
+  it('writes a snapshot once enough events were applied since the last one', async () => {
+    const counter = new Counter();
+    const kept = keeper({ everyEvents: 100, everyMs: 3_600_000 });
+    await kept.restoreAndKeep(counter, 0);
+    counter.apply(99);
+    await kept.writeDue();
+    expect(await readdir(dir).catch(() => [])).toEqual([]);
+    counter.apply(1);
+    await kept.writeDue();
+    expect(await readdir(dir)).toEqual(['counter.0000000000000100.snapshot']);
+    await kept.close();
+  });
+
+  it('keeps a state that took over from another of its name, and writes it at once', async () => {
+    const counter = new Counter();
+    const kept = keeper();
+    await kept.restoreAndKeep(counter, 0);
+    counter.apply(50);
+    const rebuilt = new Counter();
+    rebuilt.apply(40);
+    await kept.replace(rebuilt);
+    expect(await readdir(dir)).toEqual(['counter.0000000000000040.snapshot']);
+    counter.apply(10);
+    rebuilt.apply(5);
+    await kept.close();
+    expect((await readdir(dir)).sort()).toEqual(['counter.0000000000000040.snapshot', 'counter.0000000000000045.snapshot']);
+  });
+});

@@ -18,21 +18,21 @@ const WORKER_STOP_MS = 10_000;
  * which is left to the log, the stores and fan-out. Node's cluster hands each new
  * connection to the next worker.
  *
- * Workers start once the services have caught up with the log, so a worker that answers
- * finds them ready; one that dies is replaced. On SIGTERM or SIGINT the workers stop taking
+ * Workers start at once and answer `503 unavailable` (and `/readyz` 503) until the services
+ * have caught up with the log; one that dies is replaced. On SIGTERM or SIGINT the workers stop taking
  * connections and finish what they hold first, then the services stop and write their
  * snapshots.
  */
 export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
   const { app, client } = await createServicesApp(config);
-  await app.listen();
   cluster.setupPrimary({ serialization: 'advanced' });
   const workers = new Set<Worker>();
   let stopping = false;
+  let servicesReady = false;
   const fork = (): Worker => {
     const worker = cluster.fork();
     workers.add(worker);
-    serveLink(worker, client);
+    serveLink(worker, client, () => servicesReady);
     worker.on('exit', (code, signal) => {
       workers.delete(worker);
       if (stopping) return;
@@ -41,9 +41,6 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
     });
     return worker;
   };
-  await Promise.all(Array.from({ length: config.HTTP_WORKERS }, () => once(fork(), 'listening')));
-  logger.log(`standalone on http://127.0.0.1:${config.PORT}, ${config.HTTP_WORKERS} HTTP workers (data in ${config.FEEDMILL_DATA_DIR})`);
-
   const stop = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
@@ -56,6 +53,12 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void stop());
+  // Workers start while the services catch up with the log; until then they answer 503.
+  const listening = Promise.all(Array.from({ length: config.HTTP_WORKERS }, () => once(fork(), 'listening')));
+  await app.listen();
+  servicesReady = true;
+  await listening;
+  logger.log(`standalone on http://127.0.0.1:${config.PORT}, ${config.HTTP_WORKERS} HTTP workers (data in ${config.FEEDMILL_DATA_DIR})`);
 }
 
 /**

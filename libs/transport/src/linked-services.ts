@@ -1,4 +1,4 @@
-import { type ErrorBody, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
+import { FeedmillError, type ErrorBody, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
 import { toErrorBody, toFeedmillError } from './error-body.js';
 import type { ServiceClient } from './service-client.js';
 import type { PageSubject, WrittenPage } from './written-page.js';
@@ -91,12 +91,15 @@ export class LinkedServiceClient implements ServiceClient {
 
 /**
  * Answers the calls of a {@link LinkedServiceClient} at the other end of `link` with this
- * process's services, through `client` (the in-process client).
+ * process's services, through `client` (the in-process client). Until `ready` says they
+ * are, every call is refused as `unavailable`, so that a readiness probe answers at once
+ * while the services catch up with the log.
  */
-export function serveLink(link: MessageLink, client: ServiceClient): void {
+export function serveLink(link: MessageLink, client: ServiceClient, ready: () => boolean = () => true): void {
   const answers = new Batches<Answer>(link);
   const answer = async ([id, kind, subject, payload]: Call): Promise<void> => {
     try {
+      if (!ready()) throw new FeedmillError('unavailable', 'the services are starting: they answer once they have caught up with the log');
       // The casts join a subject to its own payload type, which a tuple cannot express.
       const value = kind === 'page' ? await client.requestPage(subject as PageSubject, payload as never) : await client.request(subject, payload as never);
       answers.push([id, true, value]);

@@ -3,7 +3,15 @@ import type { TimelinePolicy } from '@feedmill/stores';
 
 /** Answers questions about feed groups from the config. */
 export class FeedGroups {
-  constructor(readonly config: FeedConfig) {}
+  /**
+   * `group:` of each timeline group. Fan-out and imports ask {@link isTimeline} several times
+   * per follow: a prefix test slices no string and looks up no key.
+   */
+  private readonly timelinePrefixes: string[];
+
+  constructor(readonly config: FeedConfig) {
+    this.timelinePrefixes = Object.entries(config.groups).flatMap(([group, { kind }]) => (kind === 'timeline' ? [`${group}:`] : []));
+  }
 
   /** Throws `unknown_group` (404) for a group the config does not declare. */
   kindOf(group: string): 'producer' | 'timeline' {
@@ -13,7 +21,9 @@ export class FeedGroups {
   }
 
   isTimeline(feed: FeedId): boolean {
-    return this.config.groups[feedGroup(feed)]?.kind === 'timeline';
+    // A group name has no colon: `group:` starts a feed exactly when it is the feed's group.
+    for (const prefix of this.timelinePrefixes) if (feed.startsWith(prefix)) return true;
+    return false;
   }
 
   capOf(feed: FeedId): number {

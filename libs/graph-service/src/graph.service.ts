@@ -45,10 +45,8 @@ export class GraphService extends ProjectedService {
       }
     }
     await this.writer.decideWithRetry(async () => {
-      // One after another: 10,000 lookups at once would hold 10,000 promises alive for nothing.
-      const following = new Set<string>();
-      for (const [follower, target] of request.follows) if (await this.store.isFollowing(follower, target)) following.add(`${follower}|${target}`);
-      const events = decideFollowMany({ type: 'FollowMany', data: request }, (follower, target) => following.size > 0 && following.has(`${follower}|${target}`));
+      const following = await this.store.followingEach(request.follows);
+      const events = decideFollowMany({ type: 'FollowMany', data: request }, following);
       for (const event of events) await this.writer.append(streamOf(event), event);
     });
     return request.follows.length;

@@ -31,6 +31,8 @@ export interface ContentStore extends Projection {
 export interface GraphStore extends Projection {
   streamRevision(stream: string): Promise<number>;
   isFollowing(follower: FeedId, target: FeedId): Promise<boolean>;
+  /** Whether each follower follows its target, in the order asked: an import's 10,000 edges in one lookup. */
+  followingEach(edges: ReadonlyArray<readonly [FeedId, FeedId]>): Promise<boolean[]>;
   /** Followers of `feed` in id order, after `after`. */
   followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
   following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;

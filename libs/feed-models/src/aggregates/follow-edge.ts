@@ -21,7 +21,8 @@ export type FollowEdgeCommand =
 /** Many follows, of many followers, decided together and recorded as one event: an import. */
 export interface FollowManyCommand {
   type: 'FollowMany';
-  data: { id: string; time: string; follows: ReadonlyArray<readonly [FeedId, FeedId]> };
+  /** The pairs that are new become the event's own: they are not copied. */
+  data: { id: string; time: string; follows: ReadonlyArray<[FeedId, FeedId]> };
 }
 
 export function decideFollowEdge(command: FollowEdgeCommand, following: boolean): FollowEdgeEvent[] {
@@ -38,21 +39,26 @@ export function evolveFollowEdge(_following: boolean, event: FollowEdgeEvent): b
 
 /**
  * Decides each follow of a batch by {@link decideFollowEdge}'s rules: a feed may not follow
- * itself (refused, naming the item), and an edge that exists (`following` says so), or that
- * the batch names twice, is recorded once or not at all. The new edges make one
- * `FeedsFollowed` (none when nothing is new). Refuses a batch whose event would not fit the
- * log. The rules are applied here rather than by calling it per item: a batch holds 10,000.
+ * itself (refused, naming the item), and an edge that exists (`following[i]` says so for
+ * item i), or that the batch names twice, is recorded once or not at all. The new edges
+ * make one `FeedsFollowed` (none when nothing is new). Refuses a batch whose event would
+ * not fit the log. The rules are applied here rather than by calling it per item: a batch
+ * holds 10,000.
  */
-export function decideFollowMany(command: FollowManyCommand, following: (follower: FeedId, target: FeedId) => boolean): FeedsFollowed[] {
-  const { id, time } = command.data;
-  const seen = new Set<string>();
+export function decideFollowMany(command: FollowManyCommand, following: readonly boolean[]): FeedsFollowed[] {
+  const { id, time, follows: items } = command.data;
+  // Per follower, the targets seen so far: no key is built per edge.
+  const seen = new Map<FeedId, Set<FeedId>>();
   const follows: Array<[FeedId, FeedId]> = [];
-  for (const [index, [follower, target]] of command.data.follows.entries()) {
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!;
+    const [follower, target] = item;
     if (follower === target) throw new FeedmillError('invalid_request', `follows[${index}].target: a feed cannot follow itself`, `follows[${index}].target`);
-    const edge = `${follower}|${target}`;
-    if (seen.has(edge)) continue;
-    seen.add(edge);
-    if (!following(follower, target)) follows.push([follower, target]);
+    let targets = seen.get(follower);
+    if (!targets) seen.set(follower, (targets = new Set()));
+    else if (targets.has(target)) continue;
+    targets.add(target);
+    if (!following[index]) follows.push(item);
   }
   if (follows.length === 0) return [];
   const event: FeedsFollowed = { type: 'FeedsFollowed', data: { id, time, follows } };

@@ -29,6 +29,8 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.counts('timeline:r')).toEqual({ followers: 0, following: 1 });
       expect(await store.isFollowing('timeline:r', 'user:b')).toBe(false);
       expect(await store.isFollowing('timeline:s', 'user:a')).toBe(true);
+      expect(await store.followingEach([['timeline:r', 'user:b'], ['timeline:s', 'user:a'], ['timeline:x', 'user:a'], ['timeline:r', 'user:a'], ['timeline:s', 'user:a']])).toEqual([false, true, false, true, true]);
+      expect(await store.followingEach([])).toEqual([]);
       expect(await store.streamRevision(followStream('timeline:r'))).toBe(2);
       expect(await store.position()).toBe(5);
     });

@@ -90,6 +90,10 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     return this.followingOf.get(follower)?.has(target) ?? false;
   }
 
+  async followingEach(edges: ReadonlyArray<readonly [FeedId, FeedId]>): Promise<boolean[]> {
+    return edges.map(([follower, target]) => this.followingOf.get(follower)?.has(target) ?? false);
+  }
+
   async followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
     return pageAfter(this.followersOf.get(feed), after, limit);
   }

@@ -111,8 +111,9 @@ export class CompactTimeline implements StoredTimeline {
    * given: below it the timeline no longer knows everything, and the pull path takes over.
    */
   mergeFeed(recent: readonly ActivityHandle[], exhausted: boolean): void {
-    const oldest = recent[recent.length - 1];
-    if (!exhausted && oldest !== undefined) this.raiseFloor(oldest);
+    // Most follows of an import bring nothing; and `recent[-1]` would be a slow lookup of a named property.
+    if (recent.length === 0) return;
+    if (!exhausted) this.raiseFloor(recent[recent.length - 1]!);
     for (const handle of recent) this.insert(handle);
   }
 

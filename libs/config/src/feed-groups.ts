@@ -1,16 +1,37 @@
-import { FeedmillError, feedGroup, type FeedConfig, type FeedId } from '@feedmill/contracts';
+import { FeedmillError, type FeedConfig, type FeedId } from '@feedmill/contracts';
 import type { TimelinePolicy } from '@feedmill/stores';
+
+/** What a feed of no timeline group stores: nothing. */
+const NO_TIMELINE: TimelinePolicy = Object.freeze({ model: 'pull', cap: 0, inactivityMs: 0 });
 
 /** Answers questions about feed groups from the config. */
 export class FeedGroups {
   /**
-   * `group:` of each timeline group. Fan-out and imports ask {@link isTimeline} several times
-   * per follow: a prefix test slices no string and looks up no key.
+   * Each timeline group's `group:` and policy. Fan-out and imports ask {@link isTimeline} and
+   * {@link timelinePolicyOf} several times per follow: a prefix test slices no string and
+   * looks up no key, and the policy is made once.
    */
-  private readonly timelinePrefixes: string[];
+  private readonly timelineGroups: ReadonlyArray<{ prefix: string; policy: TimelinePolicy }>;
 
   constructor(readonly config: FeedConfig) {
-    this.timelinePrefixes = Object.entries(config.groups).flatMap(([group, { kind }]) => (kind === 'timeline' ? [`${group}:`] : []));
+    this.timelineGroups = Object.entries(config.groups).flatMap(([group, groupConfig]) =>
+      groupConfig.kind === 'timeline'
+        ? [
+            {
+              prefix: `${group}:`,
+              policy: Object.freeze({
+                model: groupConfig.model,
+                cap: groupConfig.cap,
+                inactivityMs: groupConfig.inactivityMinutes * 60_000,
+                bucketMs: groupConfig.bucketMinutes * 60_000,
+                bucketSize: groupConfig.bucketSize,
+                embed: groupConfig.embed,
+                relevancy: groupConfig.relevancy,
+              }),
+            },
+          ]
+        : [],
+    );
   }
 
   /** Throws `unknown_group` (404) for a group the config does not declare. */
@@ -21,28 +42,18 @@ export class FeedGroups {
   }
 
   isTimeline(feed: FeedId): boolean {
-    // A group name has no colon: `group:` starts a feed exactly when it is the feed's group.
-    for (const prefix of this.timelinePrefixes) if (feed.startsWith(prefix)) return true;
-    return false;
+    return this.timelinePolicyOf(feed) !== NO_TIMELINE;
   }
 
   capOf(feed: FeedId): number {
     return this.timelinePolicyOf(feed).cap;
   }
 
-  /** How a reader's timeline is stored; a feed of no timeline group stores nothing. */
+  /** How a reader's timeline is stored (the same object for every feed of a group); a feed of no timeline group stores nothing. */
   timelinePolicyOf(feed: FeedId): TimelinePolicy {
-    const config = this.config.groups[feedGroup(feed)];
-    if (config?.kind !== 'timeline') return { model: 'pull', cap: 0, inactivityMs: 0 };
-    return {
-      model: config.model,
-      cap: config.cap,
-      inactivityMs: config.inactivityMinutes * 60_000,
-      bucketMs: config.bucketMinutes * 60_000,
-      bucketSize: config.bucketSize,
-      embed: config.embed,
-      relevancy: config.relevancy,
-    };
+    // A group name has no colon: `group:` starts a feed exactly when it is the feed's group.
+    for (const { prefix, policy } of this.timelineGroups) if (feed.startsWith(prefix)) return policy;
+    return NO_TIMELINE;
   }
 }
 

@@ -39,7 +39,8 @@ export class GraphService extends ProjectedService {
    * comes after the batch, which found the edge there.
    */
   async followMany(request: FollowManyRequest): Promise<number> {
-    for (const [index, [follower]] of request.follows.entries()) {
+    for (let index = 0; index < request.follows.length; index++) {
+      const follower = request.follows[index]![0];
       if (!this.groups.isTimeline(follower)) {
         throw new FeedmillError('group_cannot_follow', `follows[${index}].source: ${follower} is not a timeline feed; only timeline feeds follow`, `follows[${index}].source`);
       }

@@ -7,7 +7,8 @@ import sortedBtreeBulkLoad from 'sorted-btree/extended/bulkLoad.js';
 
 // A CommonJS module: under Node's ESM loader its class is the `default` of module.exports.
 const BTree = sortedBtree.default;
-type FeedTree = InstanceType<typeof sortedBtree.default<FeedId, true>>;
+/** A sorted set: values are left undefined, so that sorted-btree keeps no array of them. */
+type FeedTree = InstanceType<typeof sortedBtree.default<FeedId, undefined>>;
 
 /**
  * Follow edges both ways, each side in a B+ tree: sorted for stable paging, and O(log n)
@@ -78,8 +79,8 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     const { follower, target } = event.data;
     // The edge's state before does not change the outcome: no lookup first.
     if (evolveFollowEdge(false, event)) {
-      treeOf(this.followersOf, target).setIfNotPresent(follower, true);
-      treeOf(this.followingOf, follower).setIfNotPresent(target, true);
+      treeOf(this.followersOf, target).setIfNotPresent(follower, undefined);
+      treeOf(this.followingOf, follower).setIfNotPresent(target, undefined);
     } else {
       this.followersOf.get(target)?.delete(follower);
       this.followingOf.get(follower)?.delete(target);
@@ -91,7 +92,12 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   }
 
   async followingEach(edges: ReadonlyArray<readonly [FeedId, FeedId]>): Promise<boolean[]> {
-    return edges.map(([follower, target]) => this.followingOf.get(follower)?.has(target) ?? false);
+    const following = new Array<boolean>(edges.length);
+    for (let index = 0; index < edges.length; index++) {
+      const edge = edges[index]!;
+      following[index] = this.followingOf.get(edge[0])?.has(edge[1]) ?? false;
+    }
+    return following;
   }
 
   async followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
@@ -114,17 +120,18 @@ interface GraphSnapshot {
   followers: Uint32Array;
 }
 
-const compareFeeds = sortedBtree.defaultComparator as (a: FeedId, b: FeedId) => number;
+/** Feed ids are strings: sorted-btree's default comparator would first ask whether they are numbers. */
+const compareFeeds = (a: FeedId, b: FeedId): number => (a < b ? -1 : a > b ? 1 : 0);
 /** sorted-btree's default node size. */
 const MAX_NODE_SIZE = 32;
 
 function treeOfSorted(keys: FeedId[]): FeedTree {
-  return sortedBtreeBulkLoad.bulkLoad<FeedId, true>(keys, new Array<true>(keys.length).fill(true), MAX_NODE_SIZE, compareFeeds) as FeedTree;
+  return sortedBtreeBulkLoad.bulkLoad<FeedId, undefined>(keys, new Array<undefined>(keys.length).fill(undefined), MAX_NODE_SIZE, compareFeeds) as FeedTree;
 }
 
 function treeOf(map: Map<FeedId, FeedTree>, key: FeedId): FeedTree {
   let tree = map.get(key);
-  if (!tree) map.set(key, (tree = new BTree<FeedId, true>()));
+  if (!tree) map.set(key, (tree = new BTree<FeedId, undefined>(undefined, compareFeeds)));
   return tree;
 }
 

@@ -82,6 +82,8 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
     // 10,000 follows takes milliseconds to decode).
     if (!this.eventTypes.has(record.type) || !this.revisions.isNext(record)) return;
     const event = feedEvents.decode(record);
-    if (event && this.revisions.claim(record)) for (const item of eventItems(event)) this.evolve(item, record.position);
+    if (!event || !this.revisions.claim(record)) return;
+    const items = eventItems(event);
+    for (let index = 0; index < items.length; index++) this.evolve(items[index]!, record.position);
   }
 }

@@ -79,7 +79,8 @@ function isFollowsBody(body: unknown): body is { follows: Array<{ source: string
   if (!isPlainObject(body) || !hasOnlyKeys(body, 1)) return false;
   const follows = body['follows'];
   if (!Array.isArray(follows) || follows.length > MAX_FOLLOWS_PER_REQUEST) return false;
-  for (const item of follows as unknown[]) {
+  for (let index = 0; index < follows.length; index++) {
+    const item: unknown = follows[index];
     if (!isPlainObject(item) || typeof item['source'] !== 'string' || typeof item['target'] !== 'string' || !hasOnlyKeys(item, 2)) return false;
   }
   return true;

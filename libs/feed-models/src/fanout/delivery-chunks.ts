@@ -22,7 +22,8 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
     current.push(delivery);
     bytes += size;
   };
-  for (const delivery of deliveries) {
+  for (let index = 0; index < deliveries.length; index++) {
+    const delivery = deliveries[index]!;
     if (delivery.kind === 'insert' || delivery.kind === 'remove' || delivery.kind === 'bump') {
       const payload = delivery.kind === 'remove' ? delivery.id.length : approximateBytes(delivery.activity);
       for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {

@@ -18,6 +18,9 @@ export interface PlanLookups {
   follows(follower: FeedId, target: FeedId, atLeast: number): Promise<boolean>;
 }
 
+/** The backfill of a feed that never had an activity, one for all of them: nothing may add to it. */
+const NOTHING_TO_BACKFILL: Activity[] = Object.freeze([]) as never;
+
 /**
  * Turns a batch of log events into timeline deliveries, in log order: posts and removals go
  * to the author's followers, a follow merges the target's newest activities into the
@@ -51,7 +54,7 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
       if (!lookups.isTimeline(event.data.follower)) continue;
       // A follow of a feed that never had an activity has nothing to backfill: content is not asked.
       if (asOf.hasHadActivities(event.data.target)) backfilled.push(index);
-      else backfills[index] = [];
+      else backfills[index] = NOTHING_TO_BACKFILL;
       continue;
     }
     if (event.type === 'ActivityBumped') bumpedIds.push(event.data.id);

@@ -1,4 +1,4 @@
-import type { FeedEvent, FeedId } from '@feedmill/contracts';
+import type { FeedEvent, FeedId, FeedLogEvent } from '@feedmill/contracts';
 import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import { MemoryProjection } from './memory-projection.js';
@@ -78,13 +78,23 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     // The edge's state before does not change the outcome: no lookup first.
-    if (evolveFollowEdge(false, event)) {
-      treeOf(this.followersOf, target).setIfNotPresent(follower, undefined);
-      treeOf(this.followingOf, follower).setIfNotPresent(target, undefined);
-    } else {
+    if (evolveFollowEdge(false, event)) this.addEdge(follower, target);
+    else {
       this.followersOf.get(target)?.delete(follower);
       this.followingOf.get(follower)?.delete(target);
     }
+  }
+
+  /** An import's items are follows: each pair is added as its `FeedFollowed` would be, with no object made for it. */
+  protected override evolveLogged(event: FeedLogEvent, position: number): void {
+    if (event.type !== 'FeedsFollowed') return super.evolveLogged(event, position);
+    const { follows } = event.data;
+    for (let index = 0; index < follows.length; index++) this.addEdge(follows[index]![0], follows[index]![1]);
+  }
+
+  private addEdge(follower: FeedId, target: FeedId): void {
+    treeOf(this.followersOf, target).setIfNotPresent(follower, undefined);
+    treeOf(this.followingOf, follower).setIfNotPresent(target, undefined);
   }
 
   async isFollowing(follower: FeedId, target: FeedId): Promise<boolean> {

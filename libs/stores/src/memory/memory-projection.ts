@@ -1,5 +1,5 @@
 import { deserialize, serialize } from 'node:v8';
-import { eventItems, feedEvents, type FeedEvent } from '@feedmill/contracts';
+import { eventItems, feedEvents, type FeedEvent, type FeedLogEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
@@ -52,6 +52,15 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
    */
   protected abstract evolve(event: FeedEvent, position: number): void;
 
+  /**
+   * Stores what one logged event changes: each of its items ({@link eventItems}) in order. A
+   * store may take a batch's items as they are, without an object per item, to the same effect.
+   */
+  protected evolveLogged(event: FeedLogEvent, position: number): void {
+    const items = eventItems(event);
+    for (let index = 0; index < items.length; index++) this.evolve(items[index]!, position);
+  }
+
   async position(): Promise<number> {
     return this.applied.value;
   }
@@ -82,8 +91,6 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
     // 10,000 follows takes milliseconds to decode).
     if (!this.eventTypes.has(record.type) || !this.revisions.isNext(record)) return;
     const event = feedEvents.decode(record);
-    if (!event || !this.revisions.claim(record)) return;
-    const items = eventItems(event);
-    for (let index = 0; index < items.length; index++) this.evolve(items[index]!, record.position);
+    if (event && this.revisions.claim(record)) this.evolveLogged(event, record.position);
   }
 }

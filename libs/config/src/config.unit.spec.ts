@@ -47,6 +47,7 @@ describe('configuration', () => {
     for (const feed of ['time:x', 'timeline:x', 'timelines:x', 'timeline:time', 'hot:a', 'ho:t', 'cold:c', 'nogroup:z', 'time:line'] as FeedId[]) {
       expect({ feed, policy: groups.timelinePolicyOf(feed) }).toEqual({ feed, policy: expected(feed) });
       expect({ feed, timeline: groups.isTimeline(feed) }).toEqual({ feed, timeline: groupOf(feed)?.kind === 'timeline' });
+      expect({ feed, kind: groups.kindOfFeed(feed) }).toEqual({ feed, kind: groupOf(feed)?.kind });
     }
     expect(groups.timelinePolicyOf('timeline:a')).toBe(groups.timelinePolicyOf('timeline:b'));
   });

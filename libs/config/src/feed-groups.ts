@@ -7,31 +7,29 @@ const NO_TIMELINE: TimelinePolicy = Object.freeze({ model: 'pull', cap: 0, inact
 /** Answers questions about feed groups from the config. */
 export class FeedGroups {
   /**
-   * Each timeline group's `group:` and policy. Fan-out and imports ask {@link isTimeline} and
-   * {@link timelinePolicyOf} several times per follow: a prefix test slices no string and
-   * looks up no key, and the policy is made once.
+   * Each group's `group:`, kind and timeline policy. Imports and fan-out ask about a feed's
+   * group several times per follow: a prefix test slices no string and looks up no key, and
+   * the policy is made once.
    */
-  private readonly timelineGroups: ReadonlyArray<{ prefix: string; policy: TimelinePolicy }>;
+  private readonly byPrefix: ReadonlyArray<{ prefix: string; kind: 'producer' | 'timeline'; policy: TimelinePolicy }>;
 
   constructor(readonly config: FeedConfig) {
-    this.timelineGroups = Object.entries(config.groups).flatMap(([group, groupConfig]) =>
-      groupConfig.kind === 'timeline'
-        ? [
-            {
-              prefix: `${group}:`,
-              policy: Object.freeze({
-                model: groupConfig.model,
-                cap: groupConfig.cap,
-                inactivityMs: groupConfig.inactivityMinutes * 60_000,
-                bucketMs: groupConfig.bucketMinutes * 60_000,
-                bucketSize: groupConfig.bucketSize,
-                embed: groupConfig.embed,
-                relevancy: groupConfig.relevancy,
-              }),
-            },
-          ]
-        : [],
-    );
+    this.byPrefix = Object.entries(config.groups).map(([group, groupConfig]) => ({
+      prefix: `${group}:`,
+      kind: groupConfig.kind,
+      policy:
+        groupConfig.kind === 'timeline'
+          ? Object.freeze({
+              model: groupConfig.model,
+              cap: groupConfig.cap,
+              inactivityMs: groupConfig.inactivityMinutes * 60_000,
+              bucketMs: groupConfig.bucketMinutes * 60_000,
+              bucketSize: groupConfig.bucketSize,
+              embed: groupConfig.embed,
+              relevancy: groupConfig.relevancy,
+            })
+          : NO_TIMELINE,
+    }));
   }
 
   /** Throws `unknown_group` (404) for a group the config does not declare. */
@@ -41,8 +39,13 @@ export class FeedGroups {
     return config.kind;
   }
 
+  /** The kind of a feed's group; undefined for a group the config does not declare. */
+  kindOfFeed(feed: FeedId): 'producer' | 'timeline' | undefined {
+    return this.groupOf(feed)?.kind;
+  }
+
   isTimeline(feed: FeedId): boolean {
-    return this.timelinePolicyOf(feed) !== NO_TIMELINE;
+    return this.groupOf(feed)?.kind === 'timeline';
   }
 
   capOf(feed: FeedId): number {
@@ -51,9 +54,13 @@ export class FeedGroups {
 
   /** How a reader's timeline is stored (the same object for every feed of a group); a feed of no timeline group stores nothing. */
   timelinePolicyOf(feed: FeedId): TimelinePolicy {
+    return this.groupOf(feed)?.policy ?? NO_TIMELINE;
+  }
+
+  private groupOf(feed: FeedId): { kind: 'producer' | 'timeline'; policy: TimelinePolicy } | undefined {
     // A group name has no colon: `group:` starts a feed exactly when it is the feed's group.
-    for (const { prefix, policy } of this.timelineGroups) if (feed.startsWith(prefix)) return policy;
-    return NO_TIMELINE;
+    for (const group of this.byPrefix) if (feed.startsWith(group.prefix)) return group;
+    return undefined;
   }
 }
 

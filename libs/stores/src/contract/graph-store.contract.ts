@@ -1,6 +1,6 @@
 import { followsImportStream, followStream } from '@feedmill/contracts';
 import type { GraphStore } from '../ports.js';
-import { recordEvents } from './recorded.js';
+import { decidedOf, recordEvents } from './recorded.js';
 
 const events = recordEvents([
   [followStream('timeline:r'), { type: 'FeedFollowed', data: { follower: 'timeline:r', target: 'user:a', time: 't' } }],
@@ -39,7 +39,7 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       await store.apply(events);
       const follows: Array<['timeline:r' | 'timeline:s', 'user:a' | 'user:c']> = [['timeline:r', 'user:c'], ['timeline:s', 'user:c'], ['timeline:r', 'user:a']];
       const batch = recordEvents([[followsImportStream('b1'), { type: 'FeedsFollowed', data: { id: 'b1', time: 't', follows } }]], 6);
-      await store.applyOwn(batch[0]!);
+      await store.applyOwn(batch[0]!, decidedOf(batch[0]!));
       await store.apply(batch);
       await store.apply(batch);
       expect(await store.followers('user:c', undefined, 10)).toEqual(['timeline:r', 'timeline:s']);

@@ -80,17 +80,17 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
     if (last) this.applied.advanceTo(last.position);
   }
 
-  async applyOwn(event: RecordedEvent): Promise<void> {
-    this.applyOne(event);
+  async applyOwn(event: RecordedEvent, decided: FeedLogEvent): Promise<void> {
+    this.applyOne(event, decided);
     this.appliedCount++;
   }
 
-  private applyOne(record: RecordedEvent): void {
+  private applyOne(record: RecordedEvent, decided?: FeedLogEvent): void {
     // The type and the revision are checked before decoding: other services' events, and the
     // service's own events coming back from the log, are skipped without it (a batch of
     // 10,000 follows takes milliseconds to decode).
     if (!this.eventTypes.has(record.type) || !this.revisions.isNext(record)) return;
-    const event = feedEvents.decode(record);
+    const event = decided ?? feedEvents.decode(record);
     if (event && this.revisions.claim(record)) this.evolveLogged(event, record.position);
   }
 }

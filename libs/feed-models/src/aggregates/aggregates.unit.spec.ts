@@ -157,7 +157,8 @@ describe('a batch of follows', () => {
     const random = seededRandom(9);
     const feed = (group: string, count: number) => `${group}:${Math.floor(random() * count)}` as FeedId;
     for (let round = 0; round < 200; round++) {
-      const follows = Array.from({ length: 1 + Math.floor(random() * 60) }, () => [feed('timeline', 8), feed('user', 8)] as [FeedId, FeedId]);
+      // Up to 20 targets per follower: past the few a follower's list holds before it becomes a set.
+      const follows = Array.from({ length: 1 + Math.floor(random() * 120) }, () => [feed('timeline', 5), feed('user', 20)] as [FeedId, FeedId]);
       const following = follows.map(() => random() < 0.3);
       const seen = new Set<string>();
       const expected = follows.filter(([follower, target], index) => {

@@ -48,20 +48,41 @@ export function evolveFollowEdge(_following: boolean, event: FollowEdgeEvent): b
 export function decideFollowMany(command: FollowManyCommand, following: readonly boolean[]): FeedsFollowed[] {
   const { id, time, follows: items } = command.data;
   // Per follower, the targets seen so far: no key is built per edge.
-  const seen = new Map<FeedId, Set<FeedId>>();
+  const seen = new Map<FeedId, TargetsSeen>();
   const follows: Array<[FeedId, FeedId]> = [];
   for (let index = 0; index < items.length; index++) {
     const item = items[index]!;
-    const [follower, target] = item;
+    const follower = item[0];
+    const target = item[1];
     if (follower === target) throw new FeedmillError('invalid_request', `follows[${index}].target: a feed cannot follow itself`, `follows[${index}].target`);
-    let targets = seen.get(follower);
-    if (!targets) seen.set(follower, (targets = new Set()));
-    else if (targets.has(target)) continue;
-    targets.add(target);
+    if (seenBefore(seen, follower, target)) continue;
     if (!following[index]) follows.push(item);
   }
   if (follows.length === 0) return [];
   const event: FeedsFollowed = { type: 'FeedsFollowed', data: { id, time, follows } };
   assertBatchFits(followBatchBytes(event.data), follows.length, 'follows');
   return [event];
+}
+
+/** A follower's targets in a batch: a short list, and a set once there are more than {@link LISTED_TARGETS}. */
+type TargetsSeen = FeedId[] | Set<FeedId>;
+/** An import's readers follow a handful of feeds each: a list of these costs less than a set. */
+const LISTED_TARGETS = 8;
+
+/** Whether the batch named this edge before; remembers it when not. */
+function seenBefore(seen: Map<FeedId, TargetsSeen>, follower: FeedId, target: FeedId): boolean {
+  const targets = seen.get(follower);
+  if (targets === undefined) {
+    seen.set(follower, [target]);
+    return false;
+  }
+  if (!Array.isArray(targets)) {
+    if (targets.has(target)) return true;
+    targets.add(target);
+    return false;
+  }
+  if (targets.includes(target)) return true;
+  if (targets.length < LISTED_TARGETS) targets.push(target);
+  else seen.set(follower, new Set(targets).add(target));
+  return false;
 }

@@ -17,6 +17,9 @@ export interface HttpLoadResult {
   errors: number;
 }
 
+/** How soon autocannon hands over its results once the run is over. */
+const RESULT_TICK_MS = 20;
+
 /**
  * Drives the gateway with autocannon. Each connection asks `next` for its next request, so
  * one run can mix kinds; latencies are kept per kind. Either runs `amount` requests or for
@@ -34,11 +37,15 @@ export async function runHttpLoad(options: {
   const perSecond: Array<Record<string, number>> = [];
   const started = performance.now();
   let done = 0;
+  let lastResponseAt = started;
 
   const instance = autocannon({
     url: options.baseUrl,
     connections: options.connections,
     pipelining: 1,
+    // autocannon hands over its results only at a sample tick (every second by default): a run
+    // of `amount` requests would end up to a second after its last response.
+    sampleInt: RESULT_TICK_MS,
     ...(options.amount === undefined ? { duration: options.seconds ?? 10 } : { amount: options.amount }),
     requests: [
       {
@@ -76,11 +83,13 @@ export async function runHttpLoad(options: {
       stats.failed++;
     }
     done++;
+    lastResponseAt = performance.now();
     if (done % 500 === 0) options.onProgress?.(done);
   });
   const result = await instance;
   options.onProgress?.(done);
-  const seconds = (performance.now() - started) / 1000;
+  // A run of `amount` requests lasts until its last response.
+  const seconds = ((options.amount === undefined ? performance.now() : lastResponseAt) - started) / 1000;
   for (let i = 0; i < perSecond.length; i++) perSecond[i] ??= {};
   // The last second is only partly covered: left in, it would read as a drop.
   if (perSecond.length > Math.floor(seconds)) perSecond.length = Math.floor(seconds);

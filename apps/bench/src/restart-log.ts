@@ -28,7 +28,7 @@ export async function writeWorkloadLog(dir: string, workload: Workload, events: 
     for (const edges of importBatches(workload.edges)) {
       const follows = edges.map(([reader, producer]): [FeedId, FeedId] => [workload.readers[reader] as FeedId, workload.producers[producer] as FeedId]);
       const id = randomUUID();
-      for (const event of decideFollowMany({ type: 'FollowMany', data: { id, time: new Date(START_MS).toISOString(), follows } }, () => false)) {
+      for (const event of decideFollowMany({ type: 'FollowMany', data: { id, time: new Date(START_MS).toISOString(), follows } }, new Array<boolean>(follows.length).fill(false))) {
         await log.appendToStream(followsImportStream(id), [feedEvents.encode(event)]);
         followImports++;
       }

@@ -1,7 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { feedConfigSchema, type FeedId } from '@feedmill/contracts';
 import { loadFeedConfig } from './feed-config-file.js';
+import { FeedGroups } from './feed-groups.js';
 import { loadRuntimeConfig } from './runtime-config.js';
 
 describe('configuration', () => {
@@ -23,5 +25,30 @@ describe('configuration', () => {
     writeFileSync(path, '{ not json');
     expect(() => loadFeedConfig(path)).toThrow(/cannot read it as JSON/);
     expect(loadFeedConfig(undefined).groups['user']).toEqual({ kind: 'producer' });
+  });
+
+  it('tells a feed’s group by its whole name, even where one group’s name starts another’s', () => {
+    const config = feedConfigSchema.parse({
+      groups: {
+        time: { kind: 'producer' },
+        timeline: { kind: 'timeline', model: 'ring', cap: 50 },
+        hot: { kind: 'timeline', model: 'cache', cap: 20, relevancy: true, inactivityMinutes: 2 },
+        cold: { kind: 'timeline', model: 'pull', cap: 10 },
+      },
+    });
+    const groups = new FeedGroups(config);
+    const groupOf = (feed: string) => config.groups[feed.slice(0, feed.indexOf(':'))];
+    const expected = (feed: string) => {
+      const group = groupOf(feed);
+      if (group?.kind !== 'timeline') return { model: 'pull', cap: 0, inactivityMs: 0 };
+      const { model, cap, inactivityMinutes, bucketMinutes, bucketSize, embed, relevancy } = group;
+      return { model, cap, inactivityMs: inactivityMinutes * 60_000, bucketMs: bucketMinutes * 60_000, bucketSize, embed, relevancy };
+    };
+    for (const feed of ['time:x', 'timeline:x', 'timelines:x', 'timeline:time', 'hot:a', 'ho:t', 'cold:c', 'nogroup:z', 'time:line'] as FeedId[]) {
+      expect({ feed, policy: groups.timelinePolicyOf(feed) }).toEqual({ feed, policy: expected(feed) });
+      expect({ feed, timeline: groups.isTimeline(feed) }).toEqual({ feed, timeline: groupOf(feed)?.kind === 'timeline' });
+      expect({ feed, kind: groups.kindOfFeed(feed) }).toEqual({ feed, kind: groupOf(feed)?.kind });
+    }
+    expect(groups.timelinePolicyOf('timeline:a')).toBe(groups.timelinePolicyOf('timeline:b'));
   });
 });

@@ -1,5 +1,8 @@
-import { FeedmillError, feedGroup, type FeedConfig, type FeedId } from '@feedmill/contracts';
+import { FeedmillError, type FeedConfig, type FeedId } from '@feedmill/contracts';
 import type { TimelinePolicy } from '@feedmill/stores';
+
+/** What a feed of no timeline group stores: nothing. */
+const NO_TIMELINE: TimelinePolicy = Object.freeze({ model: 'pull', cap: 0, inactivityMs: 0 });
 
 /** Answers questions about feed groups from the config. */
 export class FeedGroups {
@@ -9,8 +12,31 @@ export class FeedGroups {
    */
   readonly fingerprint: string;
 
+  /**
+   * Each group's `group:`, kind and timeline policy. Imports and fan-out ask about a feed's
+   * group several times per follow: a prefix test slices no string and looks up no key, and
+   * the policy is made once.
+   */
+  private readonly byPrefix: ReadonlyArray<{ prefix: string; kind: 'producer' | 'timeline'; policy: TimelinePolicy }>;
+
   constructor(readonly config: FeedConfig) {
     this.fingerprint = JSON.stringify(Object.entries(config.groups).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    this.byPrefix = Object.entries(config.groups).map(([group, groupConfig]) => ({
+      prefix: `${group}:`,
+      kind: groupConfig.kind,
+      policy:
+        groupConfig.kind === 'timeline'
+          ? Object.freeze({
+              model: groupConfig.model,
+              cap: groupConfig.cap,
+              inactivityMs: groupConfig.inactivityMinutes * 60_000,
+              bucketMs: groupConfig.bucketMinutes * 60_000,
+              bucketSize: groupConfig.bucketSize,
+              embed: groupConfig.embed,
+              relevancy: groupConfig.relevancy,
+            })
+          : NO_TIMELINE,
+    }));
   }
 
   /** Throws `unknown_group` (404) for a group the config does not declare. */
@@ -20,27 +46,28 @@ export class FeedGroups {
     return config.kind;
   }
 
+  /** The kind of a feed's group; undefined for a group the config does not declare. */
+  kindOfFeed(feed: FeedId): 'producer' | 'timeline' | undefined {
+    return this.groupOf(feed)?.kind;
+  }
+
   isTimeline(feed: FeedId): boolean {
-    return this.config.groups[feedGroup(feed)]?.kind === 'timeline';
+    return this.groupOf(feed)?.kind === 'timeline';
   }
 
   capOf(feed: FeedId): number {
     return this.timelinePolicyOf(feed).cap;
   }
 
-  /** How a reader's timeline is stored; a feed of no timeline group stores nothing. */
+  /** How a reader's timeline is stored (the same object for every feed of a group); a feed of no timeline group stores nothing. */
   timelinePolicyOf(feed: FeedId): TimelinePolicy {
-    const config = this.config.groups[feedGroup(feed)];
-    if (config?.kind !== 'timeline') return { model: 'pull', cap: 0, inactivityMs: 0 };
-    return {
-      model: config.model,
-      cap: config.cap,
-      inactivityMs: config.inactivityMinutes * 60_000,
-      bucketMs: config.bucketMinutes * 60_000,
-      bucketSize: config.bucketSize,
-      embed: config.embed,
-      relevancy: config.relevancy,
-    };
+    return this.groupOf(feed)?.policy ?? NO_TIMELINE;
+  }
+
+  private groupOf(feed: FeedId): { kind: 'producer' | 'timeline'; policy: TimelinePolicy } | undefined {
+    // A group name has no colon: `group:` starts a feed exactly when it is the feed's group.
+    for (const group of this.byPrefix) if (feed.startsWith(group.prefix)) return group;
+    return undefined;
   }
 }
 

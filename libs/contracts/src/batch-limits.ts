@@ -34,7 +34,10 @@ export function jsonBytes(value: unknown): number {
  */
 export function followBatchBytes(batch: { id: string; time: string; follows: ReadonlyArray<readonly [string, string]> }): number {
   let bytes = '{"id":"","time":"","follows":[]}'.length + batch.id.length + batch.time.length + Math.max(0, batch.follows.length - 1);
-  for (const [follower, target] of batch.follows) bytes += follower.length + target.length + '["",""]'.length;
+  for (let index = 0; index < batch.follows.length; index++) {
+    const pair = batch.follows[index]!;
+    bytes += pair[0].length + pair[1].length + '["",""]'.length;
+  }
   return bytes;
 }
 

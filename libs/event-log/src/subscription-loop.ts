@@ -93,13 +93,17 @@ export function bufferedSubscription(
   const pump = (async () => {
     const stream = await source.open(from);
     closeStream = stream.close;
-    if (stopped) return stream.close();
+    // Stopped while it opened: closed now, and its events still iterated (they end at once): a
+    // JetStream consumer's close completes only once its iterator has ended.
+    const closed = stopped ? stream.close() : undefined;
     for await (const event of stream.events) {
+      if (stopped) break;
       buffer.push(event);
       wake();
       while (buffer.length > 8192 && !stopped) await new Promise<void>((resolve) => waiters.add(resolve));
       if (stopped) break;
     }
+    await closed;
   })().catch(() => undefined);
 
   const subscription = runSubscription(

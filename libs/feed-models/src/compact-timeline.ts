@@ -4,6 +4,8 @@ import type { StoredTimeline } from './timeline-read.js';
 
 /** Room a new timeline starts with: 16 handles fit the 64 bytes V8 keeps inside the heap object. */
 const INITIAL_CAPACITY = 16;
+/** What every timeline holds before its first entry: an import makes tens of thousands of empty ones. */
+const NO_HANDLES = new Int32Array(0);
 
 /**
  * A reader's newest timeline entries, at most `cap` of them (seed 002's capped cache), as
@@ -30,7 +32,7 @@ export class CompactTimeline implements StoredTimeline {
    * end is reached, and never grows past the cap and a slack of an eighth of it, so that a
    * full timeline compacts once per that many inserts.
    */
-  private handles = new Int32Array(0);
+  private handles: Int32Array = NO_HANDLES;
   private start = 0;
   private end = 0;
   private floorHandle: ActivityHandle = NO_HANDLE;
@@ -111,8 +113,9 @@ export class CompactTimeline implements StoredTimeline {
    * given: below it the timeline no longer knows everything, and the pull path takes over.
    */
   mergeFeed(recent: readonly ActivityHandle[], exhausted: boolean): void {
-    const oldest = recent[recent.length - 1];
-    if (!exhausted && oldest !== undefined) this.raiseFloor(oldest);
+    // Most follows of an import bring nothing; and `recent[-1]` would be a slow lookup of a named property.
+    if (recent.length === 0) return;
+    if (!exhausted) this.raiseFloor(recent[recent.length - 1]!);
     for (const handle of recent) this.insert(handle);
   }
 
@@ -155,7 +158,7 @@ export class CompactTimeline implements StoredTimeline {
     for (let index = this.start; index < this.end; index++) this.table.release(this.handles[index]!);
     if (this.floorHandle !== NO_HANDLE) this.table.release(this.floorHandle);
     this.floorHandle = NO_HANDLE;
-    this.handles = new Int32Array(0);
+    this.handles = NO_HANDLES;
     this.start = this.end = 0;
     this.newestMs = this.floorMs = -Infinity;
   }

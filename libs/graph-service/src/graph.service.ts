@@ -39,16 +39,15 @@ export class GraphService extends ProjectedService {
    * comes after the batch, which found the edge there.
    */
   async followMany(request: FollowManyRequest): Promise<number> {
-    for (const [index, [follower]] of request.follows.entries()) {
+    for (let index = 0; index < request.follows.length; index++) {
+      const follower = request.follows[index]![0];
       if (!this.groups.isTimeline(follower)) {
         throw new FeedmillError('group_cannot_follow', `follows[${index}].source: ${follower} is not a timeline feed; only timeline feeds follow`, `follows[${index}].source`);
       }
     }
     await this.writer.decideWithRetry(async () => {
-      // One after another: 10,000 lookups at once would hold 10,000 promises alive for nothing.
-      const following = new Set<string>();
-      for (const [follower, target] of request.follows) if (await this.store.isFollowing(follower, target)) following.add(`${follower}|${target}`);
-      const events = decideFollowMany({ type: 'FollowMany', data: request }, (follower, target) => following.size > 0 && following.has(`${follower}|${target}`));
+      const following = await this.store.followingEach(request.follows);
+      const events = decideFollowMany({ type: 'FollowMany', data: request }, following);
       for (const event of events) await this.writer.append(streamOf(event), event);
     });
     return request.follows.length;

@@ -49,13 +49,16 @@ export class ProjectionWriter {
     this.queued.set(stream, mine);
     const durable = appended
       .then((result) =>
-        this.projection.applyOwn({
-          stream,
-          revision: result.nextExpectedVersion,
-          position: result.position,
-          ...encoded,
-          recordedAt: new Date().toISOString(),
-        }),
+        this.projection.applyOwn(
+          {
+            stream,
+            revision: result.nextExpectedVersion,
+            position: result.position,
+            ...encoded,
+            recordedAt: new Date().toISOString(),
+          },
+          event,
+        ),
       )
       .finally(() => {
         // The last queued append of the stream is applied (or failed): decide on the projection again.

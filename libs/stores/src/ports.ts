@@ -1,17 +1,18 @@
-import type { Activity, DeliverReply, DeliverRequest, FeedId, SortKey, TimelineModel } from '@feedmill/contracts';
+import type { Activity, DeliverReply, DeliverRequest, FeedId, FeedLogEvent, SortKey, TimelineModel } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { PullPath, TimelinePage } from '@feedmill/feed-models';
 
 /**
  * A projection fed from the log. `apply` takes events in log order and records the last
  * position; `applyOwn` takes an event its service just appended, so the writer reads its
- * own write at once. Both skip events already applied.
+ * own write at once, with the event as decided (typed, in today's shape: it is not decoded
+ * from the record again). Both skip events already applied.
  */
 export interface Projection {
   readonly name: string;
   position(): Promise<number>;
   apply(events: readonly RecordedEvent[]): Promise<void>;
-  applyOwn(event: RecordedEvent): Promise<void>;
+  applyOwn(event: RecordedEvent, decided: FeedLogEvent): Promise<void>;
   /** Resolves once the projection has applied `position` (rejects after a timeout). */
   reach(position: number | undefined): Promise<void>;
 }
@@ -31,6 +32,8 @@ export interface ContentStore extends Projection {
 export interface GraphStore extends Projection {
   streamRevision(stream: string): Promise<number>;
   isFollowing(follower: FeedId, target: FeedId): Promise<boolean>;
+  /** Whether each follower follows its target, in the order asked: an import's 10,000 edges in one lookup. */
+  followingEach(edges: ReadonlyArray<readonly [FeedId, FeedId]>): Promise<boolean[]>;
   /** Followers of `feed` in id order, after `after`. */
   followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
   following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;

@@ -141,6 +141,14 @@ export function describeEventLogContract(name: string, factory: EventLogContract
       await subscription.stop();
     });
 
+    it('stops a subscription at once, even one stopped as soon as it is made', async () => {
+      await log.appendToStream('s', [event(1)]);
+      for (let i = 0; i < 5; i++) await log.subscribeToAll({ from: 0, onEvents: () => undefined }).stop();
+      const { done, subscription } = collect(log, 0, (seen) => seen.length >= 1);
+      await done;
+      await subscription.stop();
+    });
+
     it('resumes a consumer from its saved checkpoint', async () => {
       expect(await log.loadCheckpoint('projector')).toBeUndefined();
       const first = await log.appendToStream('x', [event(1), event(2)]);

@@ -2,6 +2,7 @@ import { eventItems, MAX_BATCH_BYTES, type Activity, type FeedId } from '@feedmi
 import { activityIdOf, decideActivity, decideAddActivities, evolveActivity, foreignIdKey, isActivityEvent, type ActivityCommand, type AddActivitiesCommand } from './activity.js';
 import { decideFollowEdge, decideFollowMany, evolveFollowEdge, isFollowEdgeEvent, type FollowManyCommand } from './follow-edge.js';
 import { streamOf } from './streams.js';
+import { seededRandom } from '../testing.js';
 
 const add = {
   type: 'AddActivity',
@@ -141,8 +142,7 @@ describe('a batch of follows', () => {
   const command = (...follows: Array<[FeedId, FeedId]>): FollowManyCommand => ({ type: 'FollowMany', data: { id: 'batch-2', time: 't', follows } });
 
   it('records each new edge once, in one event whose items are the single follows', () => {
-    const existing = new Set(['timeline:a|user:x']);
-    const events = decideFollowMany(command(['timeline:a', 'user:b'], ['timeline:a', 'user:x'], ['timeline:c', 'user:b'], ['timeline:a', 'user:b']), (f, t) => existing.has(`${f}|${t}`));
+    const events = decideFollowMany(command(['timeline:a', 'user:b'], ['timeline:a', 'user:x'], ['timeline:c', 'user:b'], ['timeline:a', 'user:b']), [false, true, false, false]);
     expect(events).toEqual([{ type: 'FeedsFollowed', data: { id: 'batch-2', time: 't', follows: [['timeline:a', 'user:b'], ['timeline:c', 'user:b']] } }]);
     expect(streamOf(events[0]!)).toBe('import-follows-batch-2');
     const items = events.flatMap(eventItems);
@@ -153,12 +153,32 @@ describe('a batch of follows', () => {
     for (const event of items) expect(isFollowEdgeEvent(event) && evolveFollowEdge(false, event)).toBe(true);
   });
 
+  it('records what a set of edge keys says is new, first occurrences in order, for random batches', () => {
+    const random = seededRandom(9);
+    const feed = (group: string, count: number) => `${group}:${Math.floor(random() * count)}` as FeedId;
+    for (let round = 0; round < 200; round++) {
+      // Up to 20 targets per follower: past the few a follower's list holds before it becomes a set.
+      const follows = Array.from({ length: 1 + Math.floor(random() * 120) }, () => [feed('timeline', 5), feed('user', 20)] as [FeedId, FeedId]);
+      const following = follows.map(() => random() < 0.3);
+      const seen = new Set<string>();
+      const expected = follows.filter(([follower, target], index) => {
+        const key = `${follower}|${target}`;
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return !following[index];
+      });
+      const events = decideFollowMany(command(...follows), following);
+      expect(events.flatMap((event) => event.data.follows)).toEqual(expected);
+      expect(events).toHaveLength(expected.length === 0 ? 0 : 1);
+    }
+  });
+
   it('records nothing when every edge exists', () => {
-    expect(decideFollowMany(command(['timeline:a', 'user:b']), () => true)).toEqual([]);
+    expect(decideFollowMany(command(['timeline:a', 'user:b']), [true])).toEqual([]);
   });
 
   it('refuses a feed following itself, naming the item', () => {
-    expect(() => decideFollowMany(command(['timeline:a', 'user:b'], ['timeline:a', 'timeline:a']), () => false)).toThrow(
+    expect(() => decideFollowMany(command(['timeline:a', 'user:b'], ['timeline:a', 'timeline:a']), [false, false])).toThrow(
       expect.objectContaining({ code: 'invalid_request', field: 'follows[1].target' }),
     );
   });
@@ -166,6 +186,6 @@ describe('a batch of follows', () => {
   it('refuses a batch whose event would not fit the log', () => {
     const long = 'x'.repeat(120);
     const follows = Array.from({ length: 4_000 }, (_, i) => [`timeline:${long}${i}`, `user:${long}${i}`] as [FeedId, FeedId]);
-    expect(() => decideFollowMany(command(...follows), () => false)).toThrow(expect.objectContaining({ code: 'payload_too_large', field: 'follows' }));
+    expect(() => decideFollowMany(command(...follows), follows.map(() => false))).toThrow(expect.objectContaining({ code: 'payload_too_large', field: 'follows' }));
   });
 });

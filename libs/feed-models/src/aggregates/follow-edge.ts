@@ -21,7 +21,8 @@ export type FollowEdgeCommand =
 /** Many follows, of many followers, decided together and recorded as one event: an import. */
 export interface FollowManyCommand {
   type: 'FollowMany';
-  data: { id: string; time: string; follows: ReadonlyArray<readonly [FeedId, FeedId]> };
+  /** The pairs that are new become the event's own: they are not copied. */
+  data: { id: string; time: string; follows: ReadonlyArray<[FeedId, FeedId]> };
 }
 
 export function decideFollowEdge(command: FollowEdgeCommand, following: boolean): FollowEdgeEvent[] {
@@ -38,24 +39,50 @@ export function evolveFollowEdge(_following: boolean, event: FollowEdgeEvent): b
 
 /**
  * Decides each follow of a batch by {@link decideFollowEdge}'s rules: a feed may not follow
- * itself (refused, naming the item), and an edge that exists (`following` says so), or that
- * the batch names twice, is recorded once or not at all. The new edges make one
- * `FeedsFollowed` (none when nothing is new). Refuses a batch whose event would not fit the
- * log. The rules are applied here rather than by calling it per item: a batch holds 10,000.
+ * itself (refused, naming the item), and an edge that exists (`following[i]` says so for
+ * item i), or that the batch names twice, is recorded once or not at all. The new edges
+ * make one `FeedsFollowed` (none when nothing is new). Refuses a batch whose event would
+ * not fit the log. The rules are applied here rather than by calling it per item: a batch
+ * holds 10,000.
  */
-export function decideFollowMany(command: FollowManyCommand, following: (follower: FeedId, target: FeedId) => boolean): FeedsFollowed[] {
-  const { id, time } = command.data;
-  const seen = new Set<string>();
+export function decideFollowMany(command: FollowManyCommand, following: readonly boolean[]): FeedsFollowed[] {
+  const { id, time, follows: items } = command.data;
+  // Per follower, the targets seen so far: no key is built per edge.
+  const seen = new Map<FeedId, TargetsSeen>();
   const follows: Array<[FeedId, FeedId]> = [];
-  for (const [index, [follower, target]] of command.data.follows.entries()) {
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!;
+    const follower = item[0];
+    const target = item[1];
     if (follower === target) throw new FeedmillError('invalid_request', `follows[${index}].target: a feed cannot follow itself`, `follows[${index}].target`);
-    const edge = `${follower}|${target}`;
-    if (seen.has(edge)) continue;
-    seen.add(edge);
-    if (!following(follower, target)) follows.push([follower, target]);
+    if (seenBefore(seen, follower, target)) continue;
+    if (!following[index]) follows.push(item);
   }
   if (follows.length === 0) return [];
   const event: FeedsFollowed = { type: 'FeedsFollowed', data: { id, time, follows } };
   assertBatchFits(followBatchBytes(event.data), follows.length, 'follows');
   return [event];
+}
+
+/** A follower's targets in a batch: a short list, and a set once there are more than {@link LISTED_TARGETS}. */
+type TargetsSeen = FeedId[] | Set<FeedId>;
+/** An import's readers follow a handful of feeds each: a list of these costs less than a set. */
+const LISTED_TARGETS = 8;
+
+/** Whether the batch named this edge before; remembers it when not. */
+function seenBefore(seen: Map<FeedId, TargetsSeen>, follower: FeedId, target: FeedId): boolean {
+  const targets = seen.get(follower);
+  if (targets === undefined) {
+    seen.set(follower, [target]);
+    return false;
+  }
+  if (!Array.isArray(targets)) {
+    if (targets.has(target)) return true;
+    targets.add(target);
+    return false;
+  }
+  if (targets.includes(target)) return true;
+  if (targets.length < LISTED_TARGETS) targets.push(target);
+  else seen.set(follower, new Set(targets).add(target));
+  return false;
 }

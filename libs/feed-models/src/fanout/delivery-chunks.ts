@@ -22,16 +22,18 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
     current.push(delivery);
     bytes += size;
   };
-  for (const delivery of deliveries) {
+  for (let index = 0; index < deliveries.length; index++) {
+    const delivery = deliveries[index]!;
     if (delivery.kind === 'insert' || delivery.kind === 'remove' || delivery.kind === 'bump') {
       const payload = delivery.kind === 'remove' ? delivery.id.length : approximateBytes(delivery.activity);
       for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {
         const readers = delivery.readers.slice(start, start + MAX_READERS_PER_DELIVERY);
         push({ ...delivery, readers }, payload + readers.length * 40);
       }
-    } else if (delivery.kind === 'follow') {
+    } else if (delivery.kind === 'follow' && delivery.recent.length > 0) {
       for (const { piece, bytes } of splitFollow(delivery)) push(piece, bytes);
     } else {
+      // An unfollow, or a follow with nothing to backfill (most of an import's).
       push(delivery, 100);
     }
   }
@@ -58,5 +60,5 @@ function splitFollow(delivery: FollowDelivery): Array<{ piece: FollowDelivery; b
     pieces.push({ piece: { ...delivery, recent: delivery.recent.slice(start, end), exhausted: pieces.length === 0 ? delivery.exhausted : true }, bytes });
     end = start;
   }
-  return pieces.length > 0 ? pieces : [{ piece: delivery, bytes: 100 }];
+  return pieces;
 }

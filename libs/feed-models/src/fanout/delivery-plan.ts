@@ -1,4 +1,4 @@
-import type { Activity, FeedEvent, FeedId, PositionedEvent, TimelineDelivery, TimelineOrder } from '@feedmill/contracts';
+import type { Activity, FeedEvent, FeedFollowed, FeedId, PositionedEvent, TimelineDelivery, TimelineOrder } from '@feedmill/contracts';
 import type { FollowerIndex } from './follower-index.js';
 
 /**
@@ -18,6 +18,9 @@ export interface PlanLookups {
   follows(follower: FeedId, target: FeedId, atLeast: number): Promise<boolean>;
 }
 
+/** The backfill of a feed that never had an activity, one for all of them: nothing may add to it. */
+const NOTHING_TO_BACKFILL: Activity[] = Object.freeze([]) as never;
+
 /**
  * Turns a batch of log events into timeline deliveries, in log order: posts and removals go
  * to the author's followers, a follow merges the target's newest activities into the
@@ -31,42 +34,57 @@ export interface PlanLookups {
  */
 export async function planDeliveries(events: readonly PositionedEvent[], followers: FollowerIndex, lookups: PlanLookups): Promise<TimelineDelivery[]> {
   const atLeast = events[events.length - 1]?.position ?? 0;
-  const parsed = events.map((e) => e.event);
   const asOf = followers.inBatch();
-  // A follow of a feed that never had an activity has nothing to backfill: content is not asked.
-  const nothingToBackfill = new Set<number>();
-  const readersAt = parsed.map((event, index) => {
-    asOf.apply(event);
-    if (event.type === 'FeedFollowed' && !asOf.hasHadActivities(event.data.target)) nothingToBackfill.add(index);
+  // One walk of the batch, allocating nothing for an event that needs nothing: an import is
+  // one batch of 10,000 follows.
+  const readersAt: Array<FeedId[] | undefined> = new Array(events.length);
+  /** Per follow by a timeline: what its target held (its backfill). */
+  const backfills: Array<Activity[] | undefined> = new Array(events.length);
+  /** Indexes of the follows whose backfill content is asked for. */
+  const backfilled: number[] = [];
+  const bumpedIds: string[] = [];
+  // Only activities read the batch's own changes: those after the last one change nothing
+  // planned here (a batch of an import's follows has none), and are not tracked.
+  let lastActivity = events.length - 1;
+  while (lastActivity >= 0 && authorOf(events[lastActivity]!.event) === undefined) lastActivity--;
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index]!.event;
+    if (index <= lastActivity) asOf.apply(event);
+    if (event.type === 'FeedFollowed') {
+      if (!lookups.isTimeline(event.data.follower)) continue;
+      // A follow of a feed that never had an activity has nothing to backfill: content is not asked.
+      if (asOf.hasHadActivities(event.data.target)) backfilled.push(index);
+      else backfills[index] = NOTHING_TO_BACKFILL;
+      continue;
+    }
+    if (event.type === 'ActivityBumped') bumpedIds.push(event.data.id);
     const author = authorOf(event);
-    return author === undefined ? [] : asOf.followersOf(author);
-  });
-  const bumpedIds = parsed.flatMap((event) => (event.type === 'ActivityBumped' ? [event.data.id] : []));
+    if (author !== undefined) readersAt[index] = asOf.followersOf(author);
+  }
   // Every lookup of the batch at once (over a network they would otherwise add up one round
   // trip at a time). All settle before a failure fails the batch: none is left running (or
   // rejecting unheard) while the batch is retried.
-  const backfills = new Map<number, Activity[]>();
   const bumped = new Map<string, Activity>();
   const settled = await Promise.allSettled([
     (async () => {
       if (bumpedIds.length > 0) for (const activity of await lookups.activities(bumpedIds, atLeast)) bumped.set(activity.id, activity);
     })(),
-    ...parsed.map(async (event, index) => {
-      if (event.type !== 'FeedFollowed' || !lookups.isTimeline(event.data.follower)) return;
-      if (nothingToBackfill.has(index)) return void backfills.set(index, []);
-      const { follower, target } = event.data;
+    ...backfilled.map(async (index) => {
+      const { position, event } = events[index]!;
+      const { follower, target } = (event as FeedFollowed).data;
       // One more than the cap tells whether the target has older activities than these. The
       // reader's order, not the target's: a relevancy timeline needs the newest by relevance,
       // or an old but bumped activity would fall below the floor and out of every page.
       const limit = lookups.capOf(follower) + 1;
-      backfills.set(index, await lookups.recent(target, limit, atLeast, events[index]!.position, lookups.orderOf(follower)));
+      backfills[index] = await lookups.recent(target, limit, atLeast, position, lookups.orderOf(follower));
     }),
   ]);
   const failed = settled.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
 
   const deliveries: TimelineDelivery[] = [];
-  for (const [index, event] of parsed.entries()) {
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index]!.event;
     switch (event.type) {
       case 'ActivityAdded': {
         const readers = readersAt[index]!;
@@ -87,8 +105,8 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
       }
       case 'FeedFollowed': {
         const { follower, target } = event.data;
-        if (!lookups.isTimeline(follower)) break;
-        const recent = backfills.get(index)!;
+        const recent = backfills[index];
+        if (recent === undefined) break; // not a timeline
         deliveries.push({ kind: 'follow', reader: follower, target, recent, exhausted: recent.length <= lookups.capOf(follower) });
         break;
       }

@@ -119,7 +119,8 @@ export class FollowerIndex {
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     if (!this.keeps(follower)) return;
-    if (evolveFollowEdge(this.follows(follower, target), event)) this.runs.add(this.targetNumberOf(target), this.followerNumberOf(follower));
+    // The edge's state before does not change the outcome (adding is idempotent): no lookup first.
+    if (evolveFollowEdge(false, event)) this.runs.add(this.targetNumberOf(target), this.followerNumberOf(follower));
     else {
       const to = this.targetNumbers.get(target);
       const from = this.followerNumbers.get(follower);

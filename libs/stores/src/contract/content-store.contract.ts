@@ -1,6 +1,6 @@
 import { activitiesImportStream, activityStream, relevanceKeyOf } from '@feedmill/contracts';
 import type { ContentStore } from '../ports.js';
-import { activityAt, recordEvents } from './recorded.js';
+import { activityAt, decidedOf, recordEvents } from './recorded.js';
 
 const activity = activityAt;
 
@@ -34,14 +34,14 @@ export function describeContentStoreContract(name: string, create: () => Promise
       const once = await snapshot();
       expect(once).toEqual({ recent: ['c1', 'a2', 'b1', 'b2'], foreign: 'a2', got: ['a2', 'c1'], position: 6, revisions: [2, -1] });
       await store.apply(events);
-      for (const event of events) await store.applyOwn(event);
+      for (const event of events) await store.applyOwn(event, decidedOf(event));
       expect(await snapshot()).toEqual(once);
     });
 
     it('applies its own event at once without moving its position, and never one that skips a revision', async () => {
-      await store.applyOwn(events[2]!);
+      await store.applyOwn(events[2]!, decidedOf(events[2]!));
       expect(await store.get(['a2'])).toEqual([]);
-      await store.applyOwn(events[0]!);
+      await store.applyOwn(events[0]!, decidedOf(events[0]!));
       expect((await store.get(['a1'])).map((a) => a.id)).toEqual(['a1']);
       expect(await store.position()).toBe(0);
     });
@@ -79,7 +79,7 @@ export function describeContentStoreContract(name: string, create: () => Promise
         [[activitiesImportStream('b1'), { type: 'ActivitiesAdded', data: { id: 'b1', activities: [activity('i1', 'user:a', 5, { foreignId: 'g' }), activity('i2', 'user:c', 6)] } }]],
         7,
       );
-      await store.applyOwn(batch!);
+      await store.applyOwn(batch!, decidedOf(batch!));
       expect((await store.get(['i1', 'i2'])).map((a) => a.id).sort()).toEqual(['i1', 'i2']);
       expect((await store.byForeignId('user:a', 'g'))?.id).toBe('i1');
       await store.apply([batch!]);

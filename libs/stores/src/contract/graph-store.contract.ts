@@ -1,6 +1,6 @@
 import { followsImportStream, followStream } from '@feedmill/contracts';
 import type { GraphStore } from '../ports.js';
-import { recordEvents } from './recorded.js';
+import { decidedOf, recordEvents } from './recorded.js';
 
 const events = recordEvents([
   [followStream('timeline:r'), { type: 'FeedFollowed', data: { follower: 'timeline:r', target: 'user:a', time: 't' } }],
@@ -29,6 +29,8 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.counts('timeline:r')).toEqual({ followers: 0, following: 1 });
       expect(await store.isFollowing('timeline:r', 'user:b')).toBe(false);
       expect(await store.isFollowing('timeline:s', 'user:a')).toBe(true);
+      expect(await store.followingEach([['timeline:r', 'user:b'], ['timeline:s', 'user:a'], ['timeline:x', 'user:a'], ['timeline:r', 'user:a'], ['timeline:s', 'user:a']])).toEqual([false, true, false, true, true]);
+      expect(await store.followingEach([])).toEqual([]);
       expect(await store.streamRevision(followStream('timeline:r'))).toBe(2);
       expect(await store.position()).toBe(5);
     });
@@ -37,7 +39,7 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       await store.apply(events);
       const follows: Array<['timeline:r' | 'timeline:s', 'user:a' | 'user:c']> = [['timeline:r', 'user:c'], ['timeline:s', 'user:c'], ['timeline:r', 'user:a']];
       const batch = recordEvents([[followsImportStream('b1'), { type: 'FeedsFollowed', data: { id: 'b1', time: 't', follows } }]], 6);
-      await store.applyOwn(batch[0]!);
+      await store.applyOwn(batch[0]!, decidedOf(batch[0]!));
       await store.apply(batch);
       await store.apply(batch);
       expect(await store.followers('user:c', undefined, 10)).toEqual(['timeline:r', 'timeline:s']);

@@ -11,6 +11,11 @@ export function recordEvents(events: Array<[string, FeedLogEvent]>, firstPositio
   });
 }
 
+/** The event a record holds, as its writer decided it: what `applyOwn` is handed with the record. */
+export function decidedOf(record: RecordedEvent): FeedLogEvent {
+  return feedEvents.decode(record)!;
+}
+
 /** An activity posted at a second of 2026-01-01 (UTC). */
 export function activityAt(id: string, feed: FeedId, second: number, extra: Partial<Activity> = {}): Activity {
   return { id, feed, actor: 'a', verb: 'post', object: 'o', time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(), ...extra };

@@ -1,25 +1,21 @@
-import type { FeedEvent, FeedId } from '@feedmill/contracts';
+import type { FeedEvent, FeedId, FeedLogEvent } from '@feedmill/contracts';
 import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
 import { MemoryProjection } from './memory-projection.js';
-import sortedBtree from 'sorted-btree';
-import sortedBtreeBulkLoad from 'sorted-btree/extended/bulkLoad.js';
-
-// A CommonJS module: under Node's ESM loader its class is the `default` of module.exports.
-const BTree = sortedBtree.default;
-type FeedTree = InstanceType<typeof sortedBtree.default<FeedId, true>>;
+import { compareFeeds, SortedFeedSets } from './sorted-feed-sets.js';
 
 /**
- * Follow edges both ways, each side in a B+ tree: sorted for stable paging, and O(log n)
- * to change even for a feed with hundreds of thousands of followers.
+ * Follow edges both ways, each side a sorted set per feed ({@link SortedFeedSets}): sorted
+ * for stable paging, and O(log n) to change even for a feed with hundreds of thousands of
+ * followers.
  */
 export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   readonly name = 'graph';
   protected readonly eventTypes = followEdgeEventTypes;
-  private readonly followersOf = new Map<FeedId, FeedTree>();
-  private readonly followingOf = new Map<FeedId, FeedTree>();
+  private readonly followersOf = new SortedFeedSets();
+  private readonly followingOf = new SortedFeedSets();
 
   /**
    * The edges once, compactly: a sorted table of feed ids, and per target its followers as
@@ -28,38 +24,37 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   protected writeState(writer: SnapshotWriter): void {
     const ids = new Set<FeedId>();
     let edges = 0;
-    for (const [target, followers] of this.followersOf) {
-      if (followers.size === 0) continue;
+    for (const target of this.followersOf.keys()) {
       ids.add(target);
-      for (const follower of followers.keys()) ids.add(follower);
-      edges += followers.size;
+      for (const follower of this.followersOf.members(target)) ids.add(follower);
+      edges += this.followersOf.sizeOf(target);
     }
     const feeds = [...ids].sort(compareFeeds);
     const indexOf = new Map<FeedId, number>();
     feeds.forEach((feed, i) => indexOf.set(feed, i));
     const targets: number[] = [];
-    for (const [target, followers] of this.followersOf) if (followers.size > 0) targets.push(indexOf.get(target)!);
+    for (const target of this.followersOf.keys()) targets.push(indexOf.get(target)!);
     targets.sort((a, b) => a - b);
     const followers = new Uint32Array(targets.length * 2 + edges);
     let at = 0;
     for (const target of targets) {
-      const tree = this.followersOf.get(feeds[target]!)!;
+      const feed = feeds[target]!;
       followers[at++] = target;
-      followers[at++] = tree.size;
-      for (const follower of tree.keys()) followers[at++] = indexOf.get(follower)!;
+      followers[at++] = this.followersOf.sizeOf(feed);
+      for (const follower of this.followersOf.members(feed)) followers[at++] = indexOf.get(follower)!;
     }
     writer.strings(feeds).uint32s(followers);
   }
 
   /**
-   * Targets come in feed order and each one's followers too, so both sides' key lists come
-   * out sorted and every tree is bulk-loaded, in O(edges).
+   * Targets come in feed order and each one's followers too, so both sides' member lists come
+   * out sorted and every set is loaded in one go, in O(edges).
    */
   protected readState(reader: SnapshotReader): () => void {
     const feeds = reader.presentStrings() as FeedId[];
     const followers = reader.uint32s();
     const followingKeys = new Map<number, FeedId[]>();
-    const followersOf = new Map<FeedId, FeedTree>();
+    const followersOf: Array<[FeedId, FeedId[]]> = [];
     const feedAt = (index: number | undefined) => {
       const feed = index === undefined ? undefined : feeds[index];
       if (feed === undefined) throw new SnapshotCorruptError(`feed ${index} of ${feeds.length}`);
@@ -77,11 +72,12 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
         if (!following) followingKeys.set(follower, (following = []));
         following.push(target);
       }
-      followersOf.set(target, treeOfSorted(keys));
+      followersOf.push([target, keys]);
     }
+    // Nothing changes until the whole snapshot has been read: a corrupt one leaves the store empty.
     return () => {
-      for (const [target, tree] of followersOf) this.followersOf.set(target, tree);
-      for (const [follower, keys] of followingKeys) this.followingOf.set(feeds[follower]!, treeOfSorted(keys));
+      for (const [target, keys] of followersOf) this.followersOf.restore(target, keys);
+      for (const [follower, keys] of followingKeys) this.followingOf.restore(feeds[follower]!, keys);
     };
   }
 
@@ -90,54 +86,47 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     // The edge's state before does not change the outcome: no lookup first.
-    if (evolveFollowEdge(false, event)) {
-      treeOf(this.followersOf, target).setIfNotPresent(follower, true);
-      treeOf(this.followingOf, follower).setIfNotPresent(target, true);
-    } else {
-      this.followersOf.get(target)?.delete(follower);
-      this.followingOf.get(follower)?.delete(target);
+    if (evolveFollowEdge(false, event)) this.addEdge(follower, target);
+    else {
+      this.followersOf.delete(target, follower);
+      this.followingOf.delete(follower, target);
     }
   }
 
+  /** An import's items are follows: each pair is added as its `FeedFollowed` would be, with no object made for it. */
+  protected override evolveLogged(event: FeedLogEvent, position: number): void {
+    if (event.type !== 'FeedsFollowed') return super.evolveLogged(event, position);
+    const { follows } = event.data;
+    for (let index = 0; index < follows.length; index++) this.addEdge(follows[index]![0], follows[index]![1]);
+  }
+
+  private addEdge(follower: FeedId, target: FeedId): void {
+    this.followersOf.add(target, follower);
+    this.followingOf.add(follower, target);
+  }
+
   async isFollowing(follower: FeedId, target: FeedId): Promise<boolean> {
-    return this.followingOf.get(follower)?.has(target) ?? false;
+    return this.followingOf.has(follower, target);
+  }
+
+  async followingEach(edges: ReadonlyArray<readonly [FeedId, FeedId]>): Promise<boolean[]> {
+    const following = new Array<boolean>(edges.length);
+    for (let index = 0; index < edges.length; index++) {
+      const edge = edges[index]!;
+      following[index] = this.followingOf.has(edge[0], edge[1]);
+    }
+    return following;
   }
 
   async followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
-    return pageAfter(this.followersOf.get(feed), after, limit);
+    return this.followersOf.page(feed, after, limit);
   }
 
   async following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
-    return pageAfter(this.followingOf.get(feed), after, limit);
+    return this.followingOf.page(feed, after, limit);
   }
 
   async counts(feed: FeedId): Promise<{ followers: number; following: number }> {
-    return { followers: this.followersOf.get(feed)?.size ?? 0, following: this.followingOf.get(feed)?.size ?? 0 };
+    return { followers: this.followersOf.sizeOf(feed), following: this.followingOf.sizeOf(feed) };
   }
-}
-
-const compareFeeds = sortedBtree.defaultComparator as (a: FeedId, b: FeedId) => number;
-/** sorted-btree's default node size. */
-const MAX_NODE_SIZE = 32;
-
-function treeOfSorted(keys: FeedId[]): FeedTree {
-  return sortedBtreeBulkLoad.bulkLoad<FeedId, true>(keys, new Array<true>(keys.length).fill(true), MAX_NODE_SIZE, compareFeeds) as FeedTree;
-}
-
-function treeOf(map: Map<FeedId, FeedTree>, key: FeedId): FeedTree {
-  let tree = map.get(key);
-  if (!tree) map.set(key, (tree = new BTree<FeedId, true>()));
-  return tree;
-}
-
-/** Up to `limit` feeds strictly after `after`, in order. */
-function pageAfter(tree: FeedTree | undefined, after: FeedId | undefined, limit: number): FeedId[] {
-  const page: FeedId[] = [];
-  if (!tree) return page;
-  for (const feed of tree.keys(after)) {
-    if (feed === after) continue;
-    if (page.length === limit) break;
-    page.push(feed);
-  }
-  return page;
 }

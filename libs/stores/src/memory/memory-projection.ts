@@ -1,4 +1,4 @@
-import { eventItems, feedEvents, type FeedEvent } from '@feedmill/contracts';
+import { eventItems, feedEvents, type FeedEvent, type FeedLogEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
@@ -58,6 +58,15 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
    */
   protected abstract evolve(event: FeedEvent, position: number): void;
 
+  /**
+   * Stores what one logged event changes: each of its items ({@link eventItems}) in order. A
+   * store may take a batch's items as they are, without an object per item, to the same effect.
+   */
+  protected evolveLogged(event: FeedLogEvent, position: number): void {
+    const items = eventItems(event);
+    for (let index = 0; index < items.length; index++) this.evolve(items[index]!, position);
+  }
+
   async position(): Promise<number> {
     return this.applied.value;
   }
@@ -77,17 +86,17 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
     if (last) this.applied.advanceTo(last.position);
   }
 
-  async applyOwn(event: RecordedEvent): Promise<void> {
-    this.applyOne(event);
+  async applyOwn(event: RecordedEvent, decided: FeedLogEvent): Promise<void> {
+    this.applyOne(event, decided);
     this.appliedCount++;
   }
 
-  private applyOne(record: RecordedEvent): void {
+  private applyOne(record: RecordedEvent, decided?: FeedLogEvent): void {
     // The type and the revision are checked before decoding: other services' events, and the
     // service's own events coming back from the log, are skipped without it (a batch of
     // 10,000 follows takes milliseconds to decode).
     if (!this.eventTypes.has(record.type) || !this.revisions.isNext(record)) return;
-    const event = feedEvents.decode(record);
-    if (event && this.revisions.claim(record)) for (const item of eventItems(event)) this.evolve(item, record.position);
+    const event = decided ?? feedEvents.decode(record);
+    if (event && this.revisions.claim(record)) this.evolveLogged(event, record.position);
   }
 }

@@ -122,6 +122,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     return { applied: true, position: this.applied };
   }
 
+  /** Creates no closure of its own: one capturing `delivery` would cost every delivery a context. */
   private applyDelivery(delivery: TimelineDelivery): void {
     switch (delivery.kind) {
       case 'insert': {
@@ -131,7 +132,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
           // The hot path: a closure only while a build holds changes back.
-          if (timeline.held) timeline.held.push((built) => this.applyHeld(built, delivery.activity, this.insertCounted));
+          if (timeline.held) this.holdActivity(timeline.held, delivery.activity, this.insertCounted);
           else this.insertCounted(timeline, delivered.handleFor(timeline));
         }
         delivered.release();
@@ -142,18 +143,20 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
-          if (timeline.held) timeline.held.push((built) => this.applyHeld(built, delivery.activity, applyBump));
+          if (timeline.held) this.holdActivity(timeline.held, delivery.activity, applyBump);
           else applyBump(timeline, delivered.handleFor(timeline));
         }
         delivered.release();
         return;
       }
-      case 'remove':
+      case 'remove': {
+        const remove = removing(delivery.id);
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
-          if (timeline) this.change(timeline, (changed) => changed.remove(delivery.id));
+          if (timeline) this.change(timeline, remove);
         }
         return;
+      }
       case 'follow': {
         const policy = this.policyOf(delivery.reader);
         if (materializesOnFollow(policy)) {
@@ -166,7 +169,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       }
       case 'unfollow': {
         const timeline = this.timelines.get(delivery.reader);
-        if (timeline) this.change(timeline, (changed) => changed.removeFeed(delivery.target));
+        if (timeline) this.change(timeline, removingFeed(delivery.target));
         return;
       }
     }
@@ -176,6 +179,10 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     if (timeline.insert(handle)) this.delivered++;
   };
 
+  private holdActivity(held: Array<(timeline: Materialized) => void>, activity: Activity, apply: (timeline: Materialized, handle: ActivityHandle) => void): void {
+    held.push((built) => this.applyHeld(built, activity, apply));
+  }
+
   /** Applies a held change: the activity is interned as the change is applied, not before. */
   private applyHeld(timeline: Materialized, activity: Activity, apply: (timeline: Materialized, handle: ActivityHandle) => void): void {
     const delivered = new DeliveredActivity(this.activities, activity);
@@ -184,6 +191,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   }
 
   private mergeFeed(timeline: Materialized, recent: readonly Activity[], exhausted: boolean): void {
+    if (recent.length === 0) return; // most follows of an import: nothing to merge
     const delivered = recent.map((activity) => new DeliveredActivity(this.activities, activity));
     timeline.mergeFeed(
       delivered.map((one) => one.handleFor(timeline)),
@@ -318,6 +326,14 @@ function applyBump(timeline: Materialized, handle: ActivityHandle): void {
 }
 
 /** Models whose timeline exists from the first follow on; in memory they share one shape. */
+function removing(id: string): (timeline: Materialized) => void {
+  return (timeline) => timeline.remove(id);
+}
+
+function removingFeed(feed: FeedId): (timeline: Materialized) => void {
+  return (timeline) => timeline.removeFeed(feed);
+}
+
 function materializesOnFollow(policy: TimelinePolicy): boolean {
   return policy.model === 'ring' || policy.model === 'time-buckets' || policy.model === 'size-buckets';
 }

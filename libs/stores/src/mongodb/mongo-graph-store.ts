@@ -41,6 +41,13 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
     return (await this.edges.findOne({ _id: edgeDocuments.id(follower, target) })) !== null;
   }
 
+  /** One query for all of them. */
+  async followingEach(edges: ReadonlyArray<readonly [FeedId, FeedId]>): Promise<boolean[]> {
+    const ids = edges.map(([follower, target]) => edgeDocuments.id(follower, target));
+    const found = new Set((await this.edges.find(edgeDocuments.among(ids))).map((d) => d._id));
+    return ids.map((id) => found.has(id));
+  }
+
   async followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
     return (await this.edges.find(edgeDocuments.followers(feed, after, limit))).map((d) => d.f);
   }

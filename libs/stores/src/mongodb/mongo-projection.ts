@@ -1,4 +1,4 @@
-import { eventItems, feedEvents, type FeedEvent } from '@feedmill/contracts';
+import { eventItems, feedEvents, type FeedEvent, type FeedLogEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { Projection } from '../ports.js';
 import { ProjectionPosition } from '../projection-position.js';
@@ -64,14 +64,14 @@ export abstract class MongoProjection implements Projection {
     this.applied.advanceTo(last.position);
   }
 
-  async applyOwn(event: RecordedEvent): Promise<void> {
-    await this.applyOne(event);
+  async applyOwn(event: RecordedEvent, decided: FeedLogEvent): Promise<void> {
+    await this.applyOne(event, decided);
   }
 
-  private async applyOne(record: RecordedEvent): Promise<void> {
+  private async applyOne(record: RecordedEvent, decided?: FeedLogEvent): Promise<void> {
     if (!this.eventTypes.has(record.type)) return;
     if ((await this.streamRevision(record.stream)) !== record.revision - 1) return;
-    const event = feedEvents.decode(record);
+    const event = decided ?? feedEvents.decode(record);
     if (!event) return;
     const items = eventItems(event);
     if (items.length === 1) await this.evolve(items[0]!, record.position);

@@ -130,6 +130,11 @@ export const edgeDocuments = {
     return { filter: { _id: edgeDocuments.id(follower, target) }, update: { $set: { f: follower, t: target } }, options: { upsert: true } };
   },
 
+  /** The edges among `ids` that exist. */
+  among(ids: readonly string[]): FindOperation {
+    return { filter: { _id: { $in: ids } }, sort: { _id: 1 }, limit: ids.length };
+  },
+
   followers(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {
     return { filter: after === undefined ? { t: feed } : { t: feed, f: { $gt: after } }, sort: { f: 1 }, limit };
   },

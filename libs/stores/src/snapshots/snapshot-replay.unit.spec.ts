@@ -103,7 +103,7 @@ describe.each([
     // The service applies its own appends before the subscription reaches them: the snapshot
     // holds them while its position is still before them, and the tail brings them again.
     const own = log.slice(cut, cut + 5);
-    for (const event of own) await before.applyOwn(event);
+    for (const event of own) await before.applyOwn(event, feedEvents.decode(event)!);
     const snapshot = before.takeSnapshot();
     expect(snapshot.position).toBe(cut);
 

@@ -37,13 +37,14 @@ export const runtimeConfigSchema = z.object({
    */
   BODY_LIMIT: z.coerce.number().int().min(1024).max(512 * 1024).default(64 * 1024),
   /**
-   * Snapshots of the memory projections under `FEEDMILL_DATA_DIR/snapshots/` (file log with
-   * memory stores only): a start restores the newest good one and replays only the tail.
+   * Snapshots of the memory states (content, graph, the timelines, fan-out's follower index)
+   * under `FEEDMILL_DATA_DIR/snapshots/` (file log with memory stores only): a start restores
+   * the newest good one of each and replays only the tail.
    */
   SNAPSHOTS: z.enum(['on', 'off']).default('on'),
-  /** Write a projection's snapshot once this many events were applied since its last one. */
+  /** Write a state's snapshot once this many events were applied since its last one. */
   SNAPSHOT_EVERY_EVENTS: z.coerce.number().int().min(1).default(100_000),
-  /** Write a projection's snapshot once this many seconds passed since its last one, if it changed. */
+  /** Write a state's snapshot once this many seconds passed since its last one, if it changed. */
   SNAPSHOT_EVERY_SECONDS: z.coerce.number().min(0.1).default(60),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });

@@ -25,7 +25,7 @@ export interface FileEventLogOptions {
 interface PendingWrite {
   /** The records' bytes, one after another, as written to the file. */
   bytes: Buffer;
-  /** Each event's record's bytes (a view into `bytes`). */
+  /** Each event's record as encoded, to keep in memory once written. */
   records: Buffer[];
   events: RecordedEvent[];
   resolve: () => void;

@@ -27,31 +27,35 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
    * the foreign ids name. Restoring sorts nothing.
    */
   protected writeState(writer: SnapshotWriter): void {
-    const activities: Activity[] = [];
-    const positions: number[] = [];
+    const activities = new Array<Activity>(this.byId.size);
+    const positions = new Float64Array(this.byId.size);
+    const relevanceOrder = new Int32Array(this.byId.size);
     const feeds: FeedId[] = [];
     const counts: number[] = [];
-    const relevanceOrder: number[] = [];
-    const placeInFeed = new Map<Stored, number>();
+    // Each activity's place in its feed's time order, by its slot among all activities.
+    const placeBySlot = new Int32Array(this.byId.slots);
+    let at = 0;
     for (const [feed, stored] of this.byFeed) {
       if (stored.length === 0) continue;
       feeds.push(feed);
       counts.push(stored.length);
-      for (const [place, one] of stored.entries()) {
-        activities.push(one.activity);
-        positions.push(one.position);
-        placeInFeed.set(one, place);
+      for (let place = 0; place < stored.length; place++) {
+        const one = stored[place]!;
+        activities[at + place] = one.activity;
+        positions[at + place] = one.position;
+        placeBySlot[one.slot] = place;
       }
-      for (const one of this.byFeedRelevance.get(feed)!) relevanceOrder.push(placeInFeed.get(one)!);
-      placeInFeed.clear();
+      const byRelevance = this.byFeedRelevance.get(feed)!;
+      for (let place = 0; place < byRelevance.length; place++) relevanceOrder[at + place] = placeBySlot[byRelevance[place]!.slot]!;
+      at += stored.length;
     }
     const foreignNamed: number[] = [];
     for (const [index, activity] of activities.entries()) {
       if (activity.foreignId !== undefined && this.byForeign.get(foreignKey(activity.feed, activity.foreignId)) === activity.id) foreignNamed.push(index);
     }
     writeItems(writer, activities);
-    writer.float64s(Float64Array.from(positions)).strings(feeds);
-    writer.int32s(Int32Array.from(counts)).int32s(Int32Array.from(relevanceOrder)).int32s(Int32Array.from(foreignNamed));
+    writer.float64s(positions).strings(feeds);
+    writer.int32s(Int32Array.from(counts)).int32s(relevanceOrder).int32s(Int32Array.from(foreignNamed));
   }
 
   protected readState(reader: SnapshotReader): () => void {

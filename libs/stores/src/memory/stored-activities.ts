@@ -35,29 +35,34 @@ export class StoredActivity {
 
 /** Stored activities by id: an {@link IdIndex} of their places in one array. */
 export class ActivitiesById {
-  private readonly slots: Array<StoredActivity | undefined> = [];
+  private readonly slotsInUse: Array<StoredActivity | undefined> = [];
   private readonly freeSlots: number[] = [];
-  private readonly index = new IdIndex((slot) => this.slots[slot]!.activity.id);
+  private readonly index = new IdIndex((slot) => this.slotsInUse[slot]!.activity.id);
 
   get size(): number {
     return this.index.size;
   }
 
+  /** One more than the highest slot in use: a bound for arrays indexed by slot. */
+  get slots(): number {
+    return this.slotsInUse.length;
+  }
+
   get(id: string): StoredActivity | undefined {
     const slot = this.index.get(id);
-    return slot === NOT_INDEXED ? undefined : this.slots[slot];
+    return slot === NOT_INDEXED ? undefined : this.slotsInUse[slot];
   }
 
   /** Adds an activity whose id it does not hold. */
   add(stored: StoredActivity): void {
-    stored.slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.slots.length;
-    this.slots[stored.slot] = stored;
+    stored.slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.slotsInUse.length;
+    this.slotsInUse[stored.slot] = stored;
     this.index.set(stored.activity.id, stored.slot);
   }
 
   delete(stored: StoredActivity): void {
     this.index.delete(stored.activity.id);
-    this.slots[stored.slot] = undefined;
+    this.slotsInUse[stored.slot] = undefined;
     this.freeSlots.push(stored.slot);
     stored.slot = -1;
   }

@@ -76,15 +76,22 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
 export function writeTable(writer: SnapshotWriter, values: ReadonlyArray<string | undefined>): void {
   const numbers = new Map<string, number>();
   const indexes = new Int32Array(values.length);
+  // Equal values come in runs (a feed's activities are written together): no lookup for those.
+  let previous: string | undefined;
+  let previousNumber = -1;
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
     if (value === undefined) {
       indexes[i] = -1;
       continue;
     }
-    let number = numbers.get(value);
-    if (number === undefined) numbers.set(value, (number = numbers.size));
-    indexes[i] = number;
+    if (value !== previous) {
+      let number = numbers.get(value);
+      if (number === undefined) numbers.set(value, (number = numbers.size));
+      previous = value;
+      previousNumber = number;
+    }
+    indexes[i] = previousNumber;
   }
   writer.strings([...numbers.keys()]);
   writer.int32s(indexes);

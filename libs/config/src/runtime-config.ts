@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -11,10 +10,11 @@ export const runtimeConfigSchema = z.object({
   /**
    * Standalone only: processes that answer HTTP in front of the one holding the log, the
    * stores and the services (`node:cluster` workers), so that HTTP parsing and writing use
-   * other cores than the services. 0 answers HTTP in the services' own process, the
-   * default on a machine with one core; one per core otherwise.
+   * other cores than the services. 0 (the default) answers HTTP in the services' own
+   * process: on two cores that serves more, and sooner, than workers do (see the README's
+   * Performance section); workers are for machines with cores to spare.
    */
-  HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(availableParallelism() > 1 ? availableParallelism() : 0),
+  HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(0),
   /** Directory of the file log. */
   FEEDMILL_DATA_DIR: z.string().min(1).default('./data'),
   /** Path of a JSON feed-group config; the built-in default has `user` and `timeline`. */

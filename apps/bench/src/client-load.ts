@@ -26,6 +26,7 @@ export async function runClientLoad(options: {
   /**
    * At most this many calls per second, spread evenly: a call waits for its slot, so that
    * the rate is the same whatever the system, as long as it keeps up with `clients` in flight.
+   * Slots missed while every client waited on the system are dropped, not caught up.
    */
   pace?: number;
   onProgress?: (done: number) => void;
@@ -35,13 +36,20 @@ export async function runClientLoad(options: {
   const started = performance.now();
   const deadline = options.amount === undefined ? started + (options.seconds ?? 10) * 1000 : Number.POSITIVE_INFINITY;
   let issued = 0;
+  /** When the next paced call may start. */
+  let nextSlot = started;
   let done = 0;
   let errors = 0;
   let firstError: string | undefined;
 
   const client = async () => {
     while (issued < (options.amount ?? Number.POSITIVE_INFINITY) && performance.now() < deadline) {
-      const wait = options.pace === undefined ? 0 : started + (issued / options.pace) * 1000 - performance.now();
+      let wait = 0;
+      if (options.pace !== undefined) {
+        const slot = Math.max(nextSlot, performance.now());
+        nextSlot = slot + 1000 / options.pace;
+        wait = slot - performance.now();
+      }
       issued++;
       if (wait > 0) {
         await new Promise((resolve) => setTimeout(resolve, wait));

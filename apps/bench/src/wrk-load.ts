@@ -10,7 +10,9 @@ import { say } from './progress.js';
  * wrk's part: each thread takes every n-th request of the file from its own offset, cycling,
  * and counts its successes and failures, and its successes per second. With a quota it
  * stops after that many answers and says so, for the caller to end the run (wrk itself
- * would sleep out its duration). Latency percentiles come from wrk's own histogram.
+ * would sleep out its duration); requests its other connections had in flight then are
+ * sent but not counted, at most one per connection, the next of the file. Latency
+ * percentiles come from wrk's own histogram, of every answer.
  */
 const SCRIPT = `
 local threads = {}
@@ -151,11 +153,9 @@ export async function runWrkLoad(options: { wrk: string; baseUrl: string; connec
     });
     let stdout = '';
     let stderr = '';
-    let threadsDone = 0;
     child.stdout.on('data', (chunk: Buffer) => {
-      const text = chunk.toString();
-      stdout += text;
-      threadsDone += text.split('WRK-THREAD-DONE').length - 1;
+      stdout += chunk.toString();
+      const threadsDone = stdout.split('WRK-THREAD-DONE').length - 1;
       // wrk sleeps out its duration even when every thread stopped; SIGINT makes it report now.
       if (threadsDone === threads && options.amount !== undefined) child.kill('SIGINT');
     });

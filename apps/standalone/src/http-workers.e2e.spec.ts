@@ -1,7 +1,9 @@
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childProcessesOf, FeedClient, freePort, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
+import { childProcessesOf, FeedClient, freePort, startApp, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
 
 const HTTP_WORKERS = 2;
 
@@ -57,16 +59,37 @@ describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
     expect(missing.body).toMatchObject({ code: 'activity_not_found' });
   });
 
-  test('a worker killed with SIGKILL is replaced, and the standalone keeps answering', async () => {
+  test('a worker killed with SIGKILL amid requests is replaced, and the standalone keeps answering', async () => {
     const { baseUrl, processes } = await start();
     const primary = processes[0]!.child.pid!;
     const api = new FeedClient(baseUrl);
     const ids = await postSome(api, 5);
+    // Killed with calls in flight: the services' answers to it go nowhere, and must not take the services down.
+    const inFlight = Array.from({ length: 200 }, () =>
+      fetch(`${baseUrl}/v1/feeds/timeline/reader?limit=10`, { signal: AbortSignal.timeout(5_000) })
+        .then((response) => response.text())
+        .catch(() => undefined),
+    );
     const [victim] = childProcessesOf(primary);
     process.kill(victim!, 'SIGKILL');
+    await Promise.all(inFlight);
+    expect(isRunning(primary)).toBe(true);
     await waitFor(() => (!isRunning(victim!) && childProcessesOf(primary).length === HTTP_WORKERS) || undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'a new HTTP worker' });
     // Every request from here on finds a live worker.
     for (let i = 0; i < 20; i++) expect((await api.readAll('timeline:reader', 10)).map((a) => a.id)).toEqual(ids);
+  });
+
+  test('a worker that cannot listen stops the standalone, which exits 1', async () => {
+    const taken = createServer().listen(port, '0.0.0.0');
+    await once(taken, 'listening');
+    try {
+      const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: dataDir, HTTP_WORKERS: String(HTTP_WORKERS) });
+      const [code] = (await once(app.child, 'exit')) as [number | null];
+      expect(code).toBe(1);
+      expect(app.output()).toMatch(/before it listened on port/);
+    } finally {
+      taken.close();
+    }
   });
 
   test('SIGTERM stops the workers and then the services; a restart has every acknowledged post', async () => {

@@ -11,17 +11,17 @@ const logger = new Logger('feedmill');
 const WORKER_STOP_MS = 10_000;
 
 /**
- * The standalone on more than one core (`HTTP_WORKERS` > 0). This process, the cluster's
- * primary, holds the log, the stores and the services; forked workers answer HTTP on the
- * shared port and call the services over their IPC channel. HTTP parsing, validation and
- * writing, most of a read's cost, run beside the services rather than in their event loop,
- * which is left to the log, the stores and fan-out. Node's cluster hands each new
+ * The standalone with `HTTP_WORKERS` > 0. This process, the cluster's primary, holds the
+ * log, the stores and the services; forked workers answer HTTP on the shared port and call
+ * the services over their IPC channel, so that HTTP parsing, validation and writing run
+ * beside the services rather than in their event loop. Node's cluster hands each new
  * connection to the next worker.
  *
  * Workers start at once and answer `503 unavailable` (and `/readyz` 503) until the services
- * have caught up with the log; one that dies is replaced. On SIGTERM or SIGINT the workers stop taking
- * connections and finish what they hold first, then the services stop and write their
- * snapshots.
+ * have caught up with the log. One that dies after it listened is replaced; one that dies
+ * before (a port taken, say) stops the standalone, since its replacement would too. On
+ * SIGTERM or SIGINT the workers stop taking requests and finish what they hold first, then
+ * the services stop and write their snapshots.
  */
 export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
   const { app, client } = await createServicesApp(config);
@@ -29,32 +29,42 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
   const workers = new Set<Worker>();
   let stopping = false;
   let servicesReady = false;
-  const fork = (): Worker => {
-    const worker = cluster.fork();
-    workers.add(worker);
-    serveLink(worker, client, () => servicesReady);
-    worker.on('exit', (code, signal) => {
-      workers.delete(worker);
-      if (stopping) return;
-      logger.warn(`HTTP worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
-      fork();
-    });
-    return worker;
-  };
-  const stop = async (): Promise<void> => {
+
+  const stop = async (exitCode: number): Promise<void> => {
     if (stopping) return;
     stopping = true;
     const exited = [...workers].map((worker) => once(worker, 'exit'));
-    for (const worker of workers) worker.disconnect();
+    for (const worker of workers) worker.process.kill('SIGTERM');
     const late = setTimeout(() => workers.forEach((worker) => worker.process.kill('SIGKILL')), WORKER_STOP_MS);
     await Promise.all(exited);
     clearTimeout(late);
     await app.close();
-    process.exit(0);
+    process.exit(exitCode);
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void stop());
-  // Workers start while the services catch up with the log; until then they answer 503.
-  const listening = Promise.all(Array.from({ length: config.HTTP_WORKERS }, () => once(fork(), 'listening')));
+
+  const fork = (): Promise<unknown> => {
+    const worker = cluster.fork();
+    workers.add(worker);
+    serveLink(worker, client, () => servicesReady);
+    let listened = false;
+    // Answers owed to a worker that died are sent to a closed channel: dropped, as its requests were.
+    worker.on('error', (error) => logger.warn(`HTTP worker ${worker.process.pid}: ${error.message}`));
+    worker.on('exit', (code, signal) => {
+      workers.delete(worker);
+      if (stopping) return;
+      if (!listened) {
+        logger.error(`HTTP worker ${worker.process.pid} exited (${signal ?? code}) before it listened on port ${config.PORT}; stopping`);
+        void stop(1);
+        return;
+      }
+      logger.warn(`HTTP worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
+      void fork();
+    });
+    return once(worker, 'listening').then(() => (listened = true));
+  };
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void stop(0));
+  const listening = Promise.all(Array.from({ length: config.HTTP_WORKERS }, fork));
   await app.listen();
   servicesReady = true;
   await listening;
@@ -62,12 +72,13 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
 }
 
 /**
- * A worker of {@link runServicesPrimary}: the gateway, listening on the shared port. It
- * leaves when the primary disconnects it (or exits, as cluster workers do, when the primary
- * is gone); signals are the primary's to handle.
+ * A worker of {@link runServicesPrimary}: the gateway, listening on the shared port. On
+ * SIGTERM or SIGINT it closes: new requests get 503 with `Connection: close`, idle
+ * connections are closed, and those in flight finish over the still-open IPC channel. It
+ * also leaves, as cluster workers do, when the primary is gone.
  */
 export async function runHttpWorker(config: RuntimeConfig): Promise<void> {
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => undefined);
+  // Its signals close it through Nest's shutdown hooks (see createHttpApp).
   const app = await createHttpWorkerApp(config);
   await app.listen({ port: config.PORT, host: '0.0.0.0' });
 }

@@ -47,7 +47,7 @@ export class HotRoutes implements OnModuleInit {
     const page = this.groups.isTimeline(feed)
       ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before })
       : await this.client.requestPage(subjects.content.recent, { feeds: [feed], limit, before });
-    return activityPageJson(page, activityCursor.encode(page.next));
+    return activityPageJson(page.itemsJson, activityCursor.encode(page.next));
   }
 
   /** The stored activity; a repeated `foreignId` returns the first one. */

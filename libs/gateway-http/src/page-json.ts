@@ -1,6 +1,7 @@
-import type { WrittenPage } from '@feedmill/transport';
-
-/** `{ "items": [...], "next": ... }`, the body of every activity page, framed around items already written. */
-export function activityPageJson(page: WrittenPage, next: string | null): string {
-  return `{"items":[${page.itemsJson}],"next":${next === null ? 'null' : JSON.stringify(next)}}`;
+/**
+ * `{ "items": [...], "next": ... }`, the body of every activity page, framed around items
+ * already written as JSON (a `WrittenPage`'s `itemsJson`) and the page's cursor as the API gives it.
+ */
+export function activityPageJson(itemsJson: string, cursor: string | null): string {
+  return `{"items":[${itemsJson}],"next":${cursor === null ? 'null' : JSON.stringify(cursor)}}`;
 }

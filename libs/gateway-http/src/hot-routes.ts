@@ -8,6 +8,8 @@ import { activityJson, parseInput, SERVICE_CLIENT, type ServiceClient } from '@f
 import { activityCursor, parsePageQuery, resolveFeed } from './feed-params.js';
 import { toHttpError } from './http-errors.js';
 import { activityPageJson } from './page-json.js';
+import { callerOf } from './auth/authenticate.js';
+import { requireOwner, requireReader, type Caller } from './auth/caller.js';
 
 type Params = Record<string, string>;
 /** Answers a request with the JSON body it wrote, or undefined for none. */
@@ -34,14 +36,15 @@ export class HotRoutes implements OnModuleInit {
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    fastify.get('/v1/feeds/:group/:id', answer(200, (request) => this.read(request.params as Params, request.query)));
-    fastify.post('/v1/feeds/:group/:id/activities', answer(201, (request) => this.add(request.params as Params, request.body)));
-    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(request.params as Params)));
+    fastify.get('/v1/feeds/:group/:id', answer(200, (request) => this.read(callerOf(request), request.params as Params, request.query)));
+    fastify.post('/v1/feeds/:group/:id/activities', answer(201, (request) => this.add(callerOf(request), request.params as Params, request.body)));
+    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params)));
   }
 
   /** A timeline feed reads its merged timeline; a producer feed reads its own activities. */
-  private async read(params: Params, query: unknown): Promise<string> {
+  private async read(caller: Caller, params: Params, query: unknown): Promise<string> {
     const feed = resolveFeed(this.groups, params['group']!, params['id']!);
+    requireReader(caller, feed, this.groups.isTimeline(feed));
     const { limit, cursor } = parsePageQuery(query);
     const before = activityCursor.decode(cursor);
     const page = this.groups.isTimeline(feed)
@@ -51,15 +54,17 @@ export class HotRoutes implements OnModuleInit {
   }
 
   /** The stored activity; a repeated `foreignId` returns the first one. */
-  private async add(params: Params, body: unknown): Promise<string> {
+  private async add(caller: Caller, params: Params, body: unknown): Promise<string> {
     const feed = resolveFeed(this.groups, params['group']!, params['id']!, 'producer');
+    requireOwner(caller, feed, 'post to');
     const activity = parseInput(newActivitySchema, body, 'body');
     const request: AddActivityRequest = { feed, activity, id: randomUUID(), receivedAt: new Date().toISOString() };
     return activityJson(await this.client.request(subjects.content.add, request));
   }
 
-  private async follow(params: Params): Promise<undefined> {
+  private async follow(caller: Caller, params: Params): Promise<undefined> {
     const follower = resolveFeed(this.groups, params['group']!, params['id']!, 'timeline');
+    requireOwner(caller, follower, 'follow from');
     const target = resolveFeed(this.groups, params['targetGroup']!, params['targetId']!, 'producer', { group: 'targetGroup', id: 'targetId' });
     await this.client.request(subjects.graph.follow, { follower, target, time: new Date().toISOString() });
     return undefined;

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type TimelineModel } from '@feedmill/contracts';
-import { FeedClient, waitFor, type Deployment } from '@feedmill/harness';
+import { FeedClient, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
 
 /** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
 export const SCENARIO_CAP = 5;
@@ -18,8 +18,10 @@ export function describeFeedScenarios(
   start: (env: Record<string, string>) => Promise<Deployment>,
   model: TimelineModel = 'cache',
   embed = true,
+  /** When the deployment checks tokens: each request carries its acting user's. */
+  tokenFor?: TokenFor,
 ): void {
-  describe(`feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}`, () => {
+  describe(`feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}${tokenFor ? ', with tokens' : ''}`, () => {
     let deployment: Deployment;
     let api: FeedClient;
     let configDir: string;
@@ -34,7 +36,7 @@ export function describeFeedScenarios(
       const configPath = join(configDir, 'feeds.json');
       await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed } } }));
       deployment = await start({ FEED_CONFIG: configPath });
-      api = new FeedClient(deployment.baseUrl);
+      api = new FeedClient(deployment.baseUrl, tokenFor);
     });
     afterAll(async () => {
       await deployment?.stop();

@@ -118,6 +118,16 @@ export class BenchDeployment {
   }
 }
 
+/**
+ * Why a deployment did not start, in one line: the line in which a feedmill process refused
+ * its configuration (`feedmill: FEED_CONFIG ...`) when there is one, else the error's first.
+ */
+export function startFailureReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const lines = message.split('\n').map((line) => line.trim());
+  return lines.find((line) => line.startsWith('feedmill: ')) ?? lines[0] ?? 'no reason given';
+}
+
 /** Samples the CPU time of processes: cores busy on average between start and stop. */
 export class CpuMeter {
   private readonly samples: number[] = [];

@@ -1,4 +1,4 @@
-import { FeedmillError, type FeedConfig, type FeedId } from '@feedmill/contracts';
+import { FeedmillError, type FeedConfig, type FeedId, type TimelineModel } from '@feedmill/contracts';
 import type { TimelinePolicy } from '@feedmill/stores';
 
 /** What a feed of no timeline group stores: nothing. */
@@ -34,9 +34,19 @@ export class FeedGroups {
               bucketSize: groupConfig.bucketSize,
               embed: groupConfig.embed,
               relevancy: groupConfig.relevancy,
+              ...(groupConfig.model === 'hybrid' && {
+                hybrid: Object.freeze({ readsPerPost: groupConfig.readsPerPost, windowMs: groupConfig.rateWindowMinutes * 60_000, hysteresis: groupConfig.hysteresis }),
+              }),
             })
           : NO_TIMELINE,
     }));
+  }
+
+  /** Each timeline group's storage model. */
+  get timelineModels(): Record<string, TimelineModel> {
+    const models: Record<string, TimelineModel> = {};
+    for (const [group, config] of Object.entries(this.config.groups)) if (config.kind === 'timeline') models[group] = config.model;
+    return models;
   }
 
   /** Throws `unknown_group` (404) for a group the config does not declare. */

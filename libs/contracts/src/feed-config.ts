@@ -16,11 +16,16 @@ const producerGroupSchema = z.strictObject({ kind: z.literal('producer') });
  * - `pull`: nothing stored; every read merges the followed feeds' own activities.
  * - `time-buckets`: like `ring`, stored as one document per reader per `bucketMinutes`.
  * - `size-buckets`: like `ring`, stored as documents of `bucketSize` entries each.
+ * - `hybrid`: push or pull per follow edge (Feeding Frenzy): a producer's activities are
+ *   written into a reader's stored timeline while the reader reads at least `readsPerPost`
+ *   times per post of the producer, and read from the producer's feed at the reader's reads
+ *   otherwise; reads merge both. Rates are counts decayed over `rateWindowMinutes`, and an
+ *   edge changes side only once the ratio has moved past the threshold by `hysteresis`.
  * Whatever the model, a reader's stored entries never pass `cap`, and reads past what is
  * stored come from the pull path. The memory store keeps every materialized model as one
  * sorted list; the models differ in their MongoDB documents.
  */
-export const timelineModels = ['ring', 'cache', 'pull', 'time-buckets', 'size-buckets'] as const;
+export const timelineModels = ['ring', 'cache', 'pull', 'time-buckets', 'size-buckets', 'hybrid'] as const;
 export type TimelineModel = (typeof timelineModels)[number];
 
 export const MAX_CAP = 100_000;
@@ -64,6 +69,27 @@ const timelineGroupSchema = z.strictObject({
    * @defaultValue false
    */
   relevancy: z.boolean().default(false),
+  /**
+   * For `hybrid`: an edge is pushed while its reader reads at least this many times per post
+   * of its producer (the cost of querying a feed at a read over the cost of writing an entry
+   * at a post).
+   * @defaultValue 1
+   */
+  readsPerPost: z.number().positive().max(1_000_000).default(1),
+  /**
+   * For `hybrid`: the time constant of the read and post rates, which are counts decayed by
+   * e every this many minutes.
+   * @defaultValue 60
+   */
+  rateWindowMinutes: z.number().min(0.001).max(30 * 24 * 60).default(60),
+  /**
+   * For `hybrid`: a pushed edge turns to pull once its reads per post fall below
+   * `readsPerPost / hysteresis`, a pulled edge to push once they reach
+   * `readsPerPost * hysteresis`, so that an edge near the threshold does not flip with every
+   * read and post.
+   * @defaultValue 2
+   */
+  hysteresis: z.number().min(1).max(1_000).default(2),
 });
 
 export const groupConfigSchema = z.discriminatedUnion('kind', [producerGroupSchema, timelineGroupSchema]);

@@ -111,12 +111,15 @@ export class CompactTimeline implements StoredTimeline {
    * Merges a newly followed feed's newest activities (newest first). When `exhausted` is
    * false the feed has older activities than these, so the floor rises to the oldest one
    * given: below it the timeline no longer knows everything, and the pull path takes over.
+   * Returns the number of entries gained.
    */
-  mergeFeed(recent: readonly ActivityHandle[], exhausted: boolean): void {
+  mergeFeed(recent: readonly ActivityHandle[], exhausted: boolean): number {
     // Most follows of an import bring nothing; and `recent[-1]` would be a slow lookup of a named property.
-    if (recent.length === 0) return;
+    if (recent.length === 0) return 0;
     if (!exhausted) this.raiseFloor(recent[recent.length - 1]!);
-    for (const handle of recent) this.insert(handle);
+    let gained = 0;
+    for (const handle of recent) if (this.insert(handle)) gained++;
+    return gained;
   }
 
   /** Up to `limit` entries with keys below `before` (all when undefined), newest first. */

@@ -1,4 +1,4 @@
-import { sortKeyOf, type Activity, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
+import { sortKeyOf, type Activity, type FeedId, type KeyOf, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 export interface TimelinePage<Item extends TimelineItem = TimelineItem> {
   items: Item[];
@@ -7,10 +7,16 @@ export interface TimelinePage<Item extends TimelineItem = TimelineItem> {
 }
 
 /**
- * Fetches up to `limit` activities below `before` from the followed feeds themselves
- * (fan-out on read), newest first.
+ * Which followed feeds a pull reads: some of them by name, or all but some. A hybrid
+ * timeline reads its pulled edges' feeds by name, and the rest below its floor.
  */
-export type PullPath = (before: SortKey | undefined, limit: number) => Promise<Activity[]>;
+export type PullScope = { only: readonly FeedId[] } | { except: readonly FeedId[] };
+
+/**
+ * Fetches up to `limit` activities below `before` from the followed feeds themselves
+ * (fan-out on read), newest first: every followed feed, or those of `scope`.
+ */
+export type PullPath = (before: SortKey | undefined, limit: number, scope?: PullScope) => Promise<Activity[]>;
 
 /**
  * What a storage model holds of a reader's timeline: the newest entries, exact from

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { MongoClient } from 'mongodb';
 import type { EventLog } from '@feedmill/event-log';
-import type { FeedId } from '@feedmill/contracts';
+import type { FeedId, TimelineModel } from '@feedmill/contracts';
 import {
   MemoryContentStore,
   MemoryGraphStore,
@@ -10,6 +10,7 @@ import {
   MongoContentStore,
   MongoGraphStore,
   MongoTimelineStore,
+  mongoTimelineModels,
   DriverCollection,
   timelineCollections,
   projectionCollections,
@@ -29,6 +30,8 @@ export interface TimelineStoreOptions {
   generation?: number;
   /** Names the feed config the policies come from ({@link FeedGroups.fingerprint}). @defaultValue '' */
   policies?: string;
+  /** Each timeline group's model, so that a backend refuses at start a model it does not keep. @defaultValue none checked */
+  groupModels?: Readonly<Record<string, TimelineModel>>;
 }
 
 /** Makes the stores of the configured backend (`STORE`) for the services of this process. */
@@ -117,7 +120,12 @@ export async function openStores(config: RuntimeConfig, options: OpenStoresOptio
   return {
     content: async () => new MongoContentStore(await projectionCollections(db), new DriverCollection(db.collection('activities'))),
     graph: async () => new MongoGraphStore(await projectionCollections(db), new DriverCollection(db.collection('follows'))),
-    timeline: async (policyOf, { generation } = {}) => {
+    timeline: async (policyOf, { generation, groupModels = {} } = {}) => {
+      for (const [group, model] of Object.entries(groupModels)) {
+        if (!(mongoTimelineModels as readonly string[]).includes(model)) {
+          throw new Error(`timeline group "${group}": MongoDB timelines keep the models ${mongoTimelineModels.join(', ')}, not ${model}; use STORE=memory or another model`);
+        }
+      }
       const prefix = TimelineGenerations.prefixOf(generation ?? (await generations.active()));
       return new MongoTimelineStore(await timelineCollections(db, prefix), policyOf);
     },

@@ -1,11 +1,11 @@
 export { CONTENT_STORE, GRAPH_STORE, TIMELINE_STORE } from './ports.js';
-export type { Projection, ContentStore, GraphStore, TimelineStore, TimelinePolicy } from './ports.js';
+export type { Projection, ContentStore, GraphStore, TimelineStore, TimelinePolicy, TimelineCounters } from './ports.js';
 export { ProjectionPosition } from './projection-position.js';
 export { StreamRevisions } from './stream-revisions.js';
 export { MemoryContentStore } from './memory/memory-content-store.js';
 export { MemoryGraphStore } from './memory/memory-graph-store.js';
 export { MemoryTimelineStore } from './memory/memory-timeline-store.js';
-export { MongoTimelineStore } from './mongodb/mongo-timeline-store.js';
+export { MongoTimelineStore, mongoTimelineModels } from './mongodb/mongo-timeline-store.js';
 export { DriverCollection, timelineCollections, projectionCollections } from './mongodb/driver-collection.js';
 export { MongoContentStore } from './mongodb/mongo-content-store.js';
 export { TimelineGenerations } from './mongodb/timeline-generations.js';

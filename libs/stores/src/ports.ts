@@ -1,6 +1,6 @@
 import type { Activity, DeliverReply, DeliverRequest, FeedId, FeedLogEvent, SortKey, TimelineModel } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
-import type { PullPath, TimelinePage } from '@feedmill/feed-models';
+import type { HybridPolicy, PullPath, TimelinePage } from '@feedmill/feed-models';
 
 /**
  * A projection fed from the log. `apply` takes events in log order and records the last
@@ -54,6 +54,8 @@ export interface TimelinePolicy {
   embed?: boolean;
   /** Order by relevance (bumps raise an activity) instead of time. @defaultValue false */
   relevancy?: boolean;
+  /** For `hybrid`: when an edge is pushed, and how fast rates forget. */
+  hybrid?: HybridPolicy;
 }
 
 export interface TimelineStore {
@@ -68,9 +70,20 @@ export interface TimelineStore {
   readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage>;
   /** Number of entries the reader's materialized timeline holds (0 when none). */
   size(reader: FeedId): Promise<number>;
-  /** Totals since start: readers with a materialized timeline, entries held, entries delivered. */
-  counters(): Promise<{ timelines: number; entries: number; delivered: number }>;
+  /**
+   * Totals since start: readers with a materialized timeline, entries held, entries
+   * delivered by fan-out's inserts, and entries written by any means (inserts, follows'
+   * backfills, cache builds).
+   */
+  counters(): Promise<TimelineCounters>;
 }
+
+export type TimelineCounters = {
+  timelines: number;
+  entries: number;
+  delivered: number;
+  entriesWritten: number;
+};
 
 export const CONTENT_STORE = Symbol('ContentStore');
 export const GRAPH_STORE = Symbol('GraphStore');

@@ -43,7 +43,7 @@ export class TimelineRebuild {
     // A generation of its own (durable stores keep it in separate collections), never one an
     // earlier rebuild, in this process or another, may have left behind.
     const generation = Date.now();
-    const store = await this.stores.timeline((reader) => groups.timelinePolicyOf(reader), { generation, policies: groups.fingerprint });
+    const store = await this.stores.timeline((reader) => groups.timelinePolicyOf(reader), { generation, policies: groups.fingerprint, groupModels: groups.timelineModels });
     const lookups = servicePlanLookups(this.client, groups);
     const followers = new FollowerIndex((follower) => groups.isTimeline(follower));
     this.current = { projection: 'timeline', state: 'running', position: 0, head: await this.log.headPosition(), events: 0 };

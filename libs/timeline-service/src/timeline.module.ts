@@ -12,7 +12,7 @@ import { TimelineService } from './timeline.service.js';
     {
       provide: TIMELINE_STORE,
       inject: [FEED_GROUPS, STORE_FACTORY],
-      useFactory: (groups: FeedGroups, stores: StoreFactory) => stores.timeline((reader) => groups.timelinePolicyOf(reader), { policies: groups.fingerprint }),
+      useFactory: (groups: FeedGroups, stores: StoreFactory) => stores.timeline((reader) => groups.timelinePolicyOf(reader), { policies: groups.fingerprint, groupModels: groups.timelineModels }),
     },
   ],
 })

@@ -14,7 +14,7 @@ import {
   type SortKey,
   type TimelineOrder,
 } from '@feedmill/contracts';
-import type { TimelinePage } from '@feedmill/feed-models';
+import type { PullScope, TimelinePage } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { FEED_CONFIG_LOADER, STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
 import { allEdges, recentActivities, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
@@ -25,6 +25,8 @@ import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
 @Injectable()
 export class TimelineService implements OnModuleDestroy {
   private readonly rebuild: TimelineRebuild;
+  /** Feeds read by pulls since start, summed over reads: the read side of fan-out's work. */
+  private feedsQueried = 0;
 
   constructor(
     @Inject(TIMELINE_STORE) private store: TimelineStore,
@@ -58,7 +60,7 @@ export class TimelineService implements OnModuleDestroy {
 
   async read(request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
-    const page = await this.store.readPage(request.feed, request.before, request.limit, (before, limit) => this.pull(request.feed, before, limit, order));
+    const page = await this.store.readPage(request.feed, request.before, request.limit, (before, limit, scope) => this.pull(request.feed, before, limit, order, scope));
     return { items: await this.hydrate(page.items), next: page.next };
   }
 
@@ -74,7 +76,7 @@ export class TimelineService implements OnModuleDestroy {
   }
 
   async status() {
-    return { service: 'timeline', ready: true, position: await this.store.position(), counters: await this.store.counters() };
+    return { service: 'timeline', ready: true, position: await this.store.position(), counters: { ...(await this.store.counters()), feedsQueried: this.feedsQueried } };
   }
 
   /**
@@ -83,10 +85,18 @@ export class TimelineService implements OnModuleDestroy {
    * starts (with several replicas, either may lag): a cache built from the pull then misses
    * no follow and no post that a delivery brought here before the cache existed.
    */
-  private async pull(reader: FeedId, before: SortKey | undefined, limit: number, order: TimelineOrder): Promise<Activity[]> {
+  private async pull(reader: FeedId, before: SortKey | undefined, limit: number, order: TimelineOrder, scope?: PullScope): Promise<Activity[]> {
     const atLeast = await this.store.pullPosition();
-    const feeds = await allEdges(this.client, 'following', reader, atLeast);
+    const feeds = scope && 'only' in scope ? scope.only : without(await allEdges(this.client, 'following', reader, atLeast), scope?.except);
     if (feeds.length === 0) return [];
-    return recentActivities(this.client, { feeds, before, limit, atLeast, order });
+    this.feedsQueried += feeds.length;
+    return recentActivities(this.client, { feeds: feeds as FeedId[], before, limit, atLeast, order });
   }
+}
+
+/** `feeds` less those of `left` (a hybrid reader's pulled edges, read apart). */
+function without(feeds: FeedId[], left: readonly FeedId[] | undefined): FeedId[] {
+  if (!left || left.length === 0) return feeds;
+  const leaving = new Set(left);
+  return feeds.filter((feed) => !leaving.has(feed));
 }

@@ -1,4 +1,5 @@
 import { relevanceKeyOf, sortKeyOf, timelineModels, type Activity, type FeedId, type KeyOf, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
+import type { PullScope } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import { activityAt } from './recorded.js';
 import { seededRandom } from '@feedmill/feed-models/testing';
@@ -19,6 +20,17 @@ function twoGroups(policy: TimelinePolicy): (reader: FeedId) => TimelinePolicy {
   return (reader) => (reader.startsWith('wide:') ? wide : policy);
 }
 
+
+function inScope(feed: FeedId, scope: PullScope | undefined): boolean {
+  if (!scope) return true;
+  return 'only' in scope ? scope.only.includes(feed) : !scope.except.includes(feed);
+}
+
+/**
+ * For `hybrid` timelines in the random plays: thresholds that a few reads or posts cross, so
+ * that edges change sides many times in a play.
+ */
+const FLIPPING: TimelinePolicy['hybrid'] = { readsPerPost: 0.4, windowMs: 120_000, hysteresis: 1.5 };
 
 /**
  * Plays random posts, removals, bumps, follows, unfollows and reads against a store and a
@@ -42,8 +54,10 @@ async function playAgainstReference(
   const following = new Map<FeedId, Set<FeedId>>(readers.map((r) => [r, new Set()]));
   const followersOf = (feed: FeedId) => readers.filter((r) => following.get(r)!.has(feed));
   const timelineOf = (reader: FeedId) => [...following.get(reader)!].flatMap((f) => posted.get(f)!).sort(newestFirst);
-  const pullFor = (reader: FeedId) => async (before: string | undefined, limit: number) =>
-    timelineOf(reader).filter((a) => before === undefined || keyOf(a) < before).slice(0, limit);
+  const pullFor = (reader: FeedId) => async (before: string | undefined, limit: number, scope?: PullScope) =>
+    timelineOf(reader)
+      .filter((a) => inScope(a.feed, scope) && (before === undefined || keyOf(a) < before))
+      .slice(0, limit);
   let position = 0;
   let counter = 0;
   const delivered: TimelineDelivery[][] = [];
@@ -117,10 +131,10 @@ async function playAgainstReference(
  * The behaviour every timeline store must have, for every storage model: what a reader
  * pages through equals the activities of the feeds it follows, whatever is stored.
  */
-export function describeTimelineStoreContract(name: string, createWith: TimelineStoreFactory): void {
-  describe.each(timelineModels.map((model) => [model]))(`TimelineStore contract: ${name}, %s model`, (model: TimelineModel) => {
+export function describeTimelineStoreContract(name: string, createWith: TimelineStoreFactory, models: readonly TimelineModel[] = timelineModels): void {
+  describe.each(models.map((model) => [model]))(`TimelineStore contract: ${name}, %s model`, (model: TimelineModel) => {
     const play = async (policy: TimelinePolicy, seed: number, keyOf?: KeyOf, rebuild = false) => {
-      const policyOf = twoGroups(policy);
+      const policyOf = twoGroups(model === 'hybrid' ? { ...policy, hybrid: FLIPPING } : policy);
       const store = await createWith(policyOf, Date.now);
       await playAgainstReference(store, policyOf, seed, keyOf, rebuild ? await createWith(policyOf, Date.now) : undefined);
       return store;
@@ -163,8 +177,9 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
       await post('user:a', 2 * cap);
       const size = await store.size(reader);
       // Size buckets drop a whole bucket (at most half the cap) at a time; a cache is dropped
-      // by some changes and built again at the next read; a pull timeline stores nothing.
-      const least = model === 'pull' || model === 'cache' ? 0 : model === 'size-buckets' ? Math.ceil(cap / 2) : cap;
+      // by some changes and built again at the next read; a pull timeline stores nothing, nor
+      // does a hybrid one whose reader never reads.
+      const least = model === 'pull' || model === 'cache' || model === 'hybrid' ? 0 : model === 'size-buckets' ? Math.ceil(cap / 2) : cap;
       expect(size).toBeGreaterThanOrEqual(least);
       expect(size).toBeLessThanOrEqual(cap);
     });
@@ -177,8 +192,9 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
       await store.deliver({ after: position, position: position + 1, deliveries: [{ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true }, { kind: 'insert', readers: [reader], activity: posted }] });
       const page = await store.readPage(reader, undefined, 5, async () => [posted]);
       expect(page.items).toHaveLength(1);
-      // A model that stores nothing serves the activity itself from the pull path.
-      expect(page.items[0]).toEqual(model === 'pull' ? posted : { id: 'linked', feed: 'user:a', time: posted.time });
+      // A model that stores nothing serves the activity itself from the pull path, as does a
+      // hybrid timeline whose reader has not read (its edge turned to pull at the post).
+      expect(page.items[0]).toEqual(model === 'pull' || model === 'hybrid' ? posted : { id: 'linked', feed: 'user:a', time: posted.time });
     });
   });
 
@@ -298,7 +314,7 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
       expect((await store.readPage(reader, undefined, 10, none)).items.map((a) => a.id)).toEqual(['b2', 'a1']);
       await store.deliver({ after: 1, position: 2, deliveries: [{ kind: 'unfollow', reader, target: 'user:b' }] });
       expect((await store.readPage(reader, undefined, 10, none)).items.map((a) => a.id)).toEqual(['a1']);
-      expect(await store.counters()).toEqual({ timelines: 1, entries: 1, delivered: 3 });
+      expect(await store.counters()).toEqual({ timelines: 1, entries: 1, delivered: 3, entriesWritten: 3 });
     });
 
     it('reads everything from the pull path for a reader it never materialized', async () => {

@@ -1,16 +1,28 @@
-import type { FeedId } from '@feedmill/contracts';
-import { ActivityTable, NO_HANDLE, type CompactTimeline } from '@feedmill/feed-models';
+import type { FeedId, SortKey } from '@feedmill/contracts';
+import { ActivityTable, DecayedCount, NO_HANDLE, ProducerPosts, PULLED_WHOLE, type CompactTimeline, type PulledEdges } from '@feedmill/feed-models';
 import { readItems, writeItems } from '../snapshots/item-columns.js';
 import { SnapshotCorruptError, SnapshotMismatchError } from '../snapshots/snapshot-file.js';
 import { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
+
+/** What a `hybrid` timeline keeps beside its entries: its edges' sides and its reader's reads. */
+export interface HybridState {
+  readonly edges: PulledEdges | undefined;
+  readonly reads: DecayedCount | undefined;
+}
 
 export interface TimelinesToSnapshot {
   /** Names the feed config the timelines were shaped by. */
   policies: string;
   delivered: number;
+  written: number;
   table: ActivityTable;
-  timelines: Array<{ reader: FeedId; timeline: CompactTimeline; lastReadAt: number }>;
+  timelines: Array<{ reader: FeedId; timeline: CompactTimeline & HybridState; lastReadAt: number }>;
+  /** Producers' post counts of the `hybrid` timelines, one set per rate window. */
+  producerPosts: readonly ProducerPosts[];
 }
+
+/** Changes with the sections below: a snapshot of another layout is not restored (the log is replayed). */
+const LAYOUT = 'timelines/3';
 
 /**
  * The memory timeline store's snapshot: the activity versions its timelines hold, as columns
@@ -18,7 +30,7 @@ export interface TimelinesToSnapshot {
  * parsed or searched again), then per reader its entry count, floor and last read, and every
  * entry's handle in one array.
  */
-export function writeTimelineSnapshot({ policies, delivered, table, timelines }: TimelinesToSnapshot): Uint8Array {
+export function writeTimelineSnapshot({ policies, delivered, written, table, timelines, producerPosts }: TimelinesToSnapshot): Uint8Array {
   // The holds of the timelines kept: a cache being built is left out, with what it holds.
   const holds = new Int32Array(table.capacity);
   let entries = 0;
@@ -39,12 +51,39 @@ export function writeTimelineSnapshot({ policies, delivered, table, timelines }:
     floors[index] = timeline.floorEntry === NO_HANDLE ? NO_HANDLE : compacted.renumbered[timeline.floorEntry]!;
     lastReads[index] = lastReadAt;
   }
-  const writer = new SnapshotWriter().strings([policies]).number(delivered);
+  const writer = new SnapshotWriter().strings([policies, LAYOUT]).number(delivered).number(written);
   writeItems(writer, compacted.items);
   writer.float64s(compacted.timeMs).float64s(compacted.relevanceMs).int32s(compacted.nextVersion).int32s(compacted.holds);
   writer.strings(timelines.map((t) => t.reader));
   writer.int32s(counts).int32s(floors).float64s(lastReads).int32s(handles);
+  writeHybrid(writer, timelines.map((t) => t.timeline), producerPosts);
   return writer.finish();
+}
+
+/**
+ * Per timeline its reads' count and time and its number of edges not simply pushed; the
+ * edges' feeds and bounds (absent: pulled whole); then each rate window's post counts.
+ */
+function writeHybrid(writer: SnapshotWriter, timelines: ReadonlyArray<HybridState>, producerPosts: readonly ProducerPosts[]): void {
+  const readCounts = new Float64Array(timelines.length);
+  const readAts = new Float64Array(timelines.length).fill(-Infinity);
+  const edgeCounts = new Int32Array(timelines.length);
+  const edgeFeeds: FeedId[] = [];
+  const edgeFroms: Array<SortKey | undefined> = [];
+  for (const [index, { edges, reads }] of timelines.entries()) {
+    if (reads) ({ count: readCounts[index], at: readAts[index] } = reads.state);
+    for (const [feed, from] of edges ?? []) {
+      edgeFeeds.push(feed);
+      edgeFroms.push(from === PULLED_WHOLE ? undefined : from);
+    }
+    edgeCounts[index] = edges?.size ?? 0;
+  }
+  writer.float64s(readCounts).float64s(readAts).int32s(edgeCounts).strings(edgeFeeds).strings(edgeFroms);
+  const posted = producerPosts.map((counts) => [...counts.entries()]);
+  writer.float64s(Float64Array.from(producerPosts, (counts) => counts.windowMs)).int32s(Int32Array.from(posted, (entries) => entries.length));
+  const all = posted.flat();
+  writer.strings(all.map((e) => e.feed)).float64s(Float64Array.from(all, (e) => e.count)).float64s(Float64Array.from(all, (e) => e.at)).strings(all.map((e) => e.lastId));
+  writer.strings(all.map((e) => e.newestByTime)).strings(all.map((e) => e.newestByRelevance));
 }
 
 /**
@@ -53,15 +92,17 @@ export function writeTimelineSnapshot({ policies, delivered, table, timelines }:
  * taken under another feed config, and {@link SnapshotCorruptError} for one that does not
  * hold together.
  */
-export function readTimelineSnapshot<T extends CompactTimeline>(
+export function readTimelineSnapshot<T extends CompactTimeline & HybridState>(
   payload: Uint8Array,
   policies: string,
   timelineOf: (reader: FeedId, table: ActivityTable, lastReadAt: number) => T,
-): { table: ActivityTable; timelines: Map<FeedId, T>; delivered: number } {
+): { table: ActivityTable; timelines: Map<FeedId, T>; delivered: number; written: number; producerPosts: ProducerPosts[] } {
   const reader = new SnapshotReader(payload);
-  const [takenUnder] = reader.strings();
+  const [takenUnder, layout] = reader.strings();
   if (takenUnder !== policies) throw new SnapshotMismatchError('it was taken under another feed config');
+  if (layout !== LAYOUT) throw new SnapshotMismatchError(`its layout is ${layout ?? 'an older one'}, not ${LAYOUT}`);
   const delivered = reader.number();
+  const written = reader.number();
   const items = readItems(reader);
   const timeMs = reader.float64s();
   const relevanceMs = reader.float64s();
@@ -73,12 +114,29 @@ export function readTimelineSnapshot<T extends CompactTimeline>(
   const floors = reader.transientInt32s();
   const lastReads = reader.float64s();
   const handles = reader.transientInt32s();
+  const readCounts = reader.float64s();
+  const readAts = reader.float64s();
+  const edgeCounts = reader.transientInt32s();
+  const edgeFeeds = reader.presentStrings() as FeedId[];
+  const edgeFroms = reader.strings();
+  const windows = reader.float64s();
+  const postedPerWindow = reader.transientInt32s();
+  const postedFeeds = reader.presentStrings() as FeedId[];
+  const postedCounts = reader.float64s();
+  const postedAts = reader.float64s();
+  const postedLastIds = reader.presentStrings();
+  const postedNewestByTime = reader.presentStrings();
+  const postedNewestByRelevance = reader.presentStrings();
   reader.end();
+  if (readCounts.length !== readers.length || readAts.length !== readers.length || edgeCounts.length !== readers.length) throw new SnapshotCorruptError('the hybrid columns differ in length');
+  if (edgeFroms.length !== edgeFeeds.length || postedPerWindow.length !== windows.length) throw new SnapshotCorruptError('the hybrid edges or windows differ in length');
+  if ([postedCounts, postedAts, postedLastIds, postedNewestByTime, postedNewestByRelevance].some((column) => column.length !== postedFeeds.length)) throw new SnapshotCorruptError('the producers’ columns differ in length');
   if (timeMs.length !== items.length || relevanceMs.length !== items.length || nextVersion.length !== items.length || holds.length !== items.length) throw new SnapshotCorruptError('the activity columns differ in length');
   if (counts.length !== readers.length || floors.length !== readers.length || lastReads.length !== readers.length) throw new SnapshotCorruptError('the timeline columns differ in length');
   try {
     const table = ActivityTable.restore({ items, timeMs, relevanceMs, nextVersion, holds });
     const timelines = new Map<FeedId, T>();
+    let edgeAt = 0;
     // Every entry and floor is one hold: the holds must add up to them.
     let held = 0;
     for (const count of holds) held += count;
@@ -93,12 +151,25 @@ export function readTimelineSnapshot<T extends CompactTimeline>(
       if (floor < NO_HANDLE || floor >= items.length) throw new Error(`floor ${floor} of ${items.length}`);
       const timeline = timelineOf(feed, table, lastReads[index]!);
       timeline.restore(entries, floor);
+      const edges = edgeCounts[index]!;
+      if (edges > 0 && !timeline.edges) throw new Error(`${feed} has pulled edges, but its group is not hybrid`);
+      for (const end = edgeAt + edges; edgeAt < end; edgeAt++) timeline.edges!.set(edgeFeeds[edgeAt]!, edgeFroms[edgeAt] ?? PULLED_WHOLE);
+      timeline.reads?.set(readCounts[index]!, readAts[index]!);
       timelines.set(feed, timeline);
       held -= count + (floor === NO_HANDLE ? 0 : 1);
     }
     if (at !== handles.length) throw new Error(`${handles.length - at} handles belong to no timeline`);
+    if (edgeAt !== edgeFeeds.length) throw new Error(`${edgeFeeds.length - edgeAt} edges belong to no timeline`);
+    const producerPosts: ProducerPosts[] = [];
+    let postedAt = 0;
+    for (const [index, windowMs] of windows.entries()) {
+      const counts = new ProducerPosts(windowMs);
+      for (const end = postedAt + postedPerWindow[index]!; postedAt < end; postedAt++) counts.restore(postedFeeds[postedAt]!, postedCounts[postedAt]!, postedAts[postedAt]!, postedLastIds[postedAt]!, postedNewestByTime[postedAt]!, postedNewestByRelevance[postedAt]!);
+      producerPosts.push(counts);
+    }
+    if (postedAt !== postedFeeds.length) throw new Error(`${postedFeeds.length - postedAt} post counts belong to no window`);
     if (held !== 0) throw new Error(`the holds differ from the entries and floors by ${held}`);
-    return { table, timelines, delivered };
+    return { table, timelines, delivered, written, producerPosts };
   } catch (error) {
     if (error instanceof SnapshotCorruptError || error instanceof SnapshotMismatchError) throw error;
     throw new SnapshotCorruptError(`the timelines do not hold together: ${(error as Error).message}`);

@@ -1,6 +1,21 @@
-import { relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
-import { ActivityTable, CompactTimeline, NO_HANDLE, readTimelinePage, type ActivityHandle, type PullPath, type TimelinePage } from '@feedmill/feed-models';
-import type { TimelinePolicy, TimelineStore } from '../ports.js';
+import { justAbove, keyOfOrder, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
+import {
+  ActivityTable,
+  CompactTimeline,
+  DecayedCount,
+  NO_HANDLE,
+  ProducerPosts,
+  PULLED_WHOLE,
+  readHybridPage,
+  readTimelinePage,
+  shouldPush,
+  type ActivityHandle,
+  type HybridPolicy,
+  type PulledEdges,
+  type PullPath,
+  type TimelinePage,
+} from '@feedmill/feed-models';
+import type { TimelineCounters, TimelinePolicy, TimelineStore } from '../ports.js';
 import { SnapshotMismatchError } from '../snapshots/snapshot-file.js';
 import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js';
 import { readTimelineSnapshot, writeTimelineSnapshot } from './memory-timeline-snapshot.js';
@@ -14,6 +29,10 @@ class Materialized extends CompactTimeline {
    * may have read the feeds before them, and must not undo a removal or an unfollow.
    */
   held: Array<(timeline: Materialized) => void> | undefined = undefined;
+  /** For the `hybrid` model: when an edge is pushed, the edges that are not, and the reader's reads. */
+  readonly hybrid: HybridPolicy | undefined;
+  readonly edges: PulledEdges | undefined;
+  readonly reads: DecayedCount | undefined;
 
   constructor(
     policy: TimelinePolicy,
@@ -24,8 +43,15 @@ class Materialized extends CompactTimeline {
     public lastReadAt: number,
   ) {
     super(policy.cap, activities, policy.relevancy ? 'relevance' : 'time');
+    if (policy.model === 'hybrid') {
+      this.hybrid = policy.hybrid ?? DEFAULT_HYBRID;
+      this.edges = new Map();
+      this.reads = new DecayedCount();
+    }
   }
 }
+
+const DEFAULT_HYBRID: HybridPolicy = Object.freeze({ readsPerPost: 1, windowMs: 3_600_000, hysteresis: 2 });
 
 /** How often idle `cache` timelines are looked for. */
 const SWEEP_INTERVAL_MS = 10_000;
@@ -58,6 +84,10 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   private advanced = 0;
   /** Entries newly written by insert deliveries: fan-out's output, counted for throughput. */
   private delivered = 0;
+  /** Entries newly written by any means: deliveries, follows' backfills, cache builds. */
+  private written = 0;
+  /** For `hybrid` timelines: producers' post counts, one set per rate window. */
+  private producerPosts = new Map<number, ProducerPosts>();
   private lastSweep = 0;
 
   /**
@@ -85,8 +115,10 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     const payload = writeTimelineSnapshot({
       policies: this.policies,
       delivered: this.delivered,
+      written: this.written,
       table: this.activities,
       timelines: kept.map(([reader, timeline]) => ({ reader, timeline, lastReadAt: timeline.lastReadAt })),
+      producerPosts: [...this.producerPosts.values()],
     });
     return { position: this.applied, payload };
   }
@@ -101,6 +133,8 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     this.activities = restored.table;
     this.timelines = restored.timelines;
     this.delivered = restored.delivered;
+    this.written = restored.written;
+    this.producerPosts = new Map(restored.producerPosts.map((counts) => [counts.windowMs, counts]));
     this.applied = snapshot.position;
   }
 
@@ -131,6 +165,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
+          if (timeline.edges && !this.pushesPost(timeline, delivered)) continue;
           // The hot path: a closure only while a build holds changes back.
           if (timeline.held) this.holdActivity(timeline.held, delivery.activity, this.insertCounted);
           else this.insertCounted(timeline, delivered.handleFor(timeline));
@@ -143,6 +178,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
+          if (timeline.edges && this.bumpIsPulled(timeline, delivered)) continue;
           if (timeline.held) this.holdActivity(timeline.held, delivery.activity, applyBump);
           else applyBump(timeline, delivered.handleFor(timeline));
         }
@@ -159,7 +195,9 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       }
       case 'follow': {
         const policy = this.policyOf(delivery.reader);
-        if (materializesOnFollow(policy)) {
+        if (policy.model === 'hybrid') {
+          this.followHybrid(this.materialize(delivery.reader, policy), delivery.target, delivery.recent, delivery.exhausted);
+        } else if (materializesOnFollow(policy)) {
           this.mergeFeed(this.materialize(delivery.reader, policy), delivery.recent, delivery.exhausted);
         } else {
           // A cache knows nothing of the new feed's history: the next read builds it again.
@@ -170,14 +208,84 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       case 'unfollow': {
         const timeline = this.timelines.get(delivery.reader);
         if (timeline) this.change(timeline, removingFeed(delivery.target));
+        timeline?.edges?.delete(delivery.target);
         return;
       }
     }
   }
 
   private readonly insertCounted = (timeline: Materialized, handle: ActivityHandle): void => {
-    if (timeline.insert(handle)) this.delivered++;
+    if (timeline.insert(handle)) {
+      this.delivered++;
+      this.written++;
+    }
   };
+
+  /**
+   * Whether a post reaches a `hybrid` reader's stored timeline, deciding its edge's side
+   * first: a pushed edge whose reader has come to read too little per post is turned to
+   * pull (its entries leave the stored timeline; reads take them from the feed), and a
+   * pulled one whose reader reads enough is pushed from the next post on (this one and all
+   * before it stay pulled, below a key above theirs). Both counts are taken at the post's
+   * time.
+   */
+  private pushesPost(timeline: Materialized, delivered: DeliveredActivity): boolean {
+    const { activity } = delivered;
+    const policy = timeline.hybrid!;
+    const producers = this.producerPostsOn(policy.windowMs);
+    const posts = delivered.postCount(producers);
+    const reads = timeline.reads!.valueAt(delivered.timeMs, policy.windowMs);
+    const from = timeline.edges!.get(activity.feed);
+    if (from === PULLED_WHOLE) {
+      if (!shouldPush(reads, posts, false, policy)) return false;
+      // Stored above the feed's greatest key delivered so far, this post's included: this
+      // post and everything before it (even one with a newer time) stay with the pull path.
+      timeline.edges!.set(activity.feed, justAbove(producers.newestKey(activity.feed, timeline.order)));
+      return false;
+    }
+    if (!shouldPush(reads, posts, true, policy)) {
+      timeline.removeFeed(activity.feed);
+      timeline.edges!.set(activity.feed, PULLED_WHOLE);
+      return false;
+    }
+    // An activity older than the switch to push is read from the feed with the rest of them.
+    return from === undefined || keyOfOrder(timeline.order)(activity) >= from;
+  }
+
+  /**
+   * A `hybrid` reader's new edge takes the side its counts give now: pushed, it merges the
+   * feed's newest activities as a `ring` timeline does; pulled, it stores nothing.
+   */
+  private followHybrid(timeline: Materialized, target: FeedId, recent: readonly Activity[], exhausted: boolean): void {
+    const policy = timeline.hybrid!;
+    const producers = this.producerPostsOn(policy.windowMs);
+    // The newest the feed holds, by either order (a switch to push starts above it).
+    for (const activity of recent) producers.saw(activity);
+    const now = this.now();
+    const push = shouldPush(timeline.reads!.valueAt(now, policy.windowMs), producers.valueAt(target, now), undefined, policy);
+    // A follow again of a feed already followed may change its side: nothing of it is kept twice.
+    timeline.removeFeed(target);
+    if (push) {
+      timeline.edges!.delete(target);
+      this.mergeFeed(timeline, recent, exhausted);
+    } else {
+      timeline.edges!.set(target, PULLED_WHOLE);
+    }
+  }
+
+  /** Whether a `hybrid` reader takes a bumped activity from its feed; its producer's newest key takes the bump in. */
+  private bumpIsPulled(timeline: Materialized, delivered: DeliveredActivity): boolean {
+    delivered.bumpOnce(this.producerPostsOn(timeline.hybrid!.windowMs));
+    const from = timeline.edges!.get(delivered.activity.feed);
+    if (from === undefined) return false;
+    return from === PULLED_WHOLE || keyOfOrder(timeline.order)(delivered.activity) < from;
+  }
+
+  private producerPostsOn(windowMs: number): ProducerPosts {
+    let counts = this.producerPosts.get(windowMs);
+    if (!counts) this.producerPosts.set(windowMs, (counts = new ProducerPosts(windowMs)));
+    return counts;
+  }
 
   private holdActivity(held: Array<(timeline: Materialized) => void>, activity: Activity, apply: (timeline: Materialized, handle: ActivityHandle) => void): void {
     held.push((built) => this.applyHeld(built, activity, apply));
@@ -193,7 +301,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   private mergeFeed(timeline: Materialized, recent: readonly Activity[], exhausted: boolean): void {
     if (recent.length === 0) return; // most follows of an import: nothing to merge
     const delivered = recent.map((activity) => new DeliveredActivity(this.activities, activity));
-    timeline.mergeFeed(
+    this.written += timeline.mergeFeed(
       delivered.map((one) => one.handleFor(timeline)),
       exhausted,
     );
@@ -217,7 +325,12 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
     const policy = this.policyOf(reader);
     if (policy.model === 'cache') await this.buildOnRead(reader, policy, pull);
-    return readTimelinePage(this.timelines.get(reader), before, limit, pull, keyOf(policy));
+    const timeline = this.timelines.get(reader);
+    if (timeline?.edges) {
+      timeline.reads!.add(this.now(), timeline.hybrid!.windowMs);
+      return readHybridPage(timeline, timeline.edges, before, limit, pull, keyOf(policy));
+    }
+    return readTimelinePage(timeline, before, limit, pull, keyOf(policy));
   }
 
   /**
@@ -281,10 +394,10 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     return this.activities.size;
   }
 
-  async counters(): Promise<{ timelines: number; entries: number; delivered: number }> {
+  async counters(): Promise<TimelineCounters> {
     let entries = 0;
     for (const timeline of this.timelines.values()) entries += timeline.size;
-    return { timelines: this.timelines.size, entries, delivered: this.delivered };
+    return { timelines: this.timelines.size, entries, delivered: this.delivered, entriesWritten: this.written };
   }
 }
 
@@ -296,11 +409,33 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
 class DeliveredActivity {
   private copy = NO_HANDLE;
   private reference = NO_HANDLE;
+  /** For `hybrid` readers: its producer's post count with it, counted at the first of them. */
+  private posts = -1;
+  private time = NaN;
 
   constructor(
     private readonly table: ActivityTable,
-    private readonly activity: Activity,
+    readonly activity: Activity,
   ) {}
+
+  /** Milliseconds of the activity's time: when a `hybrid` edge's counts are taken. */
+  get timeMs(): number {
+    if (Number.isNaN(this.time)) this.time = Date.parse(this.activity.time);
+    return this.time;
+  }
+
+  /** Counts the post once for all of the delivery's readers; returns its producer's count. */
+  postCount(producers: ProducerPosts): number {
+    if (this.posts < 0) this.posts = producers.count(this.activity, this.timeMs);
+    return this.posts;
+  }
+
+  /** Tells the producers of a bump once for all of the delivery's readers. */
+  bumpOnce(producers: ProducerPosts): void {
+    if (this.posts >= 0) return;
+    this.posts = 0;
+    producers.saw(this.activity);
+  }
 
   /** What the reader's group stores of the activity: the copy, or the reference. */
   handleFor(timeline: Materialized): ActivityHandle {
@@ -335,7 +470,7 @@ function removingFeed(feed: FeedId): (timeline: Materialized) => void {
 }
 
 function materializesOnFollow(policy: TimelinePolicy): boolean {
-  return policy.model === 'ring' || policy.model === 'time-buckets' || policy.model === 'size-buckets';
+  return policy.model === 'ring' || policy.model === 'time-buckets' || policy.model === 'size-buckets' || policy.model === 'hybrid';
 }
 
 /** A reader's order: by relevance when its group says so, else by time. */

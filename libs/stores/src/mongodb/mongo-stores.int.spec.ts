@@ -6,7 +6,7 @@ import { describeTimelineStoreContract } from '../contract/timeline-store.contra
 import { DriverCollection, projectionCollections, timelineCollections } from './driver-collection.js';
 import { MongoContentStore } from './mongo-content-store.js';
 import { MongoGraphStore } from './mongo-graph-store.js';
-import { MongoTimelineStore } from './mongo-timeline-store.js';
+import { MongoTimelineStore, mongoTimelineModels } from './mongo-timeline-store.js';
 
 /**
  * The store contracts on a real MongoDB when MONGODB_URL is set. No MongoDB server can be
@@ -31,7 +31,7 @@ if (url) {
     const prefix = `t${++run}_`;
     return new MongoGraphStore(await projectionCollections(db, prefix), new DriverCollection(db.collection(`${prefix}follows`)));
   });
-  describeTimelineStoreContract('mongodb', async (policyOf, now) => new MongoTimelineStore(await timelineCollections(db, `t${++run}_`), policyOf, now));
+  describeTimelineStoreContract('mongodb', async (policyOf, now) => new MongoTimelineStore(await timelineCollections(db, `t${++run}_`), policyOf, now), mongoTimelineModels);
 } else {
   console.log('SKIPPED: store contracts on MongoDB: MONGODB_URL is not set (no MongoDB server runs here; the same documents run on mingo in the unit tier)');
   it.todo('store contracts on MongoDB (set MONGODB_URL to run them)');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { justAbove, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
-import type { TimelinePolicy, TimelineStore } from '../ports.js';
+import type { TimelineCounters, TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
 import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type MaterializedLayout } from './materialized-layouts.js';
 import { cacheDocuments, embedLimit, entryOf, readerMetaDocuments, type EntryDocument } from './timeline-documents.js';
@@ -12,7 +12,9 @@ const MAX_BUILD_ATTEMPTS = 5;
 /** A cache build not finished after this long was left by a crash: the next read takes it over. */
 export const CACHE_BUILD_TIMEOUT_MS = 30_000;
 
-type MaterializedModel = Exclude<TimelineModel, 'cache' | 'pull'>;
+/** The models this store keeps; `hybrid` keeps its edges' sides in memory only. */
+export const mongoTimelineModels = ['ring', 'cache', 'pull', 'time-buckets', 'size-buckets'] as const satisfies readonly TimelineModel[];
+type MaterializedModel = Exclude<(typeof mongoTimelineModels)[number], 'cache' | 'pull'>;
 
 /**
  * Timelines in MongoDB, each reader's in its group's model: `ring`, `time-buckets` and
@@ -40,6 +42,7 @@ export class MongoTimelineStore implements TimelineStore {
 
   private layoutOf(reader: FeedId): MaterializedLayout | undefined {
     const model = this.policyOf(reader).model;
+    if (model === 'hybrid') throw new Error('MongoDB timelines do not keep the hybrid model');
     return model === 'cache' || model === 'pull' ? undefined : this.layouts[model];
   }
 
@@ -72,6 +75,7 @@ export class MongoTimelineStore implements TimelineStore {
         for (const reader of delivery.readers) {
           const policy = this.policyOf(reader);
           if (policy.model === 'cache') cacheReaders.push(reader);
+          else if (policy.model === 'hybrid') throw new Error('MongoDB timelines do not keep the hybrid model');
           else if (policy.model !== 'pull') {
             const items = byModel.get(policy.model) ?? [];
             items.push({ reader, entry: this.entryFor(delivery.activity, policy), cap: policy.cap, bucketMs: policy.bucketMs, bucketSize: policy.bucketSize });
@@ -219,14 +223,15 @@ export class MongoTimelineStore implements TimelineStore {
     return stored ? (await stored.newestBelow(undefined, Number.MAX_SAFE_INTEGER)).length : 0;
   }
 
-  async counters(): Promise<{ timelines: number; entries: number; delivered: number }> {
+  async counters(): Promise<TimelineCounters> {
     const [materialized, caches, cacheEntries, ...layoutEntries] = await Promise.all([
       this.db.meta.count({}),
       this.db.cache.count({}),
       this.db.cache.sumOfArrayLengths('entries'),
       ...Object.values(this.layouts).map((layout) => layout.entryCount()),
     ]);
-    return { timelines: materialized + caches, entries: cacheEntries + layoutEntries.reduce((a, b) => a + b, 0), delivered: this.delivered };
+    // Entries written by follows' backfills and cache builds are not counted here.
+    return { timelines: materialized + caches, entries: cacheEntries + layoutEntries.reduce((a, b) => a + b, 0), delivered: this.delivered, entriesWritten: this.delivered };
   }
 }
 

@@ -2,7 +2,7 @@ import { describeTimelineStoreContract } from '../contract/timeline-store.contra
 import { MingoCollection } from '../contract/mingo-collection.js';
 import type { StoredDocument, TimelineCollections } from './document-collection.js';
 import { isDuplicateKeyError } from './duplicate-key.js';
-import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore } from './mongo-timeline-store.js';
+import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore, mongoTimelineModels } from './mongo-timeline-store.js';
 import { referenceTo, type FeedId } from '@feedmill/contracts';
 import {
   cacheDocuments,
@@ -30,7 +30,7 @@ const collections = () => ({
   sizeBuckets: new MingoCollection<SizeBucketDocument>(),
 });
 
-describeTimelineStoreContract('mongodb documents on mingo', async (policyOf, now) => new MongoTimelineStore(collections(), policyOf, now));
+describeTimelineStoreContract('mongodb documents on mingo', async (policyOf, now) => new MongoTimelineStore(collections(), policyOf, now), mongoTimelineModels);
 
 const at = (second: number, id = `a${second}`) => ({ id, feed: 'user:a' as const, actor: 'a', verb: 'post', object: 'o', time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
 

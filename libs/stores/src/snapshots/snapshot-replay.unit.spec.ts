@@ -7,6 +7,7 @@ import type { MemoryProjection } from '../memory/memory-projection.js';
 import { MemoryTimelineStore } from '../memory/memory-timeline-store.js';
 import type { TimelinePolicy } from '../ports.js';
 import { seededRandom } from '@feedmill/feed-models/testing';
+import type { PullScope } from '@feedmill/feed-models';
 import { SnapshotCorruptError, SnapshotMismatchError } from './snapshot-file.js';
 
 const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}`);
@@ -138,13 +139,17 @@ describe('graph store snapshot', () => {
 
 describe('timeline store: a snapshot and the log tail', () => {
   const log = generateLog(3_000, 11);
-  // Three kinds of reader: ring by time, ring by relevance holding references, and caches.
+  // Four kinds of reader: ring by time, ring by relevance holding references, caches, and
+  // hybrid timelines whose edges change sides after a few reads or posts.
   const policyOf = (reader: FeedId): TimelinePolicy => {
     const n = Number(reader.slice('timeline:t'.length));
     if (n < 10) return { model: 'ring', cap: 5, inactivityMs: 0 };
     if (n < 20) return { model: 'ring', cap: 8, inactivityMs: 0, relevancy: true, embed: false };
-    return { model: 'cache', cap: 6, inactivityMs: 3_600_000 };
+    if (n < 25) return { model: 'cache', cap: 6, inactivityMs: 3_600_000 };
+    return { model: 'hybrid', cap: 5, inactivityMs: 0, relevancy: n % 2 === 0, hybrid: { readsPerPost: 0.5, windowMs: 600_000, hysteresis: 1.5 } };
   };
+  /** Within the log's times, so that reads weigh as much as the posts around them. */
+  const now = () => Date.UTC(2026, 0, 1, 0, 40);
   const content = new MemoryContentStore();
   const graph = new MemoryGraphStore();
   const lookups: PlanLookups = {
@@ -155,8 +160,11 @@ describe('timeline store: a snapshot and the log tail', () => {
     activities: (ids) => content.get(ids),
     follows: (follower, target) => graph.isFollowing(follower, target),
   };
-  const pull = (reader: FeedId) => async (before: string | undefined, limit: number) =>
-    content.recent(await graph.following(reader, undefined, 1_000), before, limit, undefined, policyOf(reader).relevancy ? 'relevance' : 'time');
+  const pull = (reader: FeedId) => async (before: string | undefined, limit: number, scope?: PullScope) => {
+    const following = await graph.following(reader, undefined, 1_000);
+    const feeds = !scope ? following : 'only' in scope ? [...scope.only] : following.filter((feed) => !scope.except.includes(feed));
+    return content.recent(feeds, before, limit, undefined, policyOf(reader).relevancy ? 'relevance' : 'time');
+  };
   beforeAll(async () => {
     await content.apply(log);
     await graph.apply(log);
@@ -181,16 +189,23 @@ describe('timeline store: a snapshot and the log tail', () => {
   }
 
   it.each([1, 1_000, 2_999, 3_000])('reach the state a full replay reaches, reads and sizes alike (snapshot after %i events)', async (cut) => {
-    const full = new MemoryTimelineStore(policyOf, undefined, 'config A');
+    const full = new MemoryTimelineStore(policyOf, now, 'config A');
     await fanOut(full, new FollowerIndex(), log);
-    const before = new MemoryTimelineStore(policyOf, undefined, 'config A');
+    const before = new MemoryTimelineStore(policyOf, now, 'config A');
     const followers = new FollowerIndex();
-    await fanOut(before, followers, log.slice(0, cut));
-    // Caches built by reads before the snapshot, which the tail then keeps.
-    for (const reader of timelines.slice(20, 25)) await before.readPage(reader, undefined, 3, pull(reader));
+    // The same as `before`, without a snapshot: what the restored store must be after the tail.
+    const twin = new MemoryTimelineStore(policyOf, now, 'config A');
+    const twinFollowers = new FollowerIndex();
+    for (const [store, index] of [[before, followers], [twin, twinFollowers]] as const) {
+      await fanOut(store, index, log.slice(0, cut));
+      // Caches built by reads before the snapshot, which the tail then keeps; hybrid readers
+      // that read often, seldom and never.
+      for (const reader of timelines.slice(20, 25)) await store.readPage(reader, undefined, 3, pull(reader));
+      for (const [index, reader] of timelines.slice(25).entries()) for (let read = 0; read < [40, 40, 4, 1, 0][index]!; read++) await store.readPage(reader, undefined, 3, pull(reader));
+    }
     const snapshot = before.takeSnapshot();
     expect(snapshot.position).toBe(cut);
-    const restored = new MemoryTimelineStore(policyOf, undefined, 'config A');
+    const restored = new MemoryTimelineStore(policyOf, now, 'config A');
     restored.restoreSnapshot({ position: snapshot.position, payload: Uint8Array.from(snapshot.payload) });
     expect(await restored.position()).toBe(cut);
     expect(restored.storedVersions()).toBeLessThanOrEqual(before.storedVersions());
@@ -198,7 +213,13 @@ describe('timeline store: a snapshot and the log tail', () => {
     expect(await restored.position()).toBe(await full.position());
     for (const reader of timelines.slice(0, 20)) expect([reader, await restored.size(reader)]).toEqual([reader, await full.size(reader)]);
     expect((await restored.counters()).delivered).toBe((await full.counters()).delivered);
+    // Hybrid edges take their sides from reads, which the log does not hold: the snapshot
+    // keeps them, so that the restored store stores what the one that never stopped does.
+    await fanOut(twin, twinFollowers, log.slice(cut));
+    for (const reader of timelines) expect([reader, await restored.size(reader)]).toEqual([reader, await twin.size(reader)]);
+    expect(await restored.counters()).toEqual(await twin.counters());
     expect(await view(restored)).toEqual(await view(full));
+    expect(await view(twin)).toEqual(await view(full));
   });
 
   it('refuses a snapshot taken under another feed config, and stays empty', async () => {

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ModelComparison, ModelFigures } from './model-comparison.js';
+import { profiles } from './profiles.js';
 
 /**
  * The smoke check of the models comparison: two models on the small profile and one this
@@ -34,7 +35,9 @@ it('measures each model on the same requests, with no failures, and the same tim
   for (const model of ['ring', 'pull']) {
     const { mixed, warmUp, failures } = figures(model);
     expect({ model, failures }).toEqual({ model, failures: { httpNon2xx: 0, transportErrors: 0 } });
-    expect(warmUp.posts).toBe(comparison.workload.warmPosts);
+    // wrk may send one request per connection past its quota.
+    expect(warmUp.posts).toBeGreaterThanOrEqual(comparison.workload.warmPosts);
+    expect(warmUp.posts).toBeLessThanOrEqual(comparison.workload.warmPosts + profiles.small.connections);
     expect(mixed.reads).toBeGreaterThan(0);
     expect(mixed.posts).toBeGreaterThan(0);
     expect(mixed.readLatencyMs.p50).toBeLessThanOrEqual(mixed.readLatencyMs.p99);

@@ -253,24 +253,30 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   }
 
   /**
-   * A `hybrid` reader's new edge takes the side its counts give now: pushed, it merges the
-   * feed's newest activities as a `ring` timeline does; pulled, it stores nothing.
+   * A `hybrid` reader's follow takes the side its counts give now. Pushed, a new or pushed
+   * edge merges the feed's newest activities as a `ring` timeline does, and a pulled one
+   * turns to push above the feed's greatest key, as at a post; pulled, the edge stores
+   * nothing. A large backfill comes in several pieces, and the counts may change between
+   * them: each piece leaves a timeline that is exact whatever the one before it chose.
    */
   private followHybrid(timeline: Materialized, target: FeedId, recent: readonly Activity[], exhausted: boolean): void {
     const policy = timeline.hybrid!;
     const producers = this.producerPostsOn(policy.windowMs);
-    // The newest the feed holds, by either order (a switch to push starts above it).
+    // The newest the feed holds, by either order: a switch to push starts above it.
     for (const activity of recent) producers.saw(activity);
     const now = this.now();
-    const push = shouldPush(timeline.reads!.valueAt(now, policy.windowMs), producers.valueAt(target, now), undefined, policy);
-    // A follow again of a feed already followed may change its side: nothing of it is kept twice.
-    timeline.removeFeed(target);
-    if (push) {
-      timeline.edges!.delete(target);
-      this.mergeFeed(timeline, recent, exhausted);
-    } else {
+    const from = timeline.edges!.get(target);
+    // A new edge and a pushed one look alike here: both take the side the ratio gives.
+    const pushedNow = from === undefined ? undefined : from !== PULLED_WHOLE;
+    if (!shouldPush(timeline.reads!.valueAt(now, policy.windowMs), producers.valueAt(target, now), pushedNow, policy)) {
+      timeline.removeFeed(target);
       timeline.edges!.set(target, PULLED_WHOLE);
+    } else if (from === undefined) {
+      this.mergeFeed(timeline, recent, exhausted);
+    } else if (from === PULLED_WHOLE) {
+      timeline.edges!.set(target, justAbove(producers.newestKey(target, timeline.order)));
     }
+    // A switched edge keeps its bound: below it the feed is pulled, and merging would store it twice.
   }
 
   /** Whether a `hybrid` reader takes a bumped activity from its feed; its producer's newest key takes the bump in. */

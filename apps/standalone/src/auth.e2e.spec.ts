@@ -112,3 +112,78 @@ describe('standalone with tokens: who may do what', () => {
     expect((await anonymous.call('PUT', '/v1/feeds/timeline/dora/follows/user/bob', undefined, { authorization: `Bearer ${signed}` })).status).toBe(204);
   });
 });
+
+describe('standalone with tokens: private feeds and follow requests', () => {
+  let deployment: Deployment;
+  let dataDir: string;
+  const tokenFor = hs256Tokens(secret);
+  /** Acts as each path's owner, or as an admin. */
+  let owners: FeedClient;
+  let anonymous: FeedClient;
+  const as = async (sub: string | undefined) => ({ authorization: `Bearer ${await tokenFor(sub)}` });
+  const ids = (items: Array<{ id: string }>) => items.map((a) => a.id);
+  const timelineOf = async (reader: string) => ids(await owners.readAll(reader));
+  const post = async (object: string) => (await owners.post('user:bob', { actor: 'bob', verb: 'post', object })).body.id;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'feedmill-private-'));
+    deployment = await startStandalone({ dataDir, env: { FEEDMILL_JWT_SECRET: secret } });
+    owners = new FeedClient(deployment.baseUrl, tokenFor);
+    anonymous = new FeedClient(deployment.baseUrl);
+  });
+  afterAll(async () => {
+    await deployment?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps a private feed’s activities from everyone but its owner and the followers it approved, and takes them back at once from one it removes', async () => {
+    const older = [await post('one'), await post('two')].reverse();
+    expect((await owners.call('PUT', '/v1/feeds/user/bob/settings', { private: true })).body).toEqual({ private: true });
+    expect((await owners.call('GET', '/v1/feeds/user/bob/settings')).body).toEqual({ private: true });
+    expect((await anonymous.call('PUT', '/v1/feeds/user/bob/settings', { private: false }, await as('alice'))).status).toBe(403);
+
+    // A follow waits for bob, and shows nothing meanwhile.
+    const asked = await owners.follow('timeline:alice', 'user:bob');
+    expect([asked.status, asked.body]).toEqual([202, { status: 'pending' }]);
+    await owners.follow('timeline:carol', 'user:bob');
+    await waitUntilSettled(owners);
+    expect(await timelineOf('timeline:alice')).toEqual([]);
+    expect((await anonymous.call('GET', '/v1/feeds/user/bob', undefined, await as('alice'))).status).toBe(403);
+    expect((await owners.call('GET', '/v1/feeds/user/bob/follow-requests')).body).toEqual({ items: [{ feed: 'timeline:alice' }, { feed: 'timeline:carol' }], next: null });
+    expect((await anonymous.call('GET', '/v1/feeds/user/bob/follow-requests', undefined, await as('alice'))).status).toBe(403);
+
+    // Approved, alice gets the history; rejected, carol gets nothing and may not read.
+    expect((await owners.call('POST', '/v1/feeds/user/bob/follow-requests/timeline/alice')).status).toBe(204);
+    expect((await owners.call('DELETE', '/v1/feeds/user/bob/follow-requests/timeline/carol')).status).toBe(204);
+    const missing = await owners.call<{ code: string; field: string }>('POST', '/v1/feeds/user/bob/follow-requests/timeline/carol');
+    expect([missing.status, missing.body.code, missing.body.field]).toEqual([404, 'not_found', 'follower']);
+    expect((await owners.call('GET', '/v1/feeds/user/bob/follow-requests')).body).toEqual({ items: [], next: null });
+    const newer = await post('three');
+    await waitUntilSettled(owners);
+    expect(await timelineOf('timeline:alice')).toEqual([newer, ...older]);
+    expect((await anonymous.call('GET', '/v1/feeds/user/bob', undefined, await as('alice'))).status).toBe(200);
+    expect(await timelineOf('timeline:carol')).toEqual([]);
+    expect((await anonymous.call('GET', '/v1/feeds/user/bob', undefined, await as('carol'))).status).toBe(403);
+    expect((await anonymous.call('GET', '/v1/feeds/user/bob/followers', undefined, await as('carol'))).status).toBe(403);
+
+    // Removed, alice sees nothing of bob's on her next read, even with a cursor taken before.
+    const first = await owners.page('timeline:alice', 1);
+    expect(first.body.next).not.toBeNull();
+    expect((await owners.call('DELETE', '/v1/feeds/user/bob/followers/timeline/alice')).status).toBe(204);
+    expect((await owners.page('timeline:alice', 10)).body.items).toEqual([]);
+    expect((await owners.page('timeline:alice', 10, first.body.next!)).body.items).toEqual([]);
+    expect((await anonymous.call('GET', '/v1/feeds/user/bob', undefined, await as('alice'))).status).toBe(403);
+  });
+
+  it('lets only a trusted backend import follows of a private feed, and makes follows immediate again once the feed is public', async () => {
+    await owners.call('PUT', '/v1/feeds/user/dan/settings', { private: true });
+    const refused = await anonymous.call<{ code: string; field: string }>('POST', '/v1/follows', { follows: [{ source: 'timeline:erin', target: 'user:dan' }] }, await as('erin'));
+    expect([refused.status, refused.body.code, refused.body.field]).toEqual([403, 'forbidden', 'follows[0].target']);
+    expect((await anonymous.call('POST', '/v1/follows', { follows: [{ source: 'timeline:erin', target: 'user:dan' }] }, await as(undefined))).status).toBe(200);
+    expect((await owners.call('GET', '/v1/feeds/timeline/erin/following')).body).toEqual({ items: [{ feed: 'user:dan' }], next: null });
+    await owners.call('PUT', '/v1/feeds/user/dan/settings', { private: false });
+    expect((await owners.follow('timeline:fay', 'user:dan')).status).toBe(204);
+    // A follower kept from when the feed was private still follows.
+    expect((await owners.call('GET', '/v1/feeds/user/dan/followers')).body).toEqual({ items: [{ feed: 'timeline:erin' }, { feed: 'timeline:fay' }], next: null });
+  });
+});

@@ -20,7 +20,7 @@ import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
 interface PendingAdd {
   activity: Activity;
-  durable: Promise<void>;
+  durable: Promise<unknown>;
 }
 
 /** Activities: decides and appends adds and removes, and answers queries from its projection. */
@@ -98,7 +98,7 @@ export class ContentService extends ProjectedService {
     });
   }
 
-  private async decideAddMany(request: AddActivitiesRequest): Promise<{ activities: Activity[]; durable: Promise<void> }> {
+  private async decideAddMany(request: AddActivitiesRequest): Promise<{ activities: Activity[]; durable: Promise<unknown> }> {
     const keys = new Map<string, { feed: Activity['feed']; foreignId: string }>();
     for (const { feed, activity } of request.activities) {
       if (activity.foreignId !== undefined) keys.set(foreignIdKey(feed, activity.foreignId), { feed, foreignId: activity.foreignId });

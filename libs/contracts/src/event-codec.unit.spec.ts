@@ -79,6 +79,9 @@ describe('event codec', () => {
       [6, 'ActivityAdded'],
       [7, 'FeedFollowed'],
       [7, 'FeedFollowed'],
+      [10, 'FollowRequested'],
+      [11, 'FollowRequestRejected'],
+      [12, 'FeedSettingsChanged'],
     ]);
   });
 

@@ -8,7 +8,7 @@ export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isRefere
 export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
-export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, activitiesImportStream, followsImportStream } from './events.js';
+export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, activitiesImportStream, followsImportStream } from './events.js';
 export {
   MAX_FOLLOWS_PER_REQUEST,
   MAX_ACTIVITIES_PER_REQUEST,
@@ -31,6 +31,9 @@ export type {
   ActivityBumped,
   FeedFollowed,
   FeedUnfollowed,
+  FollowRequested,
+  FollowRequestRejected,
+  FeedSettingsChanged,
   ActivitiesAdded,
   FeedsFollowed,
 } from './events.js';
@@ -52,6 +55,8 @@ export {
   followManyRequestSchema,
   followManyReplySchema,
   followStateSchema,
+  feedSettingsSchema,
+  putSettingsRequestSchema,
   edgePageRequestSchema,
   countsRequestSchema,
   readTimelineRequestSchema,
@@ -80,6 +85,8 @@ export type {
   FollowManyRequest,
   FollowManyReply,
   FollowState,
+  FeedSettings,
+  PutSettingsRequest,
   EdgePageRequest,
   EdgePage,
   FollowCounts,

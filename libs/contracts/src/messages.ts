@@ -96,6 +96,8 @@ export const followManyRequestSchema = z.strictObject({
   /** Names the batch, and so its stream; assigned at the edge. */
   id: idSchema,
   time: z.string(),
+  /** The follows are approved (an admin importing them): private targets are followed, not refused. */
+  approved: z.boolean().optional(),
   follows: feedPairsSchema({ max: MAX_FOLLOWS_PER_REQUEST }),
 });
 export type FollowManyRequest = z.output<typeof followManyRequestSchema>;
@@ -104,9 +106,26 @@ export type FollowManyRequest = z.output<typeof followManyRequestSchema>;
 export const followManyReplySchema = z.strictObject({ count: z.number().int().min(0) });
 export type FollowManyReply = z.output<typeof followManyReplySchema>;
 
-/** Whether the follower now follows the target: true after a follow, false after an unfollow. */
-export const followStateSchema = z.strictObject({ following: z.boolean() });
+/**
+ * The edge after a command: followed, requested (a private feed's follow waiting for its
+ * owner), or neither; and the log position that covers the change (0 when nothing changed),
+ * which a caller may wait for timelines to reach.
+ */
+export const followStateSchema = z.strictObject({ state: z.enum(['none', 'requested', 'following']), position: z.number().int().min(0) });
 export type FollowState = z.output<typeof followStateSchema>;
+
+export const feedRequestSchema = z.strictObject({ feed: feedIdSchema });
+/** Whether one of `readers` may read `feed`: it is public, or one of them is its approved follower. */
+export const mayReadRequestSchema = z.strictObject({ feed: feedIdSchema, readers: z.array(feedIdSchema).max(100) });
+export const mayReadReplySchema = z.strictObject({ allowed: z.boolean() });
+export const feedSettingsSchema = z.strictObject({ private: z.boolean() });
+export type FeedSettings = z.output<typeof feedSettingsSchema>;
+export const putSettingsRequestSchema = z.strictObject({ feed: feedIdSchema, private: z.boolean(), time: z.string() });
+export type PutSettingsRequest = z.output<typeof putSettingsRequestSchema>;
+
+/** Waits (up to `timeoutMs`) until timelines have applied the log up to `position`. */
+export const reachRequestSchema = z.strictObject({ position: z.number().int().min(0), timeoutMs: z.number().int().min(0).max(60_000) });
+export const reachReplySchema = z.strictObject({ reached: z.boolean(), position: z.number().int().min(0) });
 
 export const edgePageRequestSchema = z.strictObject({
   feed: feedIdSchema,

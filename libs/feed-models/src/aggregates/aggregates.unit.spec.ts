@@ -1,6 +1,6 @@
 import { eventItems, MAX_BATCH_BYTES, type Activity, type FeedId } from '@feedmill/contracts';
 import { activityIdOf, decideActivity, decideAddActivities, evolveActivity, foreignIdKey, isActivityEvent, type ActivityCommand, type AddActivitiesCommand } from './activity.js';
-import { decideFollowEdge, decideFollowMany, evolveFollowEdge, isFollowEdgeEvent, type FollowManyCommand } from './follow-edge.js';
+import { decideFeedSettings, decideFollowEdge, decideFollowMany, evolveFollowEdge, isFollowEdgeEvent, type FollowEdgeEvent, type FollowManyCommand } from './follow-edge.js';
 import { streamOf } from './streams.js';
 import { seededRandom } from '../testing.js';
 
@@ -74,19 +74,42 @@ describe('follow edge', () => {
   const follow = { follower: 'timeline:a' as const, target: 'user:b' as const, time: 't' };
 
   it('follows and unfollows idempotently, in the follower’s stream', () => {
-    const [followed] = decideFollowEdge({ type: 'Follow', data: follow }, false);
+    const [followed] = decideFollowEdge({ type: 'Follow', data: follow }, 'none');
     expect(followed).toEqual({ type: 'FeedFollowed', data: follow });
     expect(streamOf(followed!)).toBe('follows-timeline:a');
-    expect(evolveFollowEdge(false, followed!)).toBe(true);
-    expect(decideFollowEdge({ type: 'Follow', data: follow }, true)).toEqual([]);
-    const [unfollowed] = decideFollowEdge({ type: 'Unfollow', data: follow }, true);
+    expect(evolveFollowEdge(false, followed as FollowEdgeEvent)).toBe(true);
+    expect(decideFollowEdge({ type: 'Follow', data: follow }, 'following')).toEqual([]);
+    const [unfollowed] = decideFollowEdge({ type: 'Unfollow', data: follow }, 'following');
     expect(unfollowed?.type).toBe('FeedUnfollowed');
-    expect(evolveFollowEdge(true, unfollowed!)).toBe(false);
-    expect(decideFollowEdge({ type: 'Unfollow', data: follow }, false)).toEqual([]);
+    expect(evolveFollowEdge(true, unfollowed as FollowEdgeEvent)).toBe(false);
+    expect(decideFollowEdge({ type: 'Unfollow', data: follow }, 'none')).toEqual([]);
   });
 
   it('refuses following oneself', () => {
-    expect(() => decideFollowEdge({ type: 'Follow', data: { ...follow, target: 'timeline:a' } }, false)).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+    expect(() => decideFollowEdge({ type: 'Follow', data: { ...follow, target: 'timeline:a' } }, 'none')).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+  });
+
+  it('asks a private feed’s owner, who approves (a follow), rejects, or removes; the follower may withdraw', () => {
+    expect(decideFollowEdge({ type: 'Follow', data: follow, targetPrivate: true }, 'none')).toEqual([{ type: 'FollowRequested', data: follow }]);
+    expect(streamOf({ type: 'FollowRequested', data: follow })).toBe('follows-timeline:a');
+    // Asking again, or following when already followed (a feed that turned private keeps its followers), records nothing.
+    expect(decideFollowEdge({ type: 'Follow', data: follow, targetPrivate: true }, 'requested')).toEqual([]);
+    expect(decideFollowEdge({ type: 'Follow', data: follow, targetPrivate: true }, 'following')).toEqual([]);
+    expect(decideFollowEdge({ type: 'Approve', data: follow }, 'requested')).toEqual([{ type: 'FeedFollowed', data: follow }]);
+    expect(decideFollowEdge({ type: 'Approve', data: follow }, 'following')).toEqual([]);
+    expect(decideFollowEdge({ type: 'Reject', data: follow }, 'requested')).toEqual([{ type: 'FollowRequestRejected', data: follow }]);
+    expect(decideFollowEdge({ type: 'Unfollow', data: follow }, 'requested')).toEqual([{ type: 'FollowRequestRejected', data: follow }]);
+    expect(decideFollowEdge({ type: 'RemoveFollower', data: follow }, 'following')).toEqual([{ type: 'FeedUnfollowed', data: follow }]);
+    expect(decideFollowEdge({ type: 'RemoveFollower', data: follow }, 'none')).toEqual([]);
+    for (const type of ['Approve', 'Reject'] as const) expect(() => decideFollowEdge({ type, data: follow }, 'none')).toThrow(expect.objectContaining({ code: 'not_found', field: 'follower' }));
+  });
+
+  it('changes a feed’s privacy only when it differs, in the feed’s settings stream', () => {
+    const settings = { feed: 'user:b' as const, private: true, time: 't' };
+    const [changed] = decideFeedSettings(settings, false);
+    expect(changed).toEqual({ type: 'FeedSettingsChanged', data: settings });
+    expect(streamOf(changed!)).toBe('settings-user:b');
+    expect(decideFeedSettings(settings, true)).toEqual([]);
   });
 });
 

@@ -26,14 +26,6 @@ export function requireOwner(caller: Caller, feed: FeedId, action: string, field
   throw new FeedmillError('forbidden', `${describe(caller)} may not ${action} ${feed}: a user owns only the feeds whose id is its own`, field);
 }
 
-/**
- * Throws `forbidden` unless the caller may read `feed` and its follow lists: a timeline only
- * by its owner; a producer feed by anyone (every producer feed is public).
- */
-export function requireReader(caller: Caller, feed: FeedId, isTimeline: boolean): void {
-  if (isTimeline) requireOwner(caller, feed, 'read');
-}
-
 /** Throws `forbidden` unless the caller is a trusted backend. */
 export function requireAdmin(caller: Caller, action: string): void {
   if (caller.admin) return;

@@ -2,7 +2,7 @@ import { MongoBulkWriteError, type Collection, type Db, type Document } from 'mo
 import type { ArrayFieldOf, DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
 import { DUPLICATE_KEY } from './duplicate-key.js';
 import type { ProjectionCollections } from './mongo-projection.js';
-import { activityDocuments, edgeDocuments, projectionDocuments } from './projection-documents.js';
+import { activityDocuments, edgeDocuments, followRequestDocuments, projectionDocuments } from './projection-documents.js';
 import { cacheDocuments, readerMetaDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type ReplaceOperation, type UpdateOperation } from './timeline-documents.js';
 
 /**
@@ -100,6 +100,8 @@ export async function projectionCollections(db: Db, prefix = ''): Promise<Projec
   for (const index of activityDocuments.indexes) await activities.createIndex(index.key, index.options ?? {});
   const edges = db.collection(prefix + edgeDocuments.collection);
   for (const index of edgeDocuments.indexes) await edges.createIndex(index.key);
+  const requests = db.collection(prefix + followRequestDocuments.collection);
+  for (const index of followRequestDocuments.indexes) await requests.createIndex(index.key);
   return {
     positions: new DriverCollection(db.collection(prefix + projectionDocuments.positions)),
     revisions: new DriverCollection(db.collection(prefix + projectionDocuments.revisions)),

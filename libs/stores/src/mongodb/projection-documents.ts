@@ -143,3 +143,23 @@ export const edgeDocuments = {
     return { filter: after === undefined ? { f: feed } : { f: feed, t: { $gt: after } }, sort: { t: 1 }, limit };
   },
 };
+
+/** Follow requests waiting for a private feed's owner: edge documents in a collection of their own. */
+export const followRequestDocuments = {
+  collection: 'follow_requests',
+  indexes: [{ key: { t: 1, f: 1 } }] as IndexDefinition[],
+};
+
+/** A feed's settings, one document each: `{ _id: feed, private }`. */
+export interface SettingsDocument {
+  _id: FeedId;
+  private: boolean;
+}
+
+export const settingsDocuments = {
+  collection: 'feed_settings',
+
+  set(feed: FeedId, isPrivate: boolean): ReplaceOperation<SettingsDocument> {
+    return { filter: { _id: feed }, replacement: { _id: feed, private: isPrivate }, options: { upsert: true } };
+  },
+};

@@ -1,4 +1,4 @@
-import { activityStream, decodeFeedEvents, feedEvents, followStream, type Activity, type FeedId, type FeedLogEvent } from '@feedmill/contracts';
+import { activityStream, decodeFeedEvents, feedEvents, followStream, settingsStream, type Activity, type FeedId, type FeedLogEvent } from '@feedmill/contracts';
 import { fanOutBatch, FollowerIndex, type PlanLookups } from '@feedmill/feed-models';
 import type { RecordedEvent } from '@feedmill/event-log';
 import { MemoryContentStore } from '../memory/memory-content-store.js';
@@ -50,9 +50,16 @@ function generateLog(count: number, seed: number): RecordedEvent[] {
     } else if (roll < 0.52 && live.length > 0) {
       const activity = live.splice(Math.floor(next() * live.length), 1)[0]!;
       record(activityStream(activity.feed), { type: 'ActivityRemoved', data: { id: activity.id, feed: activity.feed, time: time(6_000 + i) } });
-    } else if (roll < 0.85) {
+    } else if (roll < 0.8) {
       const follower = pick(timelines);
       record(followStream(follower), { type: next() < 0.75 ? 'FeedFollowed' : 'FeedUnfollowed', data: { follower, target: pick(users), time: time(i) } });
+    } else if (roll < 0.84) {
+      // Follow requests of private feeds, and the feeds' privacy.
+      const follower = pick(timelines);
+      record(followStream(follower), { type: next() < 0.7 ? 'FollowRequested' : 'FollowRequestRejected', data: { follower, target: pick(users), time: time(i) } });
+    } else if (roll < 0.85) {
+      const feed = pick(users);
+      record(settingsStream(feed), { type: 'FeedSettingsChanged', data: { feed, private: next() < 0.6, time: time(i) } });
     } else {
       const follows = Array.from({ length: 5 }, () => [pick(timelines), pick(users)] as [FeedId, FeedId]);
       record(`import-follows-b${i}`, { type: 'FeedsFollowed', data: { id: `b${i}`, time: time(i), follows } });
@@ -78,6 +85,7 @@ async function graphView(store: MemoryGraphStore) {
   for (const feed of [...users, ...timelines]) {
     view.push(await store.followers(feed, undefined, 1_000), await store.following(feed, undefined, 1_000), await store.counts(feed));
     view.push(await store.followers(feed, 'timeline:t15', 3), await store.isFollowing(feed, users[0]!));
+    view.push(await store.requests(feed, undefined, 1_000), await store.isPrivate(feed), await store.edgeState(feed, users[1]!));
   }
   return view;
 }

@@ -12,6 +12,13 @@ const followData = z.strictObject({ follower: feedIdSchema, target: feedIdSchema
 /** A producer feed's settings: a private feed's follows wait for its owner's approval. */
 const settingsData = z.strictObject({ feed: feedIdSchema, private: z.boolean(), time: z.string() });
 const activityChange = z.strictObject({ id: idSchema, feed: feedIdSchema, time: z.string() });
+/**
+ * An activity's object or extra replaced, at `time`: only the fields that changed are there,
+ * and at least one is. `extra` replaces the activity's whole extra.
+ */
+const activityUpdatedData = z
+  .strictObject({ id: idSchema, feed: feedIdSchema, time: z.string(), object: z.string().optional(), extra: z.record(z.string(), z.unknown()).optional() })
+  .refine((data) => data.object !== undefined || data.extra !== undefined, { message: 'changes neither object nor extra' });
 
 /**
  * Batches: one event that records many changes of one kind, so that an import is one append
@@ -31,6 +38,7 @@ export const feedEvents = eventCodec({
   ActivityAdded: { schema: z.strictObject({ activity: activitySchema }) },
   ActivityRemoved: { schema: activityChange },
   ActivityBumped: { schema: activityChange },
+  ActivityUpdated: { schema: activityUpdatedData },
   FeedFollowed: { schema: followData },
   FeedUnfollowed: { schema: followData },
   /** A follow of a private feed, waiting for its owner: approved, it becomes a FeedFollowed. */
@@ -53,6 +61,7 @@ export type FeedEventType = FeedEvent['type'];
 export type ActivityAdded = Extract<FeedEvent, { type: 'ActivityAdded' }>;
 export type ActivityRemoved = Extract<FeedEvent, { type: 'ActivityRemoved' }>;
 export type ActivityBumped = Extract<FeedEvent, { type: 'ActivityBumped' }>;
+export type ActivityUpdated = Extract<FeedEvent, { type: 'ActivityUpdated' }>;
 export type FeedFollowed = Extract<FeedEvent, { type: 'FeedFollowed' }>;
 export type FeedUnfollowed = Extract<FeedEvent, { type: 'FeedUnfollowed' }>;
 export type FollowRequested = Extract<FeedEvent, { type: 'FollowRequested' }>;

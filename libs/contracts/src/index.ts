@@ -4,8 +4,8 @@ export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedI
 export type { FeedId } from './feeds.js';
 export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels, MAX_CAP, MAX_SINGLE_DOCUMENT_CAP } from './feed-config.js';
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel } from './feed-config.js';
-export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isReference, approximateBytes } from './activity.js';
-export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';
+export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema, referenceTo, isReference, approximateBytes } from './activity.js';
+export type { Activity, NewActivity, ActivityChanges, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
 export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, activitiesImportStream, followsImportStream } from './events.js';
@@ -29,6 +29,7 @@ export type {
   ActivityAdded,
   ActivityRemoved,
   ActivityBumped,
+  ActivityUpdated,
   FeedFollowed,
   FeedUnfollowed,
   FollowRequested,
@@ -47,6 +48,7 @@ export {
   removeActivityReplySchema,
   bumpActivityRequestSchema,
   bumpBodySchema,
+  updateActivityRequestSchema,
   getActivitiesRequestSchema,
   recentActivitiesRequestSchema,
   recentEachRequestSchema,
@@ -76,6 +78,7 @@ export type {
   RemoveActivityRequest,
   RemoveActivityReply,
   BumpActivityRequest,
+  UpdateActivityRequest,
   GetActivitiesRequest,
   RecentActivitiesRequest,
   RecentEachRequest,

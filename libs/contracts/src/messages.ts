@@ -38,6 +38,16 @@ export type BumpActivityRequest = z.output<typeof bumpActivityRequestSchema>;
 /** What a client may send to bump: a time, else the server's. */
 export const bumpBodySchema = z.strictObject({ time: isoTimeSchema.optional() });
 
+/** An update in place, as the gateway sends it: the changes a client sent (`activityChangesSchema`), stamped with the server's time. */
+export const updateActivityRequestSchema = z.strictObject({
+  feed: feedIdSchema,
+  id: idSchema,
+  time: z.string(),
+  object: newActivitySchema.shape.object.optional(),
+  extra: newActivitySchema.shape.extra,
+});
+export type UpdateActivityRequest = z.output<typeof updateActivityRequestSchema>;
+
 export const getActivitiesRequestSchema = z.strictObject({ ids: z.array(idSchema).max(10_000), atLeast: atLeastSchema });
 export type GetActivitiesRequest = z.output<typeof getActivitiesRequestSchema>;
 
@@ -158,6 +168,8 @@ export const timelineDeliverySchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('insert'), readers: z.array(feedIdSchema), activity: activitySchema }),
   z.strictObject({ kind: z.literal('remove'), readers: z.array(feedIdSchema), id: idSchema }),
   z.strictObject({ kind: z.literal('bump'), readers: z.array(feedIdSchema), activity: activitySchema }),
+  /** A new version of an activity (an update): it replaces the one each reader holds, in the same place; a reader holding none gets none. */
+  z.strictObject({ kind: z.literal('update'), readers: z.array(feedIdSchema), activity: activitySchema }),
   z.strictObject({
     kind: z.literal('follow'),
     reader: feedIdSchema,

@@ -10,6 +10,7 @@ export function streamOf(event: FeedLogEvent): string {
       return activityStream(event.data.activity.feed);
     case 'ActivityRemoved':
     case 'ActivityBumped':
+    case 'ActivityUpdated':
       return activityStream(event.data.feed);
     case 'FeedFollowed':
     case 'FeedUnfollowed':

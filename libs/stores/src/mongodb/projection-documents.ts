@@ -90,7 +90,7 @@ export const activityDocuments = {
 
   byForeignId: (feed: FeedId, foreignId: string) => ({ f: feed, fid: foreignId }),
 
-  /** updateOne: a held activity as it now is (bumped), with its relevance key; its time key and position stay. */
+  /** updateOne: a held activity as it now is (bumped, updated), with its relevance key; its time key and position stay. */
   changed(activity: Activity): UpdateOperation {
     return { filter: { _id: activity.id }, update: { $set: { a: activity, rk: relevanceKeyOf(activity) } } };
   },

@@ -14,7 +14,7 @@ const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}
 const timelines: FeedId[] = Array.from({ length: 30 }, (_, i): FeedId => `timeline:t${i}`);
 const time = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
 
-/** A log that adds, bumps and removes activities, and follows and unfollows, singly and in batches. */
+/** A log that adds, bumps, updates and removes activities, and follows and unfollows, singly and in batches. */
 function generateLog(count: number, seed: number): RecordedEvent[] {
   const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
@@ -47,7 +47,11 @@ function generateLog(count: number, seed: number): RecordedEvent[] {
     } else if (roll < 0.45 && live.length > 0) {
       const activity = pick(live);
       record(activityStream(activity.feed), { type: 'ActivityBumped', data: { id: activity.id, feed: activity.feed, time: time(6_000 + i) } });
-    } else if (roll < 0.52 && live.length > 0) {
+    } else if (roll < 0.49 && live.length > 0) {
+      const activity = pick(live);
+      const extra = next() < 0.5 ? { extra: { edit: i, note: 'é' } } : {};
+      record(activityStream(activity.feed), { type: 'ActivityUpdated', data: { id: activity.id, feed: activity.feed, time: time(7_000 + i), object: `edited ${i}`, ...extra } });
+    } else if (roll < 0.55 && live.length > 0) {
       const activity = live.splice(Math.floor(next() * live.length), 1)[0]!;
       record(activityStream(activity.feed), { type: 'ActivityRemoved', data: { id: activity.id, feed: activity.feed, time: time(6_000 + i) } });
     } else if (roll < 0.8) {
@@ -122,7 +126,8 @@ describe.each([
     for (const batch of batches(log.filter((e) => e.position > snapshot.position))) await restored.apply(batch);
 
     expect(await restored.position()).toBe(await full.position());
-    expect(await view(restored, log)).toEqual(await view(full, log));
+    // The same JSON too: restored activities have their fields in the order evolved ones do.
+    expect(JSON.stringify(await view(restored, log))).toBe(JSON.stringify(await view(full, log)));
     expect(await revisionsOf(restored, log)).toEqual(await revisionsOf(full, log));
   });
 
@@ -226,7 +231,7 @@ describe('timeline store: a snapshot and the log tail', () => {
     await fanOut(twin, twinFollowers, log.slice(cut));
     for (const reader of timelines) expect([reader, await restored.size(reader)]).toEqual([reader, await twin.size(reader)]);
     expect(await restored.counters()).toEqual(await twin.counters());
-    expect(await view(restored)).toEqual(await view(full));
+    expect(JSON.stringify(await view(restored))).toBe(JSON.stringify(await view(full)));
     expect(await view(twin)).toEqual(await view(full));
   });
 

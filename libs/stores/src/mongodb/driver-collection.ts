@@ -25,11 +25,11 @@ export class DriverCollection<TDocument extends StoredDocument> implements Docum
   }
 
   async updateOne(operation: UpdateOperation) {
-    await this.collection.updateOne(operation.filter, operation.update, { upsert: operation.options?.upsert ?? false });
+    await this.collection.updateOne(operation.filter, operation.update, { upsert: operation.options?.upsert ?? false, ...arrayFiltersOf(operation) });
   }
 
   async updateMany(operation: UpdateOperation) {
-    await this.collection.updateMany(operation.filter, operation.update);
+    await this.collection.updateMany(operation.filter, operation.update, arrayFiltersOf(operation));
   }
 
   async findOneAndUpdate(operation: UpdateOperation) {
@@ -72,6 +72,11 @@ export class DriverCollection<TDocument extends StoredDocument> implements Docum
     const [row] = await this.collection.aggregate<{ n: number }>([{ $group: { _id: null, n: { $sum: { $size: { $ifNull: [`$${field}`, []] } } } } }]).toArray();
     return row?.n ?? 0;
   }
+}
+
+/** The operation's `arrayFilters`, as the driver's options take them (none when it has none). */
+function arrayFiltersOf(operation: UpdateOperation): { arrayFilters?: Document[] } {
+  return operation.options?.arrayFilters ? { arrayFilters: operation.options.arrayFilters } : {};
 }
 
 /** The timeline collections of a database, with the indexes their queries need. */

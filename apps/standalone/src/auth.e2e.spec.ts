@@ -28,6 +28,7 @@ const refusals: Refusal[] = [
   { what: 'unfollowing from another’s timeline', method: 'DELETE', path: '/v1/feeds/timeline/bob/follows/user/carol' },
   { what: 'removing another’s activity', method: 'DELETE', path: '/v1/feeds/user/bob/activities/ACTIVITY' },
   { what: 'bumping another’s activity', method: 'POST', path: '/v1/feeds/user/bob/activities/ACTIVITY/bump', body: {} },
+  { what: 'updating another’s activity', method: 'PATCH', path: '/v1/feeds/user/bob/activities/ACTIVITY', body: { object: 'forged' } },
   { what: 'listing what another’s timeline follows', method: 'GET', path: '/v1/feeds/timeline/bob/following' },
   { what: 'counting another’s timeline’s follows', method: 'GET', path: '/v1/feeds/timeline/bob/counts' },
   { what: 'importing follows from another’s timeline', method: 'POST', path: '/v1/follows', body: { follows: [{ source: 'timeline:alice', target: 'user:carol' }, { source: 'timeline:bob', target: 'user:alice' }] }, field: 'follows[1].source' },
@@ -74,7 +75,7 @@ describe('standalone with tokens: who may do what', () => {
     expect(forbidden.body.message).toMatch(/alice/);
     expect(await waitUntilSettled(owners)).toBe(head);
     // What bob had is as it was.
-    expect((await owners.readAll('user:bob')).map((a) => a.id)).toEqual([bobsActivity]);
+    expect((await owners.readAll('user:bob')).map((a) => [a.id, a.object])).toEqual([[bobsActivity, 'mine']]);
     expect((await owners.call<{ items: unknown[] }>('GET', '/v1/feeds/timeline/bob/following')).body.items).toEqual([{ feed: 'user:carol' }]);
   });
 

@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseFilters } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseFilters } from '@nestjs/common';
 import { z } from 'zod';
 import {
+  activityChangesSchema,
   bumpBodySchema,
   subjects,
   type Activity,
@@ -11,6 +12,7 @@ import {
   type FollowRequest,
   type FollowState,
   type RemoveActivityRequest,
+  type UpdateActivityRequest,
 } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
@@ -60,6 +62,21 @@ export class FeedsHttpController {
     const { time } = parseInput(bumpBodySchema, body ?? {}, 'body');
     const request: BumpActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: time ?? new Date().toISOString() };
     return this.client.request(subjects.content.bump, request);
+  }
+
+  /**
+   * 200 with the activity as it now is: its object and/or extra replaced, `updatedAt` set,
+   * in the same place of every feed and timeline. An update that changes nothing records
+   * nothing and answers the activity as it was.
+   */
+  @Patch(':group/:id/activities/:activityId')
+  @HttpCode(200)
+  update(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string, @Body() body: unknown): Promise<Activity> {
+    const feed = resolveFeed(this.groups, group, id, 'producer');
+    requireOwner(caller, feed, 'update activities of');
+    const changes = parseInput(activityChangesSchema, body ?? {}, 'body');
+    const request: UpdateActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: new Date().toISOString(), ...changes };
+    return this.client.request(subjects.content.update, request);
   }
 
   @Delete(':group/:id/follows/:targetGroup/:targetId')

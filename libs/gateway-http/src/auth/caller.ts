@@ -18,7 +18,7 @@ export function owns(caller: Caller, feed: FeedId): boolean {
 }
 
 /**
- * Throws `forbidden` unless the caller owns `feed`: posting, removing and bumping in a feed,
+ * Throws `forbidden` unless the caller owns `feed`: posting, removing, bumping and updating in a feed,
  * following and unfollowing from a timeline, reading a timeline.
  */
 export function requireOwner(caller: Caller, feed: FeedId, action: string, field = 'id'): void {

@@ -93,14 +93,25 @@ export class GraphService extends ProjectedService {
     return { private: await this.store.isPrivate(feed) };
   }
 
-  /** A feed that turns private keeps its followers; new follows wait for approval. */
-  putSettings(request: PutSettingsRequest): Promise<FeedSettings> {
-    return this.perFeedSettings.run(request.feed, () =>
+  /**
+   * A feed that turns private keeps its followers, and new follows wait for approval; one
+   * that turns public approves the follows waiting (as Mastodon does when an account is
+   * unlocked). Each approval is an event of its own: should the process stop between them,
+   * a request left waiting becomes a follow when its follower follows again.
+   */
+  async putSettings(request: PutSettingsRequest): Promise<FeedSettings> {
+    const settings = await this.perFeedSettings.run(request.feed, () =>
       this.writer.decideWithRetry(async () => {
         for (const event of decideFeedSettings(request, await this.store.isPrivate(request.feed))) await this.writer.append(streamOf(event), event);
         return { private: request.private };
       }),
     );
+    if (!request.private) {
+      for (let waiting = await this.store.requests(request.feed, undefined, 1_000); waiting.length > 0; waiting = await this.store.requests(request.feed, undefined, 1_000)) {
+        for (const follower of waiting) await this.decide({ type: 'Approve', data: { follower, target: request.feed, time: request.time } });
+      }
+    }
+    return settings;
   }
 
   /** Whether `feed` is public, or one of `readers` follows it (approved). */

@@ -145,6 +145,8 @@ describe('follow edge', () => {
     // Asking again, or following when already followed (a feed that turned private keeps its followers), records nothing.
     expect(decideFollowEdge({ type: 'Follow', data: follow, targetPrivate: true }, 'requested')).toEqual([]);
     expect(decideFollowEdge({ type: 'Follow', data: follow, targetPrivate: true }, 'following')).toEqual([]);
+    // Asking again once the feed is public follows it.
+    expect(decideFollowEdge({ type: 'Follow', data: follow }, 'requested')).toEqual([{ type: 'FeedFollowed', data: follow }]);
     expect(decideFollowEdge({ type: 'Approve', data: follow }, 'requested')).toEqual([{ type: 'FeedFollowed', data: follow }]);
     expect(decideFollowEdge({ type: 'Approve', data: follow }, 'following')).toEqual([]);
     expect(decideFollowEdge({ type: 'Reject', data: follow }, 'requested')).toEqual([{ type: 'FollowRequestRejected', data: follow }]);

@@ -52,7 +52,8 @@ export function decideFollowEdge(command: FollowEdgeCommand, state: EdgeState): 
   switch (command.type) {
     case 'Follow':
       if (data.follower === data.target) throw new FeedmillError('invalid_request', 'a feed cannot follow itself', 'target');
-      if (state !== 'none') return [];
+      // A request to a feed that has turned public since is a follow now.
+      if (state === 'following' || (state === 'requested' && command.targetPrivate)) return [];
       return [{ type: command.targetPrivate ? 'FollowRequested' : 'FeedFollowed', data }];
     case 'Unfollow':
     case 'RemoveFollower':

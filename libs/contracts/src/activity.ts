@@ -29,8 +29,8 @@ export type NewActivity = z.input<typeof newActivitySchema>;
 
 /**
  * What a client sends to update an activity in place: a new `object`, a new `extra` (which
- * replaces the whole of it; `{}` empties it), or both. Everything that places the activity
- * (its id, feed, actor, verb and time) stays. Unknown fields are refused.
+ * replaces the whole of it; `{}` empties it), or both. Its id, feed, actor, verb and time
+ * stay, and with them its place in every feed and timeline. Unknown fields are refused.
  */
 export const activityChangesSchema = z
   .strictObject({ object: newActivitySchema.shape.object, extra: newActivitySchema.shape.extra })

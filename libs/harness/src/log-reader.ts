@@ -17,7 +17,7 @@ interface ReadyBody {
 }
 
 /** Waits until fan-out and graph have applied everything content has: timelines are settled. */
-export async function waitUntilSettled(api: FeedClient, timeoutMs = 30_000): Promise<number> {
+export async function waitUntilSettled(api: FeedClient, timeoutMs = 30_000, intervalMs = 25): Promise<number> {
   return waitFor(
     async () => {
       const { status, body } = await api.call<ReadyBody>('GET', '/readyz');
@@ -26,6 +26,6 @@ export async function waitUntilSettled(api: FeedClient, timeoutMs = 30_000): Pro
       const head = positions.get('content')!;
       return positions.get('fanout') === head && positions.get('graph') === head ? head : undefined;
     },
-    { timeoutMs, what: 'fan-out to catch up with the log' },
+    { timeoutMs, intervalMs, what: 'fan-out to catch up with the log' },
   );
 }

@@ -1,0 +1,142 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { DeliverRequest } from '@feedmill/contracts';
+import type { FanoutJobQueue, JobDelivery, JobWorker } from '../fanout-cluster.port.js';
+
+export interface JetStreamJobQueueOptions {
+  /** The log's stream name: jobs are kept apart per log, as clusters sharing a NATS server are. */
+  logStream: string;
+  /** How long a worker holds a job without renewing it before it goes to another. */
+  leaseMs: number;
+  /** Told of what a worker cannot do (its consumer failed, a job cannot be read). */
+  warn: (message: string) => void;
+}
+
+const CONSUMER = 'workers';
+/** Jobs published at once: a post to a million readers is 500 of them. */
+const PUBLISH_WINDOW = 64;
+/** How long a published job's id is remembered, so that a retried publish queues nothing new. */
+const DUPLICATE_WINDOW_MS = 120_000;
+
+const nanos = (ms: number) => ms * 1_000_000;
+
+/**
+ * Chunk jobs on a JetStream work-queue stream (`<log>_FANOUT_JOBS`, subjects
+ * `fanout-jobs.<log>.<position>.<chunk>`) with one durable consumer that every fan-out
+ * process pulls from. JetStream keeps the three states: a job not yet handed out is Pending;
+ * one handed out and not acknowledged within the consumer's ack wait is InProgress under a
+ * lease (renewed with `working()` while it is applied, and handed out again once it runs
+ * out); one acknowledged is Done, and the work queue deletes it. The stream is on disk, so
+ * that a restart of the server keeps what is not Done.
+ */
+export class JetStreamJobQueue implements FanoutJobQueue {
+  private constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly stream: string,
+    private readonly prefix: string,
+    private readonly options: JetStreamJobQueueOptions,
+  ) {}
+
+  static async open(nc: NatsConnection, options: JetStreamJobQueueOptions): Promise<JetStreamJobQueue> {
+    const jsm = await jetstreamManager(nc);
+    const stream = `${options.logStream}_FANOUT_JOBS`;
+    const prefix = `fanout-jobs.${options.logStream}`;
+    // Both calls are idempotent for the same config, so processes starting together may all make them.
+    await jsm.streams.add({
+      name: stream,
+      subjects: [`${prefix}.>`],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+    });
+    const consumer = { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: nanos(options.leaseMs), max_deliver: -1 };
+    try {
+      await jsm.consumers.add(stream, consumer);
+    } catch (error) {
+      // Another lease time than the consumer was made with: the newest process's setting holds.
+      await jsm.consumers.update(stream, CONSUMER, { ack_wait: consumer.ack_wait }).catch(() => {
+        throw error;
+      });
+    }
+    return new JetStreamJobQueue(jetstream(nc), jsm, stream, prefix, options);
+  }
+
+  async publish(position: number, jobs: readonly DeliverRequest[], run: string): Promise<void> {
+    for (let start = 0; start < jobs.length; start += PUBLISH_WINDOW) {
+      const window = jobs.slice(start, start + PUBLISH_WINDOW);
+      await Promise.all(
+        window.map((job, offset) => {
+          const chunk = start + offset;
+          return this.js.publish(`${this.prefix}.${position}.${chunk}`, JSON.stringify(job), { msgID: `${run}.${position}.${chunk}` });
+        }),
+      );
+    }
+  }
+
+  async remaining(position: number): Promise<number> {
+    const info = await this.jsm.streams.info(this.stream, { subjects_filter: `${this.prefix}.${position}.>` });
+    let count = 0;
+    for (const messages of Object.values(info.state.subjects ?? {})) count += messages;
+    return count;
+  }
+
+  work(apply: (job: DeliverRequest, delivery: JobDelivery) => Promise<void>): JobWorker {
+    let stopped = false;
+    let messages: ConsumerMessages | undefined;
+    const loop = (async () => {
+      while (!stopped) {
+        try {
+          const consumer = await this.js.consumers.get(this.stream, CONSUMER);
+          // One job at a time: a job buffered here would sit under a lease while another is applied.
+          messages = await consumer.consume({ max_messages: 1 });
+          if (stopped) break;
+          for await (const message of messages) {
+            await this.handle(message, apply);
+            if (stopped) break;
+          }
+        } catch (error) {
+          if (stopped) break;
+          this.options.warn(`taking fan-out jobs failed, trying again in a second: ${String(error)}`);
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
+    })();
+    return {
+      stop: async () => {
+        stopped = true;
+        await messages?.close();
+        await loop;
+      },
+    };
+  }
+
+  private async handle(message: JsMsg, apply: (job: DeliverRequest, delivery: JobDelivery) => Promise<void>): Promise<void> {
+    const tokens = message.subject.split('.');
+    const delivery: JobDelivery = { position: Number(tokens[tokens.length - 2]), chunk: Number(tokens[tokens.length - 1]), attempt: message.info.deliveryCount };
+    let job: DeliverRequest;
+    try {
+      job = message.json<DeliverRequest>();
+    } catch (error) {
+      this.options.warn(`dropped the fan-out job ${message.subject}, which is not JSON: ${String(error)}`);
+      message.term();
+      return;
+    }
+    const renew = setInterval(() => {
+      try {
+        message.working();
+      } catch {
+        // The connection is gone: the lease runs out, and the job goes to another worker.
+      }
+    }, Math.max(100, Math.floor(this.options.leaseMs / 3)));
+    try {
+      await apply(job, delivery);
+      message.ack();
+    } catch {
+      // Back to the queue, after a pause that grows with each attempt (the caller says why it failed).
+      message.nak(Math.min(this.options.leaseMs, 250 * 2 ** Math.min(delivery.attempt - 1, 10)));
+    } finally {
+      clearInterval(renew);
+    }
+  }
+}

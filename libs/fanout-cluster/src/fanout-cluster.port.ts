@@ -29,6 +29,11 @@ export interface FanoutJobQueue {
   /** How many jobs of the event at `position` are not Done yet (Pending or InProgress). */
   remaining(position: number): Promise<number>;
   /**
+   * Resolves true once no job of the event at `position` is left, false if `signal` aborts
+   * first; fails with {@link JobsStalledError} when their number has not fallen for `stallMs`.
+   */
+  untilDone(position: number, options: { stallMs: number; signal: AbortSignal }): Promise<boolean>;
+  /**
    * Takes jobs one at a time, from whichever event, until stopped. A job is Done when
    * `apply` resolves; when it rejects, the job goes back to the queue and comes again after
    * a pause. The lease is renewed while `apply` runs.
@@ -78,8 +83,23 @@ export interface PlannerRecord {
 
 /** Requests that only the planner can answer (a dead-letter replay moves timeline), asked from any process. */
 export interface PlannerRequests {
-  /** Answers requests named `name` while the returned handle is not stopped (while this process plans). */
-  serve(name: string, answer: () => Promise<unknown>): { stop(): void };
+  /**
+   * Answers requests named `name` until the handle is stopped (while this process plans);
+   * resolves once the server routes them here.
+   */
+  serve(name: string, answer: () => Promise<unknown>): Promise<{ stop(): void }>;
   /** Asks the planner; fails with `unavailable` when no process plans. */
   ask(name: string, timeoutMs: number): Promise<unknown>;
+}
+
+/** The jobs of a large delivery stopped getting done: no worker can apply them, or none runs. */
+export class JobsStalledError extends Error {
+  override readonly name = 'JobsStalledError';
+  constructor(
+    readonly position: number,
+    readonly remaining: number,
+    readonly stallMs: number,
+  ) {
+    super(`${remaining} chunk jobs of the fan-out at position ${position} got no fewer in ${stallMs} ms`);
+  }
 }

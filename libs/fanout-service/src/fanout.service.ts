@@ -37,7 +37,6 @@ import { SERVICE_CLIENT, serviceDeliveryTarget, servicePlanLookups, type Service
 import { FanoutJobWorker } from './fanout-job.worker.js';
 import { advanceFromLog } from './follower-index-from-log.js';
 import { FollowerIndexSnapshots } from './follower-index-snapshot.js';
-import { untilJobsDone } from './jobs-done.js';
 
 /** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
 class TimelineMovedError extends Error {
@@ -216,7 +215,13 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     this.term = term;
     if (this.cluster) {
       this.logger.log('planning fan-out: this process holds the planner lease');
-      this.servingPlannerRequests = this.cluster.plannerRequests.serve(REPLAY_DEAD_LETTERS, () => this.replayHere());
+      void this.cluster.plannerRequests.serve(REPLAY_DEAD_LETTERS, () => this.replayHere()).then(
+        (serving) => {
+          if (this.term === term) this.servingPlannerRequests = serving;
+          else serving.stop();
+        },
+        (error: unknown) => this.logger.error(`cannot answer for the planner: ${String(error)}`),
+      );
     }
     // Not awaited: fan-out follows the log for as long as it plans.
     void this.startFromTimeline(term);
@@ -425,7 +430,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     const jobs = deliveryJobs(delivery, this.delivered);
     await this.cluster!.jobs.publish(position, jobs, term.run);
     this.jobsPublished += jobs.length;
-    const done = await untilJobsDone(this.cluster!.jobs, position, { stallMs: this.jobSettings.stallMs, signal: this.planningSignal() });
+    const done = await this.cluster!.jobs.untilDone(position, { stallMs: this.jobSettings.stallMs, signal: this.planningSignal() });
     if (!done) throw new FanoutStoppingError('fan-out stopped planning');
     await this.send([[]], to);
   }

@@ -19,6 +19,8 @@ export interface FanoutClusterOptions {
    * planner after one dies. @defaultValue 3,000 ms
    */
   plannerLeaseMs?: number;
+  /** Without a word from the workers, how often the planner looks whether a post's jobs are done. @defaultValue 100 ms */
+  jobPollMs?: number;
   /** @defaultValue console.warn */
   warn?: (message: string) => void;
 }
@@ -28,7 +30,7 @@ export async function connectFanoutCluster(options: FanoutClusterOptions): Promi
   const nc: NatsConnection = await connect({ servers: options.servers ?? 'nats://127.0.0.1:4222' });
   const warn = options.warn ?? ((message: string) => console.warn(message));
   try {
-    const jobs = await JetStreamJobQueue.open(nc, { logStream: options.logStream, leaseMs: options.jobLeaseMs ?? 5_000, warn });
+    const jobs = await JetStreamJobQueue.open(nc, { logStream: options.logStream, leaseMs: options.jobLeaseMs ?? 5_000, pollMs: options.jobPollMs, warn });
     const election = await KvPlannerElection.open(nc, { logStream: options.logStream, leaseMs: options.plannerLeaseMs ?? 3_000, warn });
     return { jobs, election, plannerRequests: new NatsPlannerRequests(nc, options.logStream), close: () => nc.drain() };
   } catch (error) {

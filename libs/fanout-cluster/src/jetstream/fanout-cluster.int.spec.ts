@@ -31,11 +31,11 @@ const JOB_LEASE_MS = 600;
 const PLANNER_LEASE_MS = 900;
 
 /** Fan-out processes of one log: each opens the cluster on its own connection. */
-async function processesOf(count: number): Promise<FanoutCluster[]> {
+async function processesOf(count: number, options: { jobPollMs?: number } = {}): Promise<FanoutCluster[]> {
   const logStream = (currentLog = `LOG${++logCounter}`);
   const clusters: FanoutCluster[] = [];
   for (let i = 0; i < count; i++) {
-    const cluster = await connectFanoutCluster({ servers: server.url, logStream, jobLeaseMs: JOB_LEASE_MS, plannerLeaseMs: PLANNER_LEASE_MS, warn: (message) => warnings.push(message) });
+    const cluster = await connectFanoutCluster({ servers: server.url, logStream, jobLeaseMs: JOB_LEASE_MS, plannerLeaseMs: PLANNER_LEASE_MS, ...options, warn: (message) => warnings.push(message) });
     opened.push(cluster);
     clusters.push(cluster);
   }
@@ -51,7 +51,7 @@ function jobs(count: number, fence = 9): DeliverRequest[] {
 }
 
 const readerOf = (job: DeliverRequest) => (job.deliveries[0] as { readers: string[] }).readers[0]!;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('JetStream job queue', () => {
   it('shares an event’s jobs between workers, each applied once, and counts what is not Done', async () => {
@@ -76,6 +76,31 @@ describe('JetStream job queue', () => {
     expect(ofTen.map((a) => a.delivery.chunk).sort((x, y) => x - y)).toEqual([...Array(20).keys()]);
     expect(new Set(applied.map((a) => a.by))).toEqual(new Set(['a', 'b']));
     expect(applied.every((a) => a.delivery.attempt === 1)).toBe(true);
+  });
+
+  it('waits until an event’s jobs are done; stops on abort, and fails when they stall', async () => {
+    const [planner, other] = await processesOf(2);
+    await planner!.jobs.publish(4, jobs(6), 'run1');
+    const never = new AbortController().signal;
+    const aborting = new AbortController();
+    const stopped = planner!.jobs.untilDone(4, { stallMs: 60_000, signal: aborting.signal });
+    aborting.abort();
+    expect(await stopped).toBe(false);
+    await expect(planner!.jobs.untilDone(4, { stallMs: 150, signal: never })).rejects.toMatchObject({ name: 'JobsStalledError', position: 4, remaining: 6 });
+    workers.push(other!.jobs.work(() => pause(10)));
+    expect(await planner!.jobs.untilDone(4, { stallMs: 60_000, signal: never })).toBe(true);
+    expect(await planner!.jobs.remaining(4)).toBe(0);
+  });
+
+  it('wakes a wait with the workers’ word that a job is done, not at its next poll', async () => {
+    const pollMs = 30_000;
+    const [planner, other] = await processesOf(2, { jobPollMs: pollMs });
+    await planner!.jobs.publish(4, jobs(6), 'run1');
+    workers.push(other!.jobs.work(() => pause(20)));
+    const started = Date.now();
+    expect(await planner!.jobs.untilDone(4, { stallMs: 60_000, signal: new AbortController().signal })).toBe(true);
+    // Six jobs of 20 ms: woken by a poll it would have taken 30 s.
+    expect(Date.now() - started).toBeLessThan(pollMs / 2);
   });
 
   it('queues nothing new when a run publishes the same jobs again, and queues them again for another run', async () => {
@@ -198,10 +223,10 @@ describe('NATS planner requests', () => {
   it('reaches the planner from another process, carries its errors, and says unavailable when nobody plans', async () => {
     const [planner, worker] = await processesOf(2);
     await expect(worker!.plannerRequests.ask('replay', 1000)).rejects.toMatchObject({ code: 'unavailable' });
-    const serving = planner!.plannerRequests.serve('replay', async () => ({ replayed: 2 }));
+    const serving = await planner!.plannerRequests.serve('replay', async () => ({ replayed: 2 }));
     expect(await worker!.plannerRequests.ask('replay', 1000)).toEqual({ replayed: 2 });
     serving.stop();
-    const failing = planner!.plannerRequests.serve('replay', async () => {
+    const failing = await planner!.plannerRequests.serve('replay', async () => {
       throw new Error('log unreadable');
     });
     await expect(worker!.plannerRequests.ask('replay', 1000)).rejects.toMatchObject({ code: 'internal', message: 'log unreadable' });

@@ -4,6 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { PlannerElection, PlannerRecord } from '../fanout-cluster.port.js';
+import { clusterNames } from './names.js';
 
 export interface KvPlannerElectionOptions {
   logStream: string;
@@ -12,7 +13,7 @@ export interface KvPlannerElectionOptions {
   warn: (message: string) => void;
 }
 
-const KEY = 'planner';
+const KEY = clusterNames('').plannerKey;
 
 /**
  * The planner's lease as a key of a JetStream KV bucket (`<log>_fanout_planner`) whose
@@ -40,7 +41,7 @@ export class KvPlannerElection implements PlannerElection {
 
   static async open(nc: NatsConnection, options: KvPlannerElectionOptions): Promise<KvPlannerElection> {
     const kvm = new Kvm(nc);
-    const bucket = `${options.logStream}_fanout_planner`;
+    const bucket = clusterNames(options.logStream).plannerBucket;
     // A bucket made with another lease time is used as it is: the first process's setting holds.
     const kv = await kvm.create(bucket, { history: 1, ttl: options.leaseMs }).catch(() => kvm.open(bucket));
     return new KvPlannerElection(kv, options);

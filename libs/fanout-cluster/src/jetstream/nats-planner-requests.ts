@@ -1,6 +1,7 @@
 import { errors, type NatsConnection } from '@nats-io/transport-node';
 import { FeedmillError, type ErrorBody } from '@feedmill/contracts';
 import type { PlannerRequests } from '../fanout-cluster.port.js';
+import { clusterNames } from './names.js';
 
 type Answer = { value: unknown } | { error: ErrorBody };
 
@@ -16,10 +17,10 @@ export class NatsPlannerRequests implements PlannerRequests {
   ) {}
 
   private subjectOf(name: string): string {
-    return `fanout-planner.${this.logStream}.${name}`;
+    return clusterNames(this.logStream).plannerRequestSubject(name);
   }
 
-  serve(name: string, answer: () => Promise<unknown>): { stop(): void } {
+  async serve(name: string, answer: () => Promise<unknown>): Promise<{ stop(): void }> {
     const subscription = this.nc.subscribe(this.subjectOf(name), {
       // Should two processes plan for a moment, one of them answers.
       queue: 'planner',
@@ -34,6 +35,7 @@ export class NatsPlannerRequests implements PlannerRequests {
         );
       },
     });
+    await this.nc.flush();
     return { stop: () => subscription.unsubscribe() };
   }
 

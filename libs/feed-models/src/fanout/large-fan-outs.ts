@@ -1,5 +1,5 @@
 import type { DeliverRequest, FeedId, PositionedEvent, TimelineDelivery } from '@feedmill/contracts';
-import { MAX_READERS_PER_DELIVERY } from './delivery-chunks.js';
+import { chunkDeliveries, MAX_READERS_PER_DELIVERY } from './delivery-chunks.js';
 import { authorOf } from './delivery-plan.js';
 
 /** Events planned and delivered together, and the log position the target stands at once they are in. */
@@ -51,16 +51,13 @@ export function isLargeDelivery(delivery: TimelineDelivery, minReaders: number):
 }
 
 /**
- * A delivery's readers in pieces of at most {@link MAX_READERS_PER_DELIVERY}, each as a
- * request that timeline applies only while it stands at `fence` and that leaves its position
- * there: applied in any order, and any number of times (a timeline ignores an entry it holds,
- * and a removal of what it does not hold), the pieces make the whole delivery; once timeline
- * has moved on, a late one is refused.
+ * A delivery's readers in pieces, each a request as large as fan-out sends itself
+ * ({@link chunkDeliveries}: at most {@link MAX_READERS_PER_DELIVERY} readers a piece, within
+ * the byte budget of a request), and each fenced: timeline applies it only while it stands at
+ * `fence`, and it leaves the position there. Applied in any order, and any number of times (a
+ * timeline ignores an entry it holds, and a removal of what it does not hold), the pieces
+ * make the whole delivery; once timeline has moved on, a late one is refused.
  */
 export function deliveryJobs(delivery: ReadersDelivery, fence: number): DeliverRequest[] {
-  const jobs: DeliverRequest[] = [];
-  for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {
-    jobs.push({ after: fence, position: fence, deliveries: [{ ...delivery, readers: delivery.readers.slice(start, start + MAX_READERS_PER_DELIVERY) }] });
-  }
-  return jobs;
+  return chunkDeliveries([delivery]).map((deliveries) => ({ after: fence, position: fence, deliveries }));
 }

@@ -8,8 +8,11 @@ import { clusterNames } from './names.js';
 export interface FanoutClusterView {
   /** The planner as its lease says, if any holds it. */
   planner(): Promise<PlannerRecord | undefined>;
-  /** Jobs not handed out yet (Pending), and handed out and not done (InProgress, one at most per process). */
-  jobs(): Promise<{ pending: number; inProgress: number }>;
+  /**
+   * Jobs not handed out yet (Pending), handed out and not done (InProgress, one at most per
+   * process), and processes waiting for one.
+   */
+  jobs(): Promise<{ pending: number; inProgress: number; waitingWorkers: number }>;
   close(): Promise<void>;
 }
 
@@ -26,7 +29,7 @@ export async function inspectFanoutCluster(options: { servers: string | string[]
     },
     async jobs() {
       const info = await jsm.consumers.info(names.jobStream, names.jobConsumer);
-      return { pending: info.num_pending, inProgress: info.num_ack_pending };
+      return { pending: info.num_pending, inProgress: info.num_ack_pending, waitingWorkers: info.num_waiting };
     },
     close: () => nc.close(),
   };

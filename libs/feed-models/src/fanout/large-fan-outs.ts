@@ -1,5 +1,5 @@
 import type { DeliverRequest, FeedId, PositionedEvent, TimelineDelivery } from '@feedmill/contracts';
-import { chunkDeliveries, MAX_READERS_PER_DELIVERY } from './delivery-chunks.js';
+import { chunkDeliveries } from './delivery-chunks.js';
 import { authorOf } from './delivery-plan.js';
 
 /** Events planned and delivered together, and the log position the target stands at once they are in. */
@@ -52,7 +52,7 @@ export function isLargeDelivery(delivery: TimelineDelivery, minReaders: number):
 
 /**
  * A delivery's readers in pieces, each a request as large as fan-out sends itself
- * ({@link chunkDeliveries}: at most {@link MAX_READERS_PER_DELIVERY} readers a piece, within
+ * ({@link chunkDeliveries}: at most `MAX_READERS_PER_DELIVERY` readers a piece, within
  * the byte budget of a request), and each fenced: timeline applies it only while it stands at
  * `fence`, and it leaves the position there. Applied in any order, and any number of times (a
  * timeline ignores an entry it holds, and a removal of what it does not hold), the pieces

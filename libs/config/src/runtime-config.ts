@@ -49,7 +49,7 @@ export const runtimeConfigSchema = z.object({
   /**
    * Cluster mode: a post, removal or bump by a feed with more followers than this becomes
    * chunk jobs (of up to 2,000 readers) on a JetStream work queue that every fan-out process
-   * applies; smaller ones the planning process delivers itself.
+   * applies, when more than one runs; smaller ones the planning process delivers itself.
    */
   FANOUT_JOB_MIN_READERS: z.coerce.number().int().min(0).default(5_000),
   /**

@@ -26,6 +26,8 @@ export interface FanoutJobQueue {
    * queues nothing new.
    */
   publish(position: number, jobs: readonly DeliverRequest[], run: string): Promise<void>;
+  /** How many processes wait for a job now: with none but the planner, sharing a delivery out gains nothing. */
+  idleWorkers(): Promise<number>;
   /** How many jobs of the event at `position` are not Done yet (Pending or InProgress). */
   remaining(position: number): Promise<number>;
   /**

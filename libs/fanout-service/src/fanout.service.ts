@@ -65,7 +65,8 @@ const defaultRetryPolicy: FanoutRetryPolicy = { attempts: 5, firstBackoffMs: 100
 export interface FanoutJobSettings {
   /**
    * A post, removal or bump by a feed with more followers than this is applied as chunk jobs
-   * by every fan-out process; smaller ones the planner delivers itself. @defaultValue 5,000
+   * by every fan-out process, when another process than the planner waits for work; smaller
+   * ones the planner delivers itself. @defaultValue 5,000
    */
   minReaders: number;
   /**
@@ -410,7 +411,9 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       throw new Error(`planning failed: ${describe(error)}`, { cause: error });
     });
     const [only] = deliveries;
-    const asJobs = this.cluster && events.length === 1 && deliveries.length === 1 && isLargeDelivery(only!, this.jobSettings.minReaders);
+    // Shared out only when another process waits for work: on its own the planner delivers faster itself.
+    const asJobs =
+      this.cluster && events.length === 1 && deliveries.length === 1 && isLargeDelivery(only!, this.jobSettings.minReaders) && (await this.cluster.jobs.idleWorkers()) > 1;
     const delivering = asJobs ? this.deliverAsJobs(only as ReadersDelivery, events[0]!.position, to) : this.send(chunkDeliveries(deliveries), to);
     await delivering.catch((error: unknown) => {
       if (error instanceof TimelineMovedError || error instanceof FanoutStoppingError) throw error;

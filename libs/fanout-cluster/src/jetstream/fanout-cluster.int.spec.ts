@@ -67,8 +67,11 @@ describe('JetStream job queue', () => {
       await pause(5);
       applied.push({ by, reader: readerOf(job), delivery });
     };
+    expect(await planner!.jobs.idleWorkers()).toBe(0);
     workers.push(planner!.jobs.work(worker('a')), other!.jobs.work(worker('b')));
     await waitFor(async () => ((await planner!.jobs.remaining(10)) + (await planner!.jobs.remaining(11)) === 0 ? true : undefined), { what: 'every job Done' });
+    // With nothing left to do, both wait for the next job.
+    await waitFor(async () => ((await planner!.jobs.idleWorkers()) === 2 ? true : undefined), { what: 'two idle workers' });
 
     expect(applied).toHaveLength(23);
     const ofTen = applied.filter((a) => a.delivery.position === 10);

@@ -82,6 +82,11 @@ export class JetStreamJobQueue implements FanoutJobQueue {
     }
   }
 
+  /** Each idle worker waits with one pull request on the consumer. */
+  async idleWorkers(): Promise<number> {
+    return (await this.jsm.consumers.info(this.names.jobStream, this.names.jobConsumer)).num_waiting;
+  }
+
   async remaining(position: number): Promise<number> {
     const info = await this.jsm.streams.info(this.names.jobStream, { subjects_filter: `${this.names.jobSubjectPrefix}.${position}.>` });
     let count = 0;
@@ -91,6 +96,7 @@ export class JetStreamJobQueue implements FanoutJobQueue {
 
   async untilDone(position: number, options: { stallMs: number; signal: AbortSignal }): Promise<boolean> {
     let wake: (() => void) | undefined;
+    let timer: NodeJS.Timeout | undefined;
     const done = this.nc.subscribe(this.names.jobDoneSubject(position), { callback: () => wake?.() });
     const abort = () => wake?.();
     options.signal.addEventListener('abort', abort);
@@ -100,7 +106,7 @@ export class JetStreamJobQueue implements FanoutJobQueue {
       while (!options.signal.aborted) {
         // Listening before looking: a job done between the look and the wait still wakes it.
         const woken = new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.pollMs ?? 100);
+          timer = setTimeout(resolve, this.options.pollMs ?? 100);
           wake = () => {
             clearTimeout(timer);
             resolve();
@@ -118,6 +124,7 @@ export class JetStreamJobQueue implements FanoutJobQueue {
       }
       return false;
     } finally {
+      clearTimeout(timer);
       options.signal.removeEventListener('abort', abort);
       done.unsubscribe();
     }

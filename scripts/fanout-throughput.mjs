@@ -74,7 +74,7 @@ try {
         const answers = await Promise.all(Array.from({ length: posts }, (_, i) => api.post('user:star', { actor: 'star', verb: 'post', object: `w${workers}-r${round}-p${i}` })));
         if (answers.some((a) => a.status !== 201)) throw new Error(`a post answered ${answers.map((a) => a.status)}`);
         const expected = before + posts * followers;
-        await waitFor(async () => ((await delivered(api)) >= expected ? true : undefined), { timeoutMs: 600_000, intervalMs: 20, what: `${posts * followers} deliveries` });
+        await waitFor(async () => ((await delivered(api)) >= expected ? true : undefined), { timeoutMs: 600_000, intervalMs: 50, what: `${posts * followers} deliveries` });
         const seconds = (performance.now() - started) / 1000;
         const cpuAfter = await cpuSeconds(names);
         const rate = Math.round((posts * followers) / seconds);

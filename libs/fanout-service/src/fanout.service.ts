@@ -346,6 +346,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.rewinding || !this.plans(term)) return;
     this.rewinding = true;
     this.logger.warn(`timeline stands at ${position}, fan-out at ${this.delivered}: replaying from ${position}`);
+    // The other processes say fan-out is not ready until it has caught up again.
+    void this.cluster?.election.report(false).catch(() => undefined);
     const previous = this.subscription;
     this.subscription = undefined;
     setImmediate(() => {

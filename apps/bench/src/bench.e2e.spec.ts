@@ -74,6 +74,9 @@ it('reports every throughput, and they agree with the workload', () => {
     Math.ceil(results.workload.followEdges / IMPORT_BATCH) + results.workload.warmPosts + results.posts.latencyMs.count,
   );
   expect(results.fanout.deliveries).toBeGreaterThan(results.workload.warmPosts);
+  // All push (ring): every warm-up delivery is an entry the timeline store wrote before the mixed phase.
+  expect(results.work.beforeMixed.entriesWritten).toBeGreaterThanOrEqual(results.fanout.deliveries);
+  expect(results.work.total.entriesWritten).toBe(results.work.beforeMixed.entriesWritten + results.work.mixed.entriesWritten);
   expect(results.failures).toEqual({ httpNon2xx: 0, transportErrors: 0 });
 });
 
@@ -98,6 +101,7 @@ it('writes a report that shows the figures and the charts', async () => {
   const markdown = await readFile(join(out, 'report.md'), 'utf8');
   expect(markdown).toContain(`${results.posts.acceptedPerSecond.toLocaleString('en')} /s`);
   expect(markdown).toContain('npm run bench -- --profile small --mode standalone');
+  expect(markdown).toContain(`| timeline work: entries written + feeds queried at read time`);
   const html = await readFile(join(out, 'report.html'), 'utf8');
   expect((html.match(/<svg /g) ?? []).length).toBeGreaterThanOrEqual(4);
   expect(output).toMatch(/mixed: 16 readers, 200 posts\/s/);

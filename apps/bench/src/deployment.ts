@@ -5,6 +5,7 @@ import pidusage from 'pidusage';
 import type { ServiceStatus, TimelineModel } from '@feedmill/contracts';
 import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
 import { childProcessesOf, freePort, startCluster, startNatsServer, startStandalone, waitFor, type Deployment, type NatsServerHandle } from '@feedmill/harness';
+import type { TimelineWork } from './timeline-work.js';
 
 export type Mode = 'standalone' | 'cluster';
 
@@ -90,10 +91,17 @@ export class BenchDeployment {
     );
   }
 
-  async timelineCounters(): Promise<{ timelines: number; entries: number; delivered: number }> {
+  /** The timeline service's counters, since it started; 0 for a counter its version does not have. */
+  async timelineCounters(): Promise<{ timelines: number; entries: number; delivered: number } & TimelineWork> {
     const timeline = (await this.statuses()).find((s) => s.service === 'timeline');
     const counters = timeline?.counters ?? {};
-    return { timelines: counters['timelines'] ?? 0, entries: counters['entries'] ?? 0, delivered: counters['delivered'] ?? 0 };
+    return {
+      timelines: counters['timelines'] ?? 0,
+      entries: counters['entries'] ?? 0,
+      delivered: counters['delivered'] ?? 0,
+      entriesWritten: counters['entriesWritten'] ?? 0,
+      feedsQueried: counters['feedsQueried'] ?? 0,
+    };
   }
 
   /** Opens the log the deployment wrote, for reading in this process (after {@link stop} for the file log). */
@@ -108,6 +116,16 @@ export class BenchDeployment {
     await this.nats?.stop();
     for (const dir of [this.dataDir, this.configDir]) if (dir) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Why a deployment did not start, in one line: the line in which a feedmill process refused
+ * its configuration (`feedmill: FEED_CONFIG ...`) when there is one, else the error's first.
+ */
+export function startFailureReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const lines = message.split('\n').map((line) => line.trim());
+  return lines.find((line) => line.startsWith('feedmill: ')) ?? lines[0] ?? 'no reason given';
 }
 
 /** Samples the CPU time of processes: cores busy on average between start and stop. */

@@ -1,29 +1,26 @@
 import 'reflect-metadata';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { decodeFeedEvents, timelineModels, type TimelineModel } from '@feedmill/contracts';
-import { FeedClient, readAllEvents, type HttpResult } from '@feedmill/harness';
-import { BenchDeployment, CpuMeter, round, type Mode } from './deployment.js';
-import { runClientLoad } from './client-load.js';
+import { readAllEvents } from '@feedmill/harness';
+import { BenchDeployment, round, type Mode } from './deployment.js';
+import { loadGraphAndHistory, PAGE_SIZE, runMixedPhase } from './feedmill-phases.js';
 import { HttpDriver } from './http-driver.js';
-import { mergeLoads, type PlannedRequest } from './http-load.js';
 import { measureInProcess } from './in-process.js';
 import { Latencies } from './latency.js';
 import { feedmillNewest, sampleReaders } from './newest-check.js';
-import { measurePostToVisible } from './post-to-visible.js';
 import { profiles, type Profile } from './profiles.js';
-import { progressBar, say } from './progress.js';
+import { say } from './progress.js';
 import { runRedisBaseline, type RedisBaselineResults, type RedisSamples } from './redis-baseline.js';
 import { redisTarget } from './redis-design.js';
 import { writeReport, type BenchResults } from './report.js';
+import { totalWork, workByPhase } from './timeline-work.js';
 import { versusRedis } from './versus-redis.js';
 import { postsInTimelineOrder } from './warm-posts.js';
-import { drawMixedPlan, drawPosts, IMPORT_BATCH, importBatches, IMPORT_REQUESTS_IN_FLIGHT, Workload, type PlannedPost } from './workload.js';
+import { drawMixedPlan, drawPosts, IMPORT_BATCH, Workload } from './workload.js';
 
-/** The page size of every timeline read, on both sides of the Redis comparison. */
-const PAGE_SIZE = 25;
 /** Readers whose newest entries must be the same on feedmill and on Redis, and how many entries. */
 const CHECKED_READERS = 200;
 const CHECKED_NEWEST = 20;
@@ -44,11 +41,6 @@ const { values } = parseArgs({
 
 const chosen: Profile | undefined = profiles[values.profile as Profile['name']];
 if (!chosen) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
-/** A post's answer, or a failure for the load's count when it is not a 201. */
-function expectCreated(answer: HttpResult): HttpResult {
-  if (answer.status !== 201) throw new Error(`post answered ${answer.status}`);
-  return answer;
-}
 
 /** A count option: its value, or the profile's when it is not given. */
 type CountOption = 'mixed-readers' | 'mixed-posters' | 'mixed-posts-per-second' | 'http-workers';
@@ -91,79 +83,16 @@ try {
   await deployment.start();
   say(`${mode} deployment ready at ${deployment.baseUrl}`);
 
-  // 1. The social graph, imported through the bulk endpoint.
-  const batches = importBatches(workload.edges);
-  say(`importing ${workload.edges.length} follows in ${batches.length} requests`);
-  const followsStarted = performance.now();
-  const follows = await http.run({
-    connections: IMPORT_REQUESTS_IN_FLIGHT,
-    amount: batches.length,
-    requests: batches.map((edges) => ({
-      kind: 'follow',
-      method: 'POST',
-      path: '/v1/follows',
-      body: { follows: edges.map(([reader, producer]) => ({ source: `timeline:r${reader}`, target: `user:p${producer}` })) },
-    })),
-  });
-  const followsHead = await deployment.settled();
-  const followsSettledSeconds = (performance.now() - followsStarted) / 1000;
-
-  // 2. History: posts only, then wait for fan-out to deliver all of them.
-  const postRequest = ({ producer, object }: PlannedPost): PlannedRequest => ({
-    kind: 'post',
-    method: 'POST',
-    path: `/v1/feeds/user/p${producer}/activities`,
-    body: { actor: `p${producer}`, verb: 'post', object },
-  });
-  const deliveredBefore = (await deployment.timelineCounters()).delivered;
-  say(`${profile.warmPosts} warm-up posts over ${profile.connections} connections`);
-  const fanoutStarted = performance.now();
-  const warm = await http.run({ connections: profile.connections, amount: profile.warmPosts, requests: drawPosts(workload, profile.warmPosts).map(postRequest) });
-  const warmHead = await deployment.settled();
-  const fanoutSeconds = (performance.now() - fanoutStarted) / 1000;
-  const deliveries = (await deployment.timelineCounters()).delivered - deliveredBefore;
-  say(`fan-out delivered ${deliveries} timeline entries in ${round(fanoutSeconds, 2)} s`);
+  // 1. The social graph, imported through the bulk endpoint; 2. history: posts only, until fan-out delivered all of them.
+  const underLoad = { deployment, http, workload, profile };
+  const { follows, followsHead, followsSettledSeconds, warm, warmHead, fanoutSeconds, deliveries, work: workBeforeMixed } = await loadGraphAndHistory(underLoad, drawPosts(workload, profile.warmPosts));
   // What the Redis baseline's timelines must equal, entry for entry, after the same posts.
   const checkedReaders = sampleReaders(CHECKED_READERS, profile.readers).map((i) => `r${i}`);
   const feedmillPages = await feedmillNewest(deployment.baseUrl, checkedReaders, CHECKED_NEWEST);
 
   // 3. The mixed phase: readers and posters at once, with post-to-visible probes and CPU sampling beside them.
   const plan = drawMixedPlan(workload);
-  const mixedLoadAverage = round(loadavg()[0]!, 2);
-  const cpu = new CpuMeter();
-  cpu.start(() => deployment.pids);
-  let mixedOver = false;
-  const probes = measurePostToVisible(deployment.baseUrl, workload, profile.probes, () => mixedOver);
-  const bar = progressBar(`mixed: ${profile.mixedReaders} readers, ${profile.mixedPostsPerSecond} posts/s for ${profile.mixedSeconds}s`, profile.mixedSeconds);
-  const mixedStarted = performance.now();
-  const ticker = setInterval(() => bar.update(Math.round((performance.now() - mixedStarted) / 1000)), 1000);
-  const api = new FeedClient(deployment.baseUrl);
-  let posted = 0;
-  const mixed = mergeLoads(
-    await Promise.all([
-      http.run({
-        seconds: profile.mixedSeconds,
-        connections: profile.mixedReaders,
-        requests: plan.reads.map((reader) => ({ kind: 'read', method: 'GET', path: `/v1/feeds/timeline/r${reader}?limit=${PAGE_SIZE}` })),
-      }),
-      // Posts at a set pace from this process: a few hundred a second cost it little.
-      runClientLoad({
-        clients: profile.mixedPosters,
-        seconds: profile.mixedSeconds,
-        pace: profile.mixedPostsPerSecond,
-        next: () => {
-          const { producer, object } = plan.posts[posted++ % plan.posts.length]!;
-          return { kind: 'post', run: () => api.post(`user:p${producer}`, { actor: `p${producer}`, verb: 'post', object }).then(expectCreated) };
-        },
-      }),
-    ]),
-  );
-  mixedOver = true;
-  clearInterval(ticker);
-  bar.stop();
-  const postToVisible = await probes;
-  const cpuUse = cpu.stop();
-  await deployment.settled();
+  const { load: mixed, postToVisible, cpu: cpuUse, loadAverage: mixedLoadAverage, work: mixedWork } = await runMixedPhase(underLoad, plan, profile.probes);
 
   // 4. Rebuild: restart on the same log and time until every timeline is back.
   say('restarting to measure the rebuild');
@@ -250,6 +179,7 @@ try {
     cpu: cpuUse,
     mixedLoadAverage,
     baseline: { fanout: inProcess.fanout, reads: { ours: inProcess.reads.ours, naive: inProcess.reads.naive, speedup: inProcess.reads.speedup } },
+    work: workByPhase(workBeforeMixed, mixedWork),
     failures,
     throughput: { mixed: mixed.perSecond, warm: warm.perSecond },
     redis: redisResults,
@@ -266,6 +196,7 @@ try {
   });
   say(`done in ${results.durationSeconds} s: ${outDir}/report.md, report.html, results.json`);
   say(`posts ${results.posts.acceptedPerSecond}/s, reads ${results.reads.http.readsPerSecond}/s (p99 ${results.reads.http.latencyMs.p99} ms), post-to-visible p50 ${results.postToVisibleMs.p50} ms, fan-out ${results.fanout.deliveriesPerSecond}/s`);
+  say(`timeline work ${totalWork(results.work.total)}: ${results.work.total.entriesWritten} entries written, ${results.work.total.feedsQueried} feeds queried at read time`);
   if (redisResults.available) {
     say(`Redis: posts ${redisResults.mixed.postsPerSecond}/s, reads ${redisResults.mixed.readsPerSecond}/s (p99 ${redisResults.mixed.readLatencyMs.p99} ms), post-to-visible p50 ${redisResults.postToVisibleMs.p50} ms, fan-out ${redisResults.warm.deliveriesPerSecond}/s`);
   }

@@ -36,7 +36,8 @@ export async function measurePostToVisible(baseUrl: string, workload: Workload, 
 
 /** Where a probe that was never seen stands in the reader's timeline, for the error message. */
 async function whereIs(api: FeedClient, reader: string, id: string): Promise<string> {
-  const items = (await api.page(reader, 1000)).body.items;
+  // The API's largest page.
+  const items = (await api.page(reader, 100)).body.items ?? [];
   const index = items.findIndex((item) => item.id === id);
   return index === -1 ? `not among its newest ${items.length} entries` : `at index ${index} of its timeline`;
 }

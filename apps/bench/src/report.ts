@@ -5,6 +5,7 @@ import { latencyDistribution, throughputOverTime } from './charts.js';
 import type { InProcessResults } from './in-process.js';
 import type { LatencySummary } from './latency.js';
 import type { RedisBaselineResults } from './redis-baseline.js';
+import { totalWork, type TimelineWork, type WorkByPhase } from './timeline-work.js';
 import { formatFigure, formatRatio, type VersusRedisRow } from './versus-redis.js';
 
 export interface BenchResults {
@@ -41,6 +42,8 @@ export interface BenchResults {
   rebuild: { deployment: { events: number; seconds: number; eventsPerSecond: number }; inProcessProjections: InProcessResults['projectionRebuild'] };
   memory: InProcessResults['memory'];
   cpu: { meanCores: number; maxCores: number; samples: number };
+  /** The timeline service's work (entries written, feeds queried at read time) before the mixed phase, in it, and in all. */
+  work: WorkByPhase;
   /** The machine's 1-minute load average as the mixed phase began: other work on a shared machine shows here. */
   mixedLoadAverage: number;
   baseline: { fanout: InProcessResults['fanout']; reads: Omit<InProcessResults['reads'], 'samples'> };
@@ -62,6 +65,7 @@ export interface ChartSamples {
 }
 
 const l = (s: LatencySummary) => `${s.p50} | ${s.p95} | ${s.p99} | ${s.max}`;
+const work = (w: TimelineWork) => `${totalWork(w).toLocaleString('en')} = ${w.entriesWritten.toLocaleString('en')} + ${w.feedsQueried.toLocaleString('en')}`;
 
 export function markdown(r: BenchResults): string {
   return `# feedmill benchmark: ${r.profile}, ${r.mode}, ${r.model} timelines
@@ -87,6 +91,7 @@ ${r.workload.readers.toLocaleString('en')} readers, ${r.workload.producers.toLoc
 | rebuild of content and graph projections (in-process) | ${r.rebuild.inProcessProjections.eventsPerSecond.toLocaleString('en')} events/s | |
 | memory per follow edge | ${r.memory.bytesPerFollowEdge ?? 'n/a'} bytes | |
 | memory per timeline entry, activities apart (${r.memory.timelineEntryMethod}) | ${r.memory.bytesPerTimelineEntry ?? 'n/a'} bytes | |
+| timeline work: entries written + feeds queried at read time (before the mixed phase; mixed phase, probes' reads included) | ${work(r.work.total)} (${work(r.work.beforeMixed)}; ${work(r.work.mixed)}) | |
 | CPU during the mixed phase | ${r.cpu.meanCores} cores on average (max ${r.cpu.maxCores}) | |
 | failed requests | ${r.failures.httpNon2xx} non-2xx, ${r.failures.transportErrors} transport errors | |
 

@@ -7,7 +7,9 @@ export type FeedName = string;
  * A social graph and the draws of who posts and who reads, all from one seed. Follower
  * counts follow a power law (producer popularity is Zipf-distributed, so most producers
  * have a handful of followers and the top few a large share of all readers); post rates
- * and read rates are Zipf-skewed too, and a share of readers never reads.
+ * and read rates are Zipf-skewed too, and a share of readers never reads. A profile may add
+ * celebrities beside that graph: producers `0` to `celebrities - 1`, each followed by a set
+ * share of all readers, making a set share of all posts.
  */
 export class Workload {
   readonly readers: FeedName[];
@@ -15,6 +17,8 @@ export class Workload {
   /** [reader index, producer index] pairs. */
   readonly edges: Array<[number, number]> = [];
   readonly followersOf: number[][];
+  /** Producers `0` to `celebrities - 1`. */
+  readonly celebrities: number;
   private readonly random: Random;
   private readonly posting: Zipf;
   private readonly postingOrder: Uint32Array;
@@ -30,12 +34,17 @@ export class Workload {
     this.producers = Array.from({ length: profile.producers }, (_, i) => `user:p${i}`);
     this.followersOf = Array.from({ length: profile.producers }, () => []);
 
-    const popularity = new Zipf(profile.producers, profile.popularitySkew);
-    const popularityOrder = shuffled(profile.producers, this.random);
+    // With no celebrities, every draw below is the one it was before they existed: a profile's workload stays the same.
+    this.celebrities = profile.celebrities;
+    const others = profile.producers - profile.celebrities;
+    if (others < 1) throw new Error(`profile ${profile.name}: ${profile.celebrities} celebrities leave no other producer`);
+    const popularity = new Zipf(others, profile.popularitySkew);
+    const popularityOrder = shuffled(others, this.random);
     for (let reader = 0; reader < profile.readers; reader++) {
-      const wanted = Math.min(profile.producers, 1 + Math.floor(-Math.log(1 - this.random()) * (profile.meanFollows - 1)));
+      const wanted = Math.min(others, 1 + Math.floor(-Math.log(1 - this.random()) * (profile.meanFollows - 1)));
       const chosen = new Set<number>();
-      for (let attempts = 0; chosen.size < wanted && attempts < wanted * 20; attempts++) chosen.add(popularityOrder[popularity.draw(this.random)]!);
+      for (let attempts = 0; chosen.size < wanted && attempts < wanted * 20; attempts++) chosen.add(this.celebrities + popularityOrder[popularity.draw(this.random)]!);
+      for (let celebrity = 0; celebrity < this.celebrities; celebrity++) if (this.random() < profile.celebrityFollowShare) chosen.add(celebrity);
       for (const producer of chosen) {
         this.edges.push([reader, producer]);
         this.followersOf[producer]!.push(reader);
@@ -43,15 +52,16 @@ export class Workload {
     }
 
     // Who posts much is independent of who is followed much.
-    this.posting = new Zipf(profile.producers, profile.activitySkew);
-    this.postingOrder = shuffled(profile.producers, this.random);
+    this.posting = new Zipf(others, profile.activitySkew);
+    this.postingOrder = shuffled(others, this.random);
     const readingCount = Math.max(1, Math.round(profile.readers * (1 - profile.neverReadShare)));
     this.reading = new Zipf(readingCount, profile.activitySkew);
     this.readingOrder = shuffled(profile.readers, this.random).subarray(0, readingCount);
   }
 
   nextPoster(): number {
-    return this.postingOrder[this.posting.draw(this.random)]!;
+    if (this.celebrities > 0 && this.random() < this.profile.celebrityPostShare) return Math.floor(this.random() * this.celebrities);
+    return this.celebrities + this.postingOrder[this.posting.draw(this.random)]!;
   }
 
   nextReader(): number {

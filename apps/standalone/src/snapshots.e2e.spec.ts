@@ -134,7 +134,7 @@ describe('every memory state from snapshots, timelines and fan-out included', ()
     await writeFile(env.FEED_CONFIG!, JSON.stringify({ groups }));
   });
 
-  /** Single and bulk follows, posts, bumps, removals and an unfollow, from `from` on. */
+  /** Single and bulk follows, posts, bumps, updates, removals and an unfollow, from `from` on. */
   async function writeMore(api: FeedClient, from: number): Promise<void> {
     const follows = allReaders.flatMap((reader, r) => producers.filter((_, p) => (r * 3 + p + from) % 4 === 0).map((target) => ({ source: reader, target })));
     expect((await api.call('POST', '/v1/follows', { follows: follows.slice(0, follows.length / 2) })).status).toBe(200);
@@ -144,6 +144,7 @@ describe('every memory state from snapshots, timelines and fan-out included', ()
       const posted = await api.post(producer, { actor: producer, verb: 'post', object: `n${n}`, time: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() });
       expect(posted.status).toBe(201);
       if (n % 7 === 0) expect((await api.call('POST', `/v1/feeds/${producer.replace(':', '/')}/activities/${posted.body.id}/bump`, { time: new Date(Date.UTC(2026, 0, 2, 0, 0, n)).toISOString() })).status).toBe(200);
+      if (n % 5 === 0) expect((await api.call('PATCH', `/v1/feeds/${producer.replace(':', '/')}/activities/${posted.body.id}`, { object: `n${n} edited`, extra: { n } })).status).toBe(200);
       if (n % 11 === 0) expect((await api.remove(producer, posted.body.id)).status).toBe(204);
     }
     expect((await api.unfollow(follows[from % follows.length]!.source, follows[from % follows.length]!.target)).status).toBe(204);
@@ -152,7 +153,7 @@ describe('every memory state from snapshots, timelines and fan-out included', ()
   /** Every timeline page by page, and what the timeline service counts (entries, deliveries). */
   async function timelinesOf(api: FeedClient): Promise<unknown> {
     const pages: Record<string, unknown> = {};
-    for (const reader of allReaders) pages[reader] = (await api.readAll(reader, 7)).map((a) => [a.id, a.object, a.bumpedAt]);
+    for (const reader of allReaders) pages[reader] = (await api.readAll(reader, 7)).map((a) => [a.id, a.object, a.extra, a.bumpedAt, a.updatedAt]);
     const { body } = await api.call<{ services: Array<{ service: string; counters?: Record<string, number> }> }>('GET', '/readyz');
     return { pages, counters: body.services.find((s) => s.service === 'timeline')!.counters, everything: await everything(api) };
   }
@@ -172,7 +173,7 @@ describe('every memory state from snapshots, timelines and fan-out included', ()
     await first.deployment.stop();
 
     // From snapshots: nothing replayed, and what comes after the snapshot (follows that
-    // backfill, posts, bumps, removals) reaches the timelines once, as it would have.
+    // backfill, posts, bumps, updates, removals) reaches the timelines once, as it would have.
     const second = await started({}, first.port);
     expect(second.output()).toMatch(/timeline: restored .*timeline\.\d{16}\.snapshot/);
     expect(second.output()).toMatch(/fanout: restored .*fanout\.\d{16}\.snapshot/);

@@ -3,7 +3,7 @@ import type { INestMicroservice, DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ContentModule } from '@feedmill/content-service';
 import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout-service';
-import { createHttpApp, GatewayModule } from '@feedmill/gateway-http';
+import { createHttpApp, GatewayModule, httpAppOptions } from '@feedmill/gateway-http';
 import { GraphModule } from '@feedmill/graph-service';
 import { loadFeedConfig, type RuntimeConfig } from '@feedmill/config';
 import { logLevels, openEventLog, openStores, rootModule, type StoreFactory } from '@feedmill/runtime';
@@ -50,7 +50,7 @@ async function services(config: RuntimeConfig, options: StandaloneOptions, gatew
 /** The services and HTTP in one process. */
 export async function createStandaloneApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<NestFastifyApplication> {
   const { module, server } = await services(config, options, true);
-  const app = await createHttpApp(module, { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL });
+  const app = await createHttpApp(module, httpAppOptions(config));
   app.connectMicroservice({ strategy: server });
   await app.startAllMicroservices();
   return app;
@@ -67,8 +67,5 @@ export async function createServicesApp(config: RuntimeConfig, options: Standalo
 export async function createHttpWorkerApp(config: RuntimeConfig): Promise<NestFastifyApplication> {
   if (!process.send) throw new Error('an HTTP worker runs as a cluster worker of the standalone, with an IPC channel');
   const client = new LinkedServiceClient({ send: (message) => process.send!(message), on: (event, listener) => process.on(event, listener) });
-  return createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(config.FEED_CONFIG), client }), {
-    bodyLimit: config.BODY_LIMIT,
-    logLevel: config.LOG_LEVEL,
-  });
+  return createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(config.FEED_CONFIG), client }), httpAppOptions(config));
 }

@@ -63,6 +63,16 @@ export const runtimeConfigSchema = z.object({
    */
   FANOUT_PLANNER_LEASE_MS: z.coerce.number().int().min(500).default(3_000),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+  /**
+   * When set, every `/v1` request needs `Authorization: Bearer <JWT>` signed with this
+   * secret (HS256). Unset (and no public key), the API is open to whoever reaches the port.
+   */
+  FEEDMILL_JWT_SECRET: z.string().min(16, 'use a secret of at least 16 characters').optional(),
+  /**
+   * A PEM public key (SPKI, RSA or EC P-256) whose tokens are accepted too (RS256, ES256): for
+   * deployments whose identity provider signs. `\n` in the value stands for a line break.
+   */
+  FEEDMILL_JWT_PUBLIC_KEY: z.string().min(1).optional(),
 });
 
 export type RuntimeConfig = z.output<typeof runtimeConfigSchema>;

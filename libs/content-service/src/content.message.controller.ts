@@ -35,6 +35,11 @@ export class ContentMessageController implements MessageHandlers<typeof subjects
     return this.content.bump(parseRequest(subjects.content.bump, payload));
   }
 
+  @MessagePattern(subjects.content.update)
+  update(@Payload() payload: unknown) {
+    return this.content.update(parseRequest(subjects.content.update, payload));
+  }
+
   @MessagePattern(subjects.content.recent)
   recent(@Payload() payload: unknown) {
     return this.content.recent(parseRequest(subjects.content.recent, payload));

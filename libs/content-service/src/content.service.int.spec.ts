@@ -106,3 +106,32 @@ describe('ContentService.addMany', () => {
     expect(await log.readStream('import-activities-batch-3')).toEqual([]);
   });
 });
+
+describe('ContentService.update', () => {
+  it('appends what changes, answers the activity as it now is, and keeps its place in both orders', async () => {
+    await post(3, { text: 'before' });
+    await content.bump({ feed: 'user:a', id: 'a0', time: at(50) });
+    const head = await log.headPosition();
+    const updated = await content.update({ feed: 'user:a', id: 'a1', time: at(60), object: 'edited', extra: { text: 'before' } });
+    expect(updated).toMatchObject({ id: 'a1', object: 'edited', extra: { text: 'before' }, time: at(1), updatedAt: at(60) });
+    expect(await log.headPosition()).toBe(head + 1);
+    const [, , , , event] = await log.readStream('feed-user:a');
+    expect(event).toMatchObject({ type: 'ActivityUpdated', revision: 4, data: { id: 'a1', feed: 'user:a', time: at(60), object: 'edited' } });
+    expect((event!.data as Record<string, unknown>)['extra']).toBeUndefined();
+    expect(await content.get({ ids: ['a1'] })).toEqual([updated]);
+    expect(await pageThrough({ limit: 2, order: 'time' })).toEqual({ ids: ['a2', 'a1', 'a0'], pages: 2 });
+    expect(await pageThrough({ limit: 2, order: 'relevance' })).toEqual({ ids: ['a0', 'a2', 'a1'], pages: 2 });
+
+    // Sending what it already holds records nothing and answers the activity as it is.
+    expect(await content.update({ feed: 'user:a', id: 'a1', time: at(70), object: 'edited' })).toEqual(updated);
+    expect(await log.headPosition()).toBe(head + 1);
+  });
+
+  it('refuses an activity that is not in the feed, and appends nothing', async () => {
+    await post(1);
+    const head = await log.headPosition();
+    await expect(content.update({ feed: 'user:b', id: 'a0', time: at(60), object: 'x' })).rejects.toMatchObject({ code: 'activity_not_found', field: 'activityId' });
+    await expect(content.update({ feed: 'user:a', id: 'nope', time: at(60), object: 'x' })).rejects.toMatchObject({ code: 'activity_not_found' });
+    expect(await log.headPosition()).toBe(head);
+  });
+});

@@ -12,6 +12,7 @@ import {
   type RecentEachReply,
   type RecentEachRequest,
   type RemoveActivityRequest,
+  type UpdateActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { decideActivity, decideAddActivities, evolveActivity, foreignIdKey, streamOf, type ActivityCommand } from '@feedmill/feed-models';
@@ -20,10 +21,10 @@ import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
 interface PendingAdd {
   activity: Activity;
-  durable: Promise<void>;
+  durable: Promise<unknown>;
 }
 
-/** Activities: decides and appends adds and removes, and answers queries from its projection. */
+/** Activities: decides and appends adds, removes, bumps and updates, and answers queries from its projection. */
 @Injectable()
 export class ContentService extends ProjectedService {
   /** Commands on one feed decide one after another, each on the state the last one left. */
@@ -98,7 +99,7 @@ export class ContentService extends ProjectedService {
     });
   }
 
-  private async decideAddMany(request: AddActivitiesRequest): Promise<{ activities: Activity[]; durable: Promise<void> }> {
+  private async decideAddMany(request: AddActivitiesRequest): Promise<{ activities: Activity[]; durable: Promise<unknown> }> {
     const keys = new Map<string, { feed: Activity['feed']; foreignId: string }>();
     for (const { feed, activity } of request.activities) {
       if (activity.foreignId !== undefined) keys.set(foreignIdKey(feed, activity.foreignId), { feed, foreignId: activity.foreignId });
@@ -140,6 +141,16 @@ export class ContentService extends ProjectedService {
   bump(request: BumpActivityRequest): Promise<Activity> {
     return this.perFeed.run(request.feed, () =>
       this.writer.decideWithRetry(async () => (await this.decideOnExisting({ type: 'BumpActivity', data: request }))!),
+    );
+  }
+
+  /**
+   * Replaces an activity's object or extra in place; returns it as it now is. An update that
+   * changes nothing records nothing and returns the activity as it was.
+   */
+  update(request: UpdateActivityRequest): Promise<Activity> {
+    return this.perFeed.run(request.feed, () =>
+      this.writer.decideWithRetry(async () => (await this.decideOnExisting({ type: 'UpdateActivity', data: request }))!),
     );
   }
 

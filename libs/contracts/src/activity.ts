@@ -27,6 +27,17 @@ export const newActivitySchema = z.strictObject({
 });
 export type NewActivity = z.input<typeof newActivitySchema>;
 
+/**
+ * What a client sends to update an activity in place: a new `object`, a new `extra` (which
+ * replaces the whole of it; `{}` empties it), or both. Its id, feed, actor, verb and time
+ * stay, and with them its place in every feed and timeline. Unknown fields are refused.
+ */
+export const activityChangesSchema = z
+  .strictObject({ object: newActivitySchema.shape.object, extra: newActivitySchema.shape.extra })
+  .partial()
+  .refine((changes) => changes.object !== undefined || changes.extra !== undefined, { message: 'give object, extra or both' });
+export type ActivityChanges = z.output<typeof activityChangesSchema>;
+
 export interface Activity {
   id: string;
   feed: FeedId;
@@ -39,6 +50,12 @@ export interface Activity {
   extra?: Record<string, unknown>;
   /** When a later event (a comment, say) last raised it, for relevancy-ordered timelines. */
   bumpedAt?: string;
+  /**
+   * When its object or extra was last changed (ISO time, UTC milliseconds), absent until
+   * then. An update never moves an activity: `time` and `bumpedAt` place it, this only
+   * tells readers that what they see is an edited version.
+   */
+  updatedAt?: string;
 }
 
 export const activitySchema: z.ZodType<Activity> = z.strictObject({
@@ -51,6 +68,7 @@ export const activitySchema: z.ZodType<Activity> = z.strictObject({
   foreignId: z.string().optional(),
   extra: z.record(z.string(), z.unknown()).optional(),
   bumpedAt: z.string().optional(),
+  updatedAt: z.string().optional(),
 });
 
 /** What a linked timeline stores of an activity: enough to order it and find it again. */
@@ -76,7 +94,7 @@ export function isReference(item: TimelineItem): item is ActivityReference {
 export function approximateBytes(item: TimelineItem): number {
   let text = item.id.length + item.feed.length + item.time.length + (item.bumpedAt?.length ?? 0);
   if ('verb' in item) {
-    text += item.actor.length + item.verb.length + item.object.length + (item.foreignId?.length ?? 0);
+    text += item.actor.length + item.verb.length + item.object.length + (item.foreignId?.length ?? 0) + (item.updatedAt?.length ?? 0);
     if (item.extra) text += JSON.stringify(item.extra).length;
   }
   return 110 + text;

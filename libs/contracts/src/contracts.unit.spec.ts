@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor, justAbove, sortKeyOf } from './sort-key.js';
-import { newActivitySchema } from './activity.js';
+import { activityChangesSchema, newActivitySchema } from './activity.js';
 import { deliverRequestSchema } from './messages.js';
 import { subjects, wire } from './wire.js';
 import { feedConfigSchema } from './feed-config.js';
@@ -34,6 +34,18 @@ describe('new activities', () => {
     expect(refused({ actor: 'a', verb: 'v', object: 'o', mood: 1 })).toEqual([['unrecognized_keys', 'mood']]);
     expect(refused({ actor: '', verb: 'v', object: 'o' })).toEqual([['too_small', 'actor']]);
     expect(refused({ actor: 'a', verb: 'v', object: 'o', time: '1960-01-01T00:00:00Z' })).toEqual([['custom', 'time']]);
+  });
+});
+
+describe('changes to an activity', () => {
+  it('take a new object, a new extra or both, and nothing else', () => {
+    expect(activityChangesSchema.parse({ object: 'o2' })).toEqual({ object: 'o2' });
+    expect(activityChangesSchema.parse({ extra: {} })).toEqual({ extra: {} });
+    const refused = (body: unknown) => activityChangesSchema.safeParse(body).error?.issues.map((i) => [i.code, i.path.join('.') || (i as { keys?: string[] }).keys?.join(',')]);
+    expect(refused({})).toEqual([['custom', undefined]]);
+    expect(refused({ object: '' })).toEqual([['too_small', 'object']]);
+    expect(refused({ object: 'o', verb: 'like' })).toEqual([['unrecognized_keys', 'verb']]);
+    expect(refused({ extra: 'text' })).toEqual([['invalid_type', 'extra']]);
   });
 });
 

@@ -6,6 +6,8 @@ export const errorCodes = [
   'invalid_request',
   'invalid_json',
   'invalid_cursor',
+  'unauthorized',
+  'forbidden',
   'unknown_group',
   'group_not_writable',
   'group_cannot_follow',

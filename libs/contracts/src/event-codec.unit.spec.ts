@@ -53,6 +53,7 @@ describe('event codec', () => {
     expect(() => feedEvents.decode({ type: 'FeedFollowed', data: { follower: 'timeline:a' } })).toThrow(MalformedEventError);
     expect(() => feedEvents.decode({ type: 'ActivityRemoved', data: { id: 'x', feed: 'not a feed', time: 't' } })).toThrow(/feed/);
     expect(() => feedEvents.decode({ type: 'FeedFollowed', data: { follower: 'timeline:a', target: 'user:b', time: 't' }, metadata: { v: 'one' } })).toThrow(/metadata\.v/);
+    expect(() => feedEvents.decode({ type: 'ActivityUpdated', data: { id: 'x', feed: 'user:a', time: 't' } })).toThrow(/changes neither object nor extra/);
   });
 
   it('takes the data of a trusted event of today’s version as it is, and still lifts and checks an older one', () => {
@@ -79,6 +80,10 @@ describe('event codec', () => {
       [6, 'ActivityAdded'],
       [7, 'FeedFollowed'],
       [7, 'FeedFollowed'],
+      [10, 'FollowRequested'],
+      [11, 'FollowRequestRejected'],
+      [12, 'FeedSettingsChanged'],
+      [13, 'ActivityUpdated'],
     ]);
   });
 

@@ -9,7 +9,16 @@ import { feedIdSchema, feedPairsSchema, idSchema, type FeedId } from './feeds.js
  * changes and an upcaster from the previous version joins its definition.
  */
 const followData = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
+/** A producer feed's settings: a private feed's follows wait for its owner's approval. */
+const settingsData = z.strictObject({ feed: feedIdSchema, private: z.boolean(), time: z.string() });
 const activityChange = z.strictObject({ id: idSchema, feed: feedIdSchema, time: z.string() });
+/**
+ * An activity's object or extra replaced, at `time`: only the fields that changed are there,
+ * and at least one is. `extra` replaces the activity's whole extra.
+ */
+const activityUpdatedData = z
+  .strictObject({ id: idSchema, feed: feedIdSchema, time: z.string(), object: z.string().optional(), extra: z.record(z.string(), z.unknown()).optional() })
+  .refine((data) => data.object !== undefined || data.extra !== undefined, { message: 'changes neither object nor extra' });
 
 /**
  * Batches: one event that records many changes of one kind, so that an import is one append
@@ -29,8 +38,14 @@ export const feedEvents = eventCodec({
   ActivityAdded: { schema: z.strictObject({ activity: activitySchema }) },
   ActivityRemoved: { schema: activityChange },
   ActivityBumped: { schema: activityChange },
+  ActivityUpdated: { schema: activityUpdatedData },
   FeedFollowed: { schema: followData },
   FeedUnfollowed: { schema: followData },
+  /** A follow of a private feed, waiting for its owner: approved, it becomes a FeedFollowed. */
+  FollowRequested: { schema: followData },
+  /** A follow request rejected by the owner, or withdrawn by the follower. */
+  FollowRequestRejected: { schema: followData },
+  FeedSettingsChanged: { schema: settingsData },
   ActivitiesAdded: { schema: activitiesAddedData },
   FeedsFollowed: { schema: feedsFollowedData },
 });
@@ -46,8 +61,12 @@ export type FeedEventType = FeedEvent['type'];
 export type ActivityAdded = Extract<FeedEvent, { type: 'ActivityAdded' }>;
 export type ActivityRemoved = Extract<FeedEvent, { type: 'ActivityRemoved' }>;
 export type ActivityBumped = Extract<FeedEvent, { type: 'ActivityBumped' }>;
+export type ActivityUpdated = Extract<FeedEvent, { type: 'ActivityUpdated' }>;
 export type FeedFollowed = Extract<FeedEvent, { type: 'FeedFollowed' }>;
 export type FeedUnfollowed = Extract<FeedEvent, { type: 'FeedUnfollowed' }>;
+export type FollowRequested = Extract<FeedEvent, { type: 'FollowRequested' }>;
+export type FollowRequestRejected = Extract<FeedEvent, { type: 'FollowRequestRejected' }>;
+export type FeedSettingsChanged = Extract<FeedEvent, { type: 'FeedSettingsChanged' }>;
 
 /**
  * The single events a logged event stands for, in order: a batch's items (each exactly the
@@ -89,6 +108,7 @@ export function decodeFeedEvents(records: ReadonlyArray<StoredEvent & { position
 /** Events about a feed's activities live in one stream per feed; follows in one per follower. */
 export const activityStream = (feed: FeedId): string => `feed-${feed}`;
 export const followStream = (follower: FeedId): string => `follows-${follower}`;
+export const settingsStream = (feed: FeedId): string => `settings-${feed}`;
 /** A batch lives in a stream of its own: an import contends with no other writer. */
 export const activitiesImportStream = (batch: string): string => `import-activities-${batch}`;
 export const followsImportStream = (batch: string): string => `import-follows-${batch}`;

@@ -4,11 +4,11 @@ export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedI
 export type { FeedId } from './feeds.js';
 export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels, MAX_CAP, MAX_SINGLE_DOCUMENT_CAP } from './feed-config.js';
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel } from './feed-config.js';
-export { newActivitySchema, activitySchema, isoTimeSchema, referenceTo, isReference, approximateBytes } from './activity.js';
-export type { Activity, NewActivity, ActivityReference, TimelineItem } from './activity.js';
+export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema, referenceTo, isReference, approximateBytes } from './activity.js';
+export type { Activity, NewActivity, ActivityChanges, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
-export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, activitiesImportStream, followsImportStream } from './events.js';
+export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, activitiesImportStream, followsImportStream } from './events.js';
 export {
   MAX_FOLLOWS_PER_REQUEST,
   MAX_ACTIVITIES_PER_REQUEST,
@@ -29,8 +29,12 @@ export type {
   ActivityAdded,
   ActivityRemoved,
   ActivityBumped,
+  ActivityUpdated,
   FeedFollowed,
   FeedUnfollowed,
+  FollowRequested,
+  FollowRequestRejected,
+  FeedSettingsChanged,
   ActivitiesAdded,
   FeedsFollowed,
 } from './events.js';
@@ -44,6 +48,7 @@ export {
   removeActivityReplySchema,
   bumpActivityRequestSchema,
   bumpBodySchema,
+  updateActivityRequestSchema,
   getActivitiesRequestSchema,
   recentActivitiesRequestSchema,
   recentEachRequestSchema,
@@ -52,6 +57,8 @@ export {
   followManyRequestSchema,
   followManyReplySchema,
   followStateSchema,
+  feedSettingsSchema,
+  putSettingsRequestSchema,
   edgePageRequestSchema,
   countsRequestSchema,
   readTimelineRequestSchema,
@@ -71,6 +78,7 @@ export type {
   RemoveActivityRequest,
   RemoveActivityReply,
   BumpActivityRequest,
+  UpdateActivityRequest,
   GetActivitiesRequest,
   RecentActivitiesRequest,
   RecentEachRequest,
@@ -80,6 +88,8 @@ export type {
   FollowManyRequest,
   FollowManyReply,
   FollowState,
+  FeedSettings,
+  PutSettingsRequest,
   EdgePageRequest,
   EdgePage,
   FollowCounts,

@@ -38,6 +38,16 @@ export type BumpActivityRequest = z.output<typeof bumpActivityRequestSchema>;
 /** What a client may send to bump: a time, else the server's. */
 export const bumpBodySchema = z.strictObject({ time: isoTimeSchema.optional() });
 
+/** An update in place, as the gateway sends it: the changes a client sent (`activityChangesSchema`), stamped with the server's time. */
+export const updateActivityRequestSchema = z.strictObject({
+  feed: feedIdSchema,
+  id: idSchema,
+  time: z.string(),
+  object: newActivitySchema.shape.object.optional(),
+  extra: newActivitySchema.shape.extra,
+});
+export type UpdateActivityRequest = z.output<typeof updateActivityRequestSchema>;
+
 export const getActivitiesRequestSchema = z.strictObject({ ids: z.array(idSchema).max(10_000), atLeast: atLeastSchema });
 export type GetActivitiesRequest = z.output<typeof getActivitiesRequestSchema>;
 
@@ -96,6 +106,8 @@ export const followManyRequestSchema = z.strictObject({
   /** Names the batch, and so its stream; assigned at the edge. */
   id: idSchema,
   time: z.string(),
+  /** The follows are approved (an admin importing them): private targets are followed, not refused. */
+  approved: z.boolean().optional(),
   follows: feedPairsSchema({ max: MAX_FOLLOWS_PER_REQUEST }),
 });
 export type FollowManyRequest = z.output<typeof followManyRequestSchema>;
@@ -104,9 +116,26 @@ export type FollowManyRequest = z.output<typeof followManyRequestSchema>;
 export const followManyReplySchema = z.strictObject({ count: z.number().int().min(0) });
 export type FollowManyReply = z.output<typeof followManyReplySchema>;
 
-/** Whether the follower now follows the target: true after a follow, false after an unfollow. */
-export const followStateSchema = z.strictObject({ following: z.boolean() });
+/**
+ * The edge after a command: followed, requested (a private feed's follow waiting for its
+ * owner), or neither; and the log position that covers the change (0 when nothing changed),
+ * which a caller may wait for timelines to reach.
+ */
+export const followStateSchema = z.strictObject({ state: z.enum(['none', 'requested', 'following']), position: z.number().int().min(0) });
 export type FollowState = z.output<typeof followStateSchema>;
+
+export const feedRequestSchema = z.strictObject({ feed: feedIdSchema });
+/** Whether one of `readers` may read `feed`: it is public, or one of them is its approved follower. */
+export const mayReadRequestSchema = z.strictObject({ feed: feedIdSchema, readers: z.array(feedIdSchema).max(100) });
+export const mayReadReplySchema = z.strictObject({ allowed: z.boolean() });
+export const feedSettingsSchema = z.strictObject({ private: z.boolean() });
+export type FeedSettings = z.output<typeof feedSettingsSchema>;
+export const putSettingsRequestSchema = z.strictObject({ feed: feedIdSchema, private: z.boolean(), time: z.string() });
+export type PutSettingsRequest = z.output<typeof putSettingsRequestSchema>;
+
+/** Waits (up to `timeoutMs`) until timelines have applied the log up to `position`. */
+export const reachRequestSchema = z.strictObject({ position: z.number().int().min(0), timeoutMs: z.number().int().min(0).max(60_000) });
+export const reachReplySchema = z.strictObject({ reached: z.boolean(), position: z.number().int().min(0) });
 
 export const edgePageRequestSchema = z.strictObject({
   feed: feedIdSchema,
@@ -139,6 +168,8 @@ export const timelineDeliverySchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('insert'), readers: z.array(feedIdSchema), activity: activitySchema }),
   z.strictObject({ kind: z.literal('remove'), readers: z.array(feedIdSchema), id: idSchema }),
   z.strictObject({ kind: z.literal('bump'), readers: z.array(feedIdSchema), activity: activitySchema }),
+  /** A new version of an activity (an update): it replaces the one each reader holds, in the same place; a reader holding none gets none. */
+  z.strictObject({ kind: z.literal('update'), readers: z.array(feedIdSchema), activity: activitySchema }),
   z.strictObject({
     kind: z.literal('follow'),
     reader: feedIdSchema,

@@ -1,4 +1,5 @@
 import { IdIndex, NOT_INDEXED } from './id-index.js';
+import { sameJson } from './same-json.js';
 import { referenceTo, sortKeyOf, relevanceKeyOf, type Activity, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 /** An activity version's place in an {@link ActivityTable}: a small integer, reused once freed. */
@@ -35,10 +36,10 @@ export function probeOf(key: SortKey): KeyProbe {
  * Timelines hold handles, and the table counts the holds: a version nobody holds is freed
  * (and its handle reused), so the table never outgrows what the timelines keep.
  *
- * Versions: an activity changes (a bump raises it), and not every timeline receives every
- * change at the same moment, so two versions of one id may be held at once. Each version
- * is its own handle and its own item object, never mutated: a reader sees exactly the
- * version it was given. All live versions of an id form a ring, so a timeline can tell
+ * Versions: an activity changes (a bump raises it, an update edits it), and not every
+ * timeline receives every change at the same moment, so two versions of one id may be held
+ * at once. Each version is its own handle and its own item object, never mutated: a reader
+ * sees exactly the version it was given. All live versions of an id form a ring, so a timeline can tell
  * from any one of them which (if any) it holds, without looking the id up.
  *
  * Keys compare as numbers (the time in milliseconds) and, on equal milliseconds, as the
@@ -293,24 +294,11 @@ function sameActivity(a: Activity, b: Activity): boolean {
     a.feed === b.feed &&
     a.time === b.time &&
     a.bumpedAt === b.bumpedAt &&
+    a.updatedAt === b.updatedAt &&
     a.actor === b.actor &&
     a.verb === b.verb &&
     a.object === b.object &&
     a.foreignId === b.foreignId &&
     sameJson(a.extra, b.extra)
   );
-}
-
-/**
- * Equal JSON values, whatever objects carry them: `extra` comes from decoders that may
- * build objects with another prototype (or realm), which strict deep equality would tell apart.
- */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((value, index) => sameJson(value, b[index]));
-  if (Array.isArray(b)) return false;
-  const entriesOfA = Object.entries(a);
-  const objectB = b as Record<string, unknown>;
-  return entriesOfA.length === Object.keys(objectB).length && entriesOfA.every(([key, value]) => Object.hasOwn(objectB, key) && sameJson(value, objectB[key]));
 }

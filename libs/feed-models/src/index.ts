@@ -8,8 +8,17 @@ export {
   isActivityEvent,
 } from './aggregates/activity.js';
 export type { ActivityCommand, AddActivitiesCommand, ActivityEvent } from './aggregates/activity.js';
-export { decideFollowEdge, decideFollowMany, evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from './aggregates/follow-edge.js';
-export type { FollowEdgeCommand, FollowManyCommand, FollowEdgeEvent } from './aggregates/follow-edge.js';
+export {
+  decideFollowEdge,
+  decideFollowMany,
+  decideFeedSettings,
+  evolveFollowEdge,
+  followEdgeEventTypes,
+  graphEventTypes,
+  isFollowEdgeEvent,
+  isFollowRequestEvent,
+} from './aggregates/follow-edge.js';
+export type { FollowEdgeCommand, FollowManyCommand, FollowEdgeEvent, FollowRequestEvent, EdgeState } from './aggregates/follow-edge.js';
 export { streamOf } from './aggregates/streams.js';
 export { planDeliveries, replanAsOfNow } from './fanout/delivery-plan.js';
 export type { PlanLookups } from './fanout/delivery-plan.js';

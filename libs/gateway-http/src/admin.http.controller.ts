@@ -2,6 +2,8 @@ import { Controller, Get, HttpCode, Inject, Param, Post, UseFilters } from '@nes
 import { FeedmillError, subjects, type DeadLetterList, type DeadLetterReplay, type RebuildStatus } from '@feedmill/contracts';
 import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { HttpErrorFilter } from './http-errors.js';
+import { RequestCaller } from './auth/authenticate.js';
+import { requireAdmin, type Caller } from './auth/caller.js';
 
 /** Operations: rebuilding the timelines after a change to their config, and fan-out's dead letters. */
 @Controller('v1/admin')
@@ -12,27 +14,31 @@ export class AdminHttpController {
   /** 202 with the rebuild's status; the live timelines serve reads until it has caught up. */
   @Post('rebuild/:projection')
   @HttpCode(202)
-  start(@Param('projection') projection: string): Promise<RebuildStatus> {
+  start(@RequestCaller() caller: Caller, @Param('projection') projection: string): Promise<RebuildStatus> {
+    requireAdmin(caller, 'rebuild projections');
     this.rebuildable(projection);
     return this.client.request(subjects.timeline.rebuild, {});
   }
 
   @Get('rebuild/:projection')
-  status(@Param('projection') projection: string): Promise<RebuildStatus> {
+  status(@RequestCaller() caller: Caller, @Param('projection') projection: string): Promise<RebuildStatus> {
+    requireAdmin(caller, 'see rebuilds');
     this.rebuildable(projection);
     return this.client.request(subjects.timeline.rebuildStatus, {});
   }
 
   /** The deliveries fan-out gave up on, with their reasons, until they are replayed. */
   @Get('deadletters')
-  deadLetters(): Promise<DeadLetterList> {
+  deadLetters(@RequestCaller() caller: Caller): Promise<DeadLetterList> {
+    requireAdmin(caller, 'see dead letters');
     return this.client.request(subjects.fanout.deadLetters, {});
   }
 
   /** Delivers every dead letter again as the log now stands; those that fail again stay. */
   @Post('deadletters/replay')
   @HttpCode(200)
-  replayDeadLetters(): Promise<DeadLetterReplay> {
+  replayDeadLetters(@RequestCaller() caller: Caller): Promise<DeadLetterReplay> {
+    requireAdmin(caller, 'replay dead letters');
     return this.client.request(subjects.fanout.replayDeadLetters, {});
   }
 

@@ -6,6 +6,8 @@ import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { parseActivitiesBody, parseFollowsBody } from './bulk-requests.js';
 import { HttpErrorFilter } from './http-errors.js';
+import { RequestCaller } from './auth/authenticate.js';
+import { requireOwner, type Caller } from './auth/caller.js';
 
 /**
  * Bodies of the bulk routes may be this large, past `BODY_LIMIT`: 10,000 follows take about
@@ -27,18 +29,24 @@ export class BulkHttpController {
   @Post('follows')
   @HttpCode(200)
   @RouteConfig({ bodyLimit: BULK_BODY_LIMIT })
-  followMany(@Body() body: unknown): Promise<{ count: number }> {
-    return this.client.request(subjects.graph.followMany, parseFollowsBody(body, this.groups, new Date().toISOString()));
+  followMany(@RequestCaller() caller: Caller, @Body() body: unknown): Promise<{ count: number }> {
+    const request = parseFollowsBody(body, this.groups, new Date().toISOString());
+    if (!caller.admin) request.follows.forEach(([source], index) => requireOwner(caller, source, 'follow from', `follows[${index}].source`));
+    // A trusted backend imports follows its application approved: of private feeds too.
+    else request.approved = true;
+    return this.client.request(subjects.graph.followMany, request);
   }
 
   /** 201 with the stored activities in request order; a repeated `foreignId` names the first one. */
   @Post('activities')
   @HttpCode(201)
   @RouteConfig({ bodyLimit: BULK_BODY_LIMIT })
-  async addMany(@Body() body: unknown, @Req() request: FastifyRequest): Promise<{ activities: Activity[] }> {
+  async addMany(@RequestCaller() caller: Caller, @Body() body: unknown, @Req() request: FastifyRequest): Promise<{ activities: Activity[] }> {
     // The server's body limit (BODY_LIMIT) is the largest activity the single route takes.
     const maxActivityBytes = request.server.initialConfig.bodyLimit ?? BULK_BODY_LIMIT;
-    const activities = await this.client.request(subjects.content.addMany, parseActivitiesBody(body, this.groups, new Date().toISOString(), maxActivityBytes));
+    const added = parseActivitiesBody(body, this.groups, new Date().toISOString(), maxActivityBytes);
+    if (!caller.admin) added.activities.forEach(({ feed }, index) => requireOwner(caller, feed, 'post to', `activities[${index}].feed`));
+    const activities = await this.client.request(subjects.content.addMany, added);
     return { activities };
   }
 }

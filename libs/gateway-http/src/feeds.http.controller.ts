@@ -1,17 +1,35 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UseFilters } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseFilters } from '@nestjs/common';
+import { z } from 'zod';
 import {
+  activityChangesSchema,
   bumpBodySchema,
   subjects,
   type Activity,
   type BumpActivityRequest,
+  type FeedId,
+  type FeedSettings,
   type FollowCounts,
   type FollowRequest,
+  type FollowState,
   type RemoveActivityRequest,
+  type UpdateActivityRequest,
 } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { edgeCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
 import { HttpErrorFilter } from './http-errors.js';
+import { RequestCaller } from './auth/authenticate.js';
+import { requireOwner, type Caller } from './auth/caller.js';
+import { FeedAccess } from './auth/feed-access.js';
+
+const settingsBodySchema = z.strictObject({ private: z.boolean() });
+
+/**
+ * How long an unfollow or a follower's removal waits for the timelines to drop the feed's
+ * entries, so that the reader's next page no longer shows them: fan-out takes milliseconds,
+ * and past this the answer says nothing more than that the edge is gone.
+ */
+const TIMELINES_WAIT_MS = 5_000;
 
 /**
  * The public feed API. It validates, stamps ids and times, and asks the services. Reading a
@@ -23,12 +41,14 @@ export class FeedsHttpController {
   constructor(
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
+    private readonly access: FeedAccess,
   ) {}
 
   @Delete(':group/:id/activities/:activityId')
   @HttpCode(204)
-  async remove(@Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string): Promise<void> {
+  async remove(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string): Promise<void> {
     const feed = resolveFeed(this.groups, group, id, 'producer');
+    requireOwner(caller, feed, 'remove activities of');
     const request: RemoveActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: new Date().toISOString() };
     await this.client.request(subjects.content.remove, request);
   }
@@ -36,39 +56,121 @@ export class FeedsHttpController {
   /** 200 with the activity as it now is; a bump no later than its relevance changes nothing. */
   @Post(':group/:id/activities/:activityId/bump')
   @HttpCode(200)
-  bump(@Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string, @Body() body: unknown): Promise<Activity> {
+  bump(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string, @Body() body: unknown): Promise<Activity> {
     const feed = resolveFeed(this.groups, group, id, 'producer');
+    requireOwner(caller, feed, 'bump activities of');
     const { time } = parseInput(bumpBodySchema, body ?? {}, 'body');
     const request: BumpActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: time ?? new Date().toISOString() };
     return this.client.request(subjects.content.bump, request);
   }
 
+  /**
+   * 200 with the activity as it now is: its object and/or extra replaced, `updatedAt` set,
+   * in the same place of every feed and timeline. An update that changes nothing records
+   * nothing and answers the activity as it was.
+   */
+  @Patch(':group/:id/activities/:activityId')
+  @HttpCode(200)
+  update(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string, @Body() body: unknown): Promise<Activity> {
+    const feed = resolveFeed(this.groups, group, id, 'producer');
+    requireOwner(caller, feed, 'update activities of');
+    const changes = parseInput(activityChangesSchema, body ?? {}, 'body');
+    const request: UpdateActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: new Date().toISOString(), ...changes };
+    return this.client.request(subjects.content.update, request);
+  }
+
   @Delete(':group/:id/follows/:targetGroup/:targetId')
   @HttpCode(204)
-  async unfollow(@Param() params: Record<string, string>): Promise<void> {
-    await this.client.request(subjects.graph.unfollow, this.followRequest(params));
+  async unfollow(@RequestCaller() caller: Caller, @Param() params: Record<string, string>): Promise<void> {
+    const request = this.followRequest(params);
+    requireOwner(caller, request.follower, 'unfollow from');
+    await this.timelinesReach(await this.client.request(subjects.graph.unfollow, request));
+  }
+
+  /** The owner of a feed turns it private (new follows wait for approval) or public. */
+  @Put(':group/:id/settings')
+  putSettings(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Body() body: unknown): Promise<FeedSettings> {
+    const feed = resolveFeed(this.groups, group, id, 'producer');
+    requireOwner(caller, feed, 'change the settings of');
+    const settings = parseInput(settingsBodySchema, body ?? {}, 'body');
+    return this.client.request(subjects.graph.putSettings, { feed, private: settings.private, time: new Date().toISOString() });
+  }
+
+  @Get(':group/:id/settings')
+  async settings(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string): Promise<FeedSettings> {
+    const feed = resolveFeed(this.groups, group, id, 'producer');
+    await this.access.requireReader(caller, feed);
+    return this.client.request(subjects.graph.settings, { feed });
+  }
+
+  /** The follows waiting for the owner's approval. */
+  @Get(':group/:id/follow-requests')
+  async followRequests(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
+    const feed = resolveFeed(this.groups, group, id, 'producer');
+    requireOwner(caller, feed, 'see the follow requests of');
+    return this.edgePage(subjects.graph.requests, feed, query);
+  }
+
+  /** 204: the request is a follow, and the follower's timeline gets the feed's history. */
+  @Post(':group/:id/follow-requests/:followerGroup/:followerId')
+  @HttpCode(204)
+  async approve(@RequestCaller() caller: Caller, @Param() params: Record<string, string>): Promise<void> {
+    await this.client.request(subjects.graph.approve, this.ownersRequest(caller, params, 'approve follows of'));
+  }
+
+  @Delete(':group/:id/follow-requests/:followerGroup/:followerId')
+  @HttpCode(204)
+  async reject(@RequestCaller() caller: Caller, @Param() params: Record<string, string>): Promise<void> {
+    await this.client.request(subjects.graph.reject, this.ownersRequest(caller, params, 'reject follows of'));
+  }
+
+  /** 204: the follower (or its request) is gone, and so are the feed's entries from its timeline. */
+  @Delete(':group/:id/followers/:followerGroup/:followerId')
+  @HttpCode(204)
+  async removeFollower(@RequestCaller() caller: Caller, @Param() params: Record<string, string>): Promise<void> {
+    await this.timelinesReach(await this.client.request(subjects.graph.removeFollower, this.ownersRequest(caller, params, 'remove followers of')));
   }
 
   @Get(':group/:id/followers')
-  followers(@Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
-    return this.edges(subjects.graph.followers, group, id, query);
+  followers(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
+    return this.edges(caller, subjects.graph.followers, group, id, query);
   }
 
   @Get(':group/:id/following')
-  following(@Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
-    return this.edges(subjects.graph.following, group, id, query);
+  following(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Query() query: unknown) {
+    return this.edges(caller, subjects.graph.following, group, id, query);
   }
 
   @Get(':group/:id/counts')
-  counts(@Param('group') group: string, @Param('id') id: string): Promise<FollowCounts> {
-    return this.client.request(subjects.graph.counts, { feed: resolveFeed(this.groups, group, id) });
+  async counts(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string): Promise<FollowCounts> {
+    const feed = resolveFeed(this.groups, group, id);
+    await this.access.requireReader(caller, feed);
+    return this.client.request(subjects.graph.counts, { feed });
   }
 
-  private async edges(subject: typeof subjects.graph.followers | typeof subjects.graph.following, group: string, id: string, query: unknown) {
+  private async edges(caller: Caller, subject: typeof subjects.graph.followers | typeof subjects.graph.following, group: string, id: string, query: unknown) {
     const feed = resolveFeed(this.groups, group, id);
+    await this.access.requireReader(caller, feed);
+    return this.edgePage(subject, feed, query);
+  }
+
+  private async edgePage(subject: typeof subjects.graph.followers | typeof subjects.graph.following | typeof subjects.graph.requests, feed: FeedId, query: unknown) {
     const { limit, cursor } = parsePageQuery(query);
     const page = await this.client.request(subject, { feed, limit, after: edgeCursor.decode(cursor) });
     return { items: page.items.map((item) => ({ feed: item })), next: edgeCursor.encode(page.next) };
+  }
+
+  /** A command of the target's owner about one follower: the feed is the path's, the follower its last two parts. */
+  private ownersRequest(caller: Caller, params: Record<string, string>, action: string): FollowRequest {
+    const target = resolveFeed(this.groups, params['group']!, params['id']!, 'producer');
+    requireOwner(caller, target, action);
+    const follower = resolveFeed(this.groups, params['followerGroup']!, params['followerId']!, 'timeline', { group: 'followerGroup', id: 'followerId' });
+    return { follower, target, time: new Date().toISOString() };
+  }
+
+  /** Waits until the timelines have applied a change to an edge (none when nothing changed). */
+  private async timelinesReach({ position }: FollowState): Promise<void> {
+    if (position > 0) await this.client.request(subjects.timeline.reach, { position, timeoutMs: TIMELINES_WAIT_MS });
   }
 
   private followRequest(params: Record<string, string>): FollowRequest {

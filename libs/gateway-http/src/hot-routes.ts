@@ -8,12 +8,16 @@ import { activityJson, parseInput, SERVICE_CLIENT, type ServiceClient } from '@f
 import { activityCursor, parsePageQuery, resolveFeed } from './feed-params.js';
 import { toHttpError } from './http-errors.js';
 import { activityPageJson } from './page-json.js';
+import { callerOf } from './auth/authenticate.js';
+import { requireOwner, type Caller } from './auth/caller.js';
+import { FeedAccess } from './auth/feed-access.js';
 
 type Params = Record<string, string>;
-/** Answers a request with the JSON body it wrote, or undefined for none. */
-type Produce = (request: FastifyRequest) => Promise<string | undefined>;
+/** Answers a request with the JSON body it wrote, or undefined for none; or with a status of its own. */
+type Produce = (request: FastifyRequest) => Promise<string | undefined | { status: number; json: string }>;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const PENDING = Object.freeze({ status: 202, json: JSON.stringify({ status: 'pending' }) });
 
 /**
  * The routes every client calls all the time (read a feed, post, follow), registered on
@@ -30,18 +34,20 @@ export class HotRoutes implements OnModuleInit {
     private readonly adapterHost: HttpAdapterHost,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
+    private readonly access: FeedAccess,
   ) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    fastify.get('/v1/feeds/:group/:id', answer(200, (request) => this.read(request.params as Params, request.query)));
-    fastify.post('/v1/feeds/:group/:id/activities', answer(201, (request) => this.add(request.params as Params, request.body)));
-    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(request.params as Params)));
+    fastify.get('/v1/feeds/:group/:id', answer(200, (request) => this.read(callerOf(request), request.params as Params, request.query)));
+    fastify.post('/v1/feeds/:group/:id/activities', answer(201, (request) => this.add(callerOf(request), request.params as Params, request.body)));
+    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params)));
   }
 
   /** A timeline feed reads its merged timeline; a producer feed reads its own activities. */
-  private async read(params: Params, query: unknown): Promise<string> {
+  private async read(caller: Caller, params: Params, query: unknown): Promise<string> {
     const feed = resolveFeed(this.groups, params['group']!, params['id']!);
+    await this.access.requireReader(caller, feed);
     const { limit, cursor } = parsePageQuery(query);
     const before = activityCursor.decode(cursor);
     const page = this.groups.isTimeline(feed)
@@ -51,18 +57,21 @@ export class HotRoutes implements OnModuleInit {
   }
 
   /** The stored activity; a repeated `foreignId` returns the first one. */
-  private async add(params: Params, body: unknown): Promise<string> {
+  private async add(caller: Caller, params: Params, body: unknown): Promise<string> {
     const feed = resolveFeed(this.groups, params['group']!, params['id']!, 'producer');
+    requireOwner(caller, feed, 'post to');
     const activity = parseInput(newActivitySchema, body, 'body');
     const request: AddActivityRequest = { feed, activity, id: randomUUID(), receivedAt: new Date().toISOString() };
     return activityJson(await this.client.request(subjects.content.add, request));
   }
 
-  private async follow(params: Params): Promise<undefined> {
+  /** 204 once followed; 202 `pending` when the target is private and its owner must approve. */
+  private async follow(caller: Caller, params: Params): Promise<undefined | { status: number; json: string }> {
     const follower = resolveFeed(this.groups, params['group']!, params['id']!, 'timeline');
+    requireOwner(caller, follower, 'follow from');
     const target = resolveFeed(this.groups, params['targetGroup']!, params['targetId']!, 'producer', { group: 'targetGroup', id: 'targetId' });
-    await this.client.request(subjects.graph.follow, { follower, target, time: new Date().toISOString() });
-    return undefined;
+    const { state } = await this.client.request(subjects.graph.follow, { follower, target, time: new Date().toISOString() });
+    return state === 'requested' ? PENDING : undefined;
   }
 }
 
@@ -70,9 +79,10 @@ export class HotRoutes implements OnModuleInit {
 function answer(status: number, produce: Produce): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   return async (request, reply) => {
     try {
-      const json = await produce(request);
+      const produced = await produce(request);
+      if (typeof produced === 'object') return reply.code(produced.status).header('content-type', JSON_TYPE).send(produced.json);
       void reply.code(status);
-      return json === undefined ? reply.send() : reply.header('content-type', JSON_TYPE).send(json);
+      return produced === undefined ? reply.send() : reply.header('content-type', JSON_TYPE).send(produced);
     } catch (error) {
       const failure = toHttpError(error);
       return reply.code(failure.status).send(failure.body);

@@ -1,13 +1,32 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { LogLevel } from '@nestjs/common';
+import { Logger, type LogLevel } from '@nestjs/common';
+import type { RuntimeConfig } from '@feedmill/config';
 import { logLevels } from '@feedmill/runtime';
+import { authenticate } from './auth/authenticate.js';
+import { TokenVerifier, type TokenKeys } from './auth/token-verifier.js';
 import { HttpErrorFilter } from './http-errors.js';
 
-/** A Nest application on Fastify whose every error answers `{ code, message, field }`. */
-export async function createHttpApp(module: unknown, options: { bodyLimit: number; logLevel: LogLevel }): Promise<NestFastifyApplication> {
+export interface HttpAppOptions {
+  bodyLimit: number;
+  logLevel: LogLevel;
+  tokens?: TokenKeys;
+}
+
+/** The HTTP settings of a process's environment. */
+export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
+  return { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL, tokens: { secret: config.FEEDMILL_JWT_SECRET, publicKey: config.FEEDMILL_JWT_PUBLIC_KEY } };
+}
+
+/**
+ * A Nest application on Fastify whose every error answers `{ code, message, field }`, and
+ * whose `/v1` requests need a token signed with `tokens` when any is given.
+ */
+export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
   // Long ids must reach validation and get our 400, not the router's 414.
   const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 } });
+  const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
+  authenticate(adapter.getInstance(), verifier);
   // A route that takes larger bodies (the bulk imports) says so with `@RouteConfig({ bodyLimit })`.
   adapter.getInstance().addHook('onRoute', (route) => {
     const bodyLimit = (route.config as { bodyLimit?: unknown } | undefined)?.bodyLimit;
@@ -19,6 +38,7 @@ export async function createHttpApp(module: unknown, options: { bodyLimit: numbe
   });
   // Global, so that Fastify's errors (raised before any route runs) and unknown routes reach it.
   app.useGlobalFilters(new HttpErrorFilter());
+  if (!verifier) new Logger('auth').warn('FEEDMILL_JWT_SECRET is not set: the API is open, and anyone who reaches this port may read and write every feed');
   app.enableShutdownHooks();
   return app;
 }

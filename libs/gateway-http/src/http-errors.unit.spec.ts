@@ -8,6 +8,8 @@ describe('HTTP errors', () => {
       invalid_request: 400,
       invalid_json: 400,
       invalid_cursor: 400,
+      unauthorized: 401,
+      forbidden: 403,
       unknown_group: 404,
       group_not_writable: 400,
       group_cannot_follow: 400,

@@ -10,9 +10,8 @@ export class GraphMessageController implements MessageHandlers<typeof subjects.g
   constructor(private readonly graph: GraphService) {}
 
   @MessagePattern(subjects.graph.follow)
-  async follow(@Payload() payload: unknown) {
-    await this.graph.follow(parseRequest(subjects.graph.follow, payload));
-    return { following: true };
+  follow(@Payload() payload: unknown) {
+    return this.graph.follow(parseRequest(subjects.graph.follow, payload));
   }
 
   @MessagePattern(subjects.graph.followMany)
@@ -21,9 +20,44 @@ export class GraphMessageController implements MessageHandlers<typeof subjects.g
   }
 
   @MessagePattern(subjects.graph.unfollow)
-  async unfollow(@Payload() payload: unknown) {
-    await this.graph.unfollow(parseRequest(subjects.graph.unfollow, payload));
-    return { following: false };
+  unfollow(@Payload() payload: unknown) {
+    return this.graph.unfollow(parseRequest(subjects.graph.unfollow, payload));
+  }
+
+  @MessagePattern(subjects.graph.approve)
+  approve(@Payload() payload: unknown) {
+    return this.graph.approve(parseRequest(subjects.graph.approve, payload));
+  }
+
+  @MessagePattern(subjects.graph.reject)
+  reject(@Payload() payload: unknown) {
+    return this.graph.reject(parseRequest(subjects.graph.reject, payload));
+  }
+
+  @MessagePattern(subjects.graph.removeFollower)
+  removeFollower(@Payload() payload: unknown) {
+    return this.graph.removeFollower(parseRequest(subjects.graph.removeFollower, payload));
+  }
+
+  @MessagePattern(subjects.graph.requests)
+  requests(@Payload() payload: unknown) {
+    return this.graph.requests(parseRequest(subjects.graph.requests, payload));
+  }
+
+  @MessagePattern(subjects.graph.settings)
+  settings(@Payload() payload: unknown) {
+    return this.graph.settings(parseRequest(subjects.graph.settings, payload).feed);
+  }
+
+  @MessagePattern(subjects.graph.mayRead)
+  async mayRead(@Payload() payload: unknown) {
+    const { feed, readers } = parseRequest(subjects.graph.mayRead, payload);
+    return { allowed: await this.graph.mayRead(feed, readers) };
+  }
+
+  @MessagePattern(subjects.graph.putSettings)
+  putSettings(@Payload() payload: unknown) {
+    return this.graph.putSettings(parseRequest(subjects.graph.putSettings, payload));
   }
 
   @MessagePattern(subjects.graph.followers)

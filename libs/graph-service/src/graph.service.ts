@@ -1,7 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { FeedmillError, type EdgePage, type EdgePageRequest, type FeedId, type FollowCounts, type FollowManyRequest, type FollowRequest } from '@feedmill/contracts';
+import {
+  FeedmillError,
+  type EdgePage,
+  type EdgePageRequest,
+  type FeedId,
+  type FeedSettings,
+  type FollowCounts,
+  type FollowManyRequest,
+  type FollowRequest,
+  type FollowState,
+  type PutSettingsRequest,
+} from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import { decideFollowEdge, decideFollowMany, streamOf, type FollowEdgeCommand } from '@feedmill/feed-models';
+import { decideFeedSettings, decideFollowEdge, decideFollowMany, streamOf, type FollowEdgeCommand } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { ProjectedService, SerialQueues } from '@feedmill/runtime';
 import { GRAPH_STORE, type GraphStore } from '@feedmill/stores';
@@ -11,6 +22,7 @@ import { GRAPH_STORE, type GraphStore } from '@feedmill/stores';
 export class GraphService extends ProjectedService {
   /** Commands of one follower run one after another, on the state the last one left. */
   private readonly perFollower = new SerialQueues();
+  private readonly perFeedSettings = new SerialQueues();
 
   constructor(
     @Inject(EVENT_LOG) log: EventLog,
@@ -20,11 +32,12 @@ export class GraphService extends ProjectedService {
     super(log, store);
   }
 
-  async follow(request: FollowRequest): Promise<void> {
+  /** A follow, or, of a private feed, a request for its owner to approve. */
+  async follow(request: FollowRequest): Promise<FollowState> {
     if (!this.groups.isTimeline(request.follower)) {
       throw new FeedmillError('group_cannot_follow', `${request.follower} is not a timeline feed; only timeline feeds follow`, 'group');
     }
-    return this.decide({ type: 'Follow', data: request });
+    return this.decide({ type: 'Follow', data: request, targetPrivate: await this.store.isPrivate(request.target) });
   }
 
   /**
@@ -40,9 +53,13 @@ export class GraphService extends ProjectedService {
    */
   async followMany(request: FollowManyRequest): Promise<number> {
     for (let index = 0; index < request.follows.length; index++) {
-      const follower = request.follows[index]![0];
+      const [follower, target] = request.follows[index]!;
       if (!this.groups.isTimeline(follower)) {
         throw new FeedmillError('group_cannot_follow', `follows[${index}].source: ${follower} is not a timeline feed; only timeline feeds follow`, `follows[${index}].source`);
+      }
+      // An import records follows, not requests: of a private feed, only approved ones.
+      if (!request.approved && (await this.store.isPrivate(target))) {
+        throw new FeedmillError('forbidden', `follows[${index}].target: ${target} is private; ask to follow it with PUT …/follows/…, or import approved follows with an admin token`, `follows[${index}].target`);
       }
     }
     await this.writer.decideWithRetry(async () => {
@@ -53,15 +70,69 @@ export class GraphService extends ProjectedService {
     return request.follows.length;
   }
 
-  unfollow(request: FollowRequest): Promise<void> {
+  /** By the follower: an unfollow, or its request withdrawn. */
+  unfollow(request: FollowRequest): Promise<FollowState> {
     return this.decide({ type: 'Unfollow', data: request });
   }
 
-  private decide(command: FollowEdgeCommand): Promise<void> {
+  /** By the target's owner: the request becomes a follow (and the backfill arrives). */
+  approve(request: FollowRequest): Promise<FollowState> {
+    return this.decide({ type: 'Approve', data: request });
+  }
+
+  reject(request: FollowRequest): Promise<FollowState> {
+    return this.decide({ type: 'Reject', data: request });
+  }
+
+  /** By the target's owner: the follower goes, or its request does. */
+  removeFollower(request: FollowRequest): Promise<FollowState> {
+    return this.decide({ type: 'RemoveFollower', data: request });
+  }
+
+  async settings(feed: FeedId): Promise<FeedSettings> {
+    return { private: await this.store.isPrivate(feed) };
+  }
+
+  /**
+   * A feed that turns private keeps its followers, and new follows wait for approval; one
+   * that turns public approves the follows waiting (as Mastodon does when an account is
+   * unlocked). Each approval is an event of its own: should the process stop between them,
+   * a request left waiting becomes a follow when its follower follows again.
+   */
+  async putSettings(request: PutSettingsRequest): Promise<FeedSettings> {
+    const settings = await this.perFeedSettings.run(request.feed, () =>
+      this.writer.decideWithRetry(async () => {
+        for (const event of decideFeedSettings(request, await this.store.isPrivate(request.feed))) await this.writer.append(streamOf(event), event);
+        return { private: request.private };
+      }),
+    );
+    if (!request.private) {
+      for (let waiting = await this.store.requests(request.feed, undefined, 1_000); waiting.length > 0; waiting = await this.store.requests(request.feed, undefined, 1_000)) {
+        for (const follower of waiting) await this.decide({ type: 'Approve', data: { follower, target: request.feed, time: request.time } });
+      }
+    }
+    return settings;
+  }
+
+  /** Whether `feed` is public, or one of `readers` follows it (approved). */
+  async mayRead(feed: FeedId, readers: readonly FeedId[]): Promise<boolean> {
+    if (!(await this.store.isPrivate(feed))) return true;
+    for (const reader of readers) if ((await this.store.edgeState(reader, feed)) === 'following') return true;
+    return false;
+  }
+
+  async requests(request: EdgePageRequest): Promise<EdgePage> {
+    await this.store.reach(request.atLeast);
+    return toPage(await this.store.requests(request.feed, request.after, request.limit + 1), request.limit);
+  }
+
+  private decide(command: FollowEdgeCommand): Promise<FollowState> {
     const { follower, target } = command.data;
     return this.perFollower.run(follower, () =>
       this.writer.decideWithRetry(async () => {
-        for (const event of decideFollowEdge(command, await this.store.isFollowing(follower, target))) await this.writer.append(streamOf(event), event);
+        let position = 0;
+        for (const event of decideFollowEdge(command, await this.store.edgeState(follower, target))) position = await this.writer.append(streamOf(event), event);
+        return { state: await this.store.edgeState(follower, target), position };
       }),
     );
   }

@@ -5,12 +5,22 @@ export interface HttpResult<T = unknown> {
   body: T;
 }
 
-/** A thin client of the public HTTP API, for tests and benchmarks. */
+/** Signs a token for a user (`sub`), or for an admin when `sub` is undefined. */
+export type TokenFor = (sub: string | undefined) => Promise<string>;
+
+/**
+ * A thin client of the public HTTP API, for tests and benchmarks. With `tokenFor`, each
+ * request carries the token of the user who owns the feed in its path (`/v1/feeds/{group}/{id}`
+ * acts as `id`), or an admin's for other paths, unless it sets its own `authorization`.
+ */
 export class FeedClient {
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    private readonly tokenFor?: TokenFor,
+  ) {}
 
   async call<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult<T>> {
-    const init: RequestInit = { method, headers: { ...headers } };
+    const init: RequestInit = { method, headers: { ...(await this.authorization(path)), ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
@@ -18,6 +28,12 @@ export class FeedClient {
     const response = await fetch(`${this.baseUrl}${path}`, init);
     const text = await response.text();
     return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  }
+
+  private async authorization(path: string): Promise<Record<string, string>> {
+    if (!this.tokenFor) return {};
+    const owner = /^\/v1\/feeds\/[^/]+\/([^/?]+)/.exec(path)?.[1];
+    return { authorization: `Bearer ${await this.tokenFor(owner === undefined ? undefined : decodeURIComponent(owner))}` };
   }
 
   post(feed: string, activity: Record<string, unknown>) {

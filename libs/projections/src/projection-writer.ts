@@ -7,9 +7,9 @@ export interface RevisionedProjection extends Projection {
   streamRevision(stream: string): Promise<number>;
 }
 
-/** An append that is queued in the log: `durable` settles once it is on disk and applied here. */
+/** An append that is queued in the log: `durable` settles once it is on disk and applied here, with its position. */
 export interface QueuedAppend {
-  durable: Promise<void>;
+  durable: Promise<number>;
 }
 
 /**
@@ -28,9 +28,9 @@ export class ProjectionWriter {
     private readonly maxConflictRetries = 3,
   ) {}
 
-  /** Appends and waits until the event is durable and applied. */
-  async append(stream: string, event: FeedLogEvent): Promise<void> {
-    await (await this.enqueue(stream, event)).durable;
+  /** Appends and waits until the event is durable and applied; returns its log position. */
+  async append(stream: string, event: FeedLogEvent): Promise<number> {
+    return (await this.enqueue(stream, event)).durable;
   }
 
   /**
@@ -48,8 +48,8 @@ export class ProjectionWriter {
     const mine = revision + 1;
     this.queued.set(stream, mine);
     const durable = appended
-      .then((result) =>
-        this.projection.applyOwn(
+      .then(async (result) => {
+        await this.projection.applyOwn(
           {
             stream,
             revision: result.nextExpectedVersion,
@@ -58,8 +58,9 @@ export class ProjectionWriter {
             recordedAt: new Date().toISOString(),
           },
           event,
-        ),
-      )
+        );
+        return result.position;
+      })
       .finally(() => {
         // The last queued append of the stream is applied (or failed): decide on the projection again.
         if (this.queued.get(stream) === mine) this.queued.delete(stream);

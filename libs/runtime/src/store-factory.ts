@@ -119,7 +119,8 @@ export async function openStores(config: RuntimeConfig, options: OpenStoresOptio
   new Logger('stores').log(`MongoDB stores in database ${config.MONGODB_DB}`);
   return {
     content: async () => new MongoContentStore(await projectionCollections(db), new DriverCollection(db.collection('activities'))),
-    graph: async () => new MongoGraphStore(await projectionCollections(db), new DriverCollection(db.collection('follows'))),
+    graph: async () =>
+      new MongoGraphStore(await projectionCollections(db), new DriverCollection(db.collection('follows')), new DriverCollection(db.collection('follow_requests')), new DriverCollection(db.collection('feed_settings'))),
     timeline: async (policyOf, { generation, groupModels = {} } = {}) => {
       for (const [group, model] of Object.entries(groupModels)) {
         if (!(mongoTimelineModels as readonly string[]).includes(model)) {

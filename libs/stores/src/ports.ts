@@ -1,6 +1,6 @@
 import type { Activity, DeliverReply, DeliverRequest, FeedId, FeedLogEvent, SortKey, TimelineModel } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
-import type { HybridPolicy, PullPath, TimelinePage } from '@feedmill/feed-models';
+import type { EdgeState, HybridPolicy, PullPath, TimelinePage } from '@feedmill/feed-models';
 
 /**
  * A projection fed from the log. `apply` takes events in log order and records the last
@@ -38,6 +38,11 @@ export interface GraphStore extends Projection {
   followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
   following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
   counts(feed: FeedId): Promise<{ followers: number; following: number }>;
+  /** Followed, asked for (a private feed's follow waiting for its owner), or neither. */
+  edgeState(follower: FeedId, target: FeedId): Promise<EdgeState>;
+  /** Feeds waiting for `feed`'s owner to approve their follow, in id order, after `after`. */
+  requests(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
+  isPrivate(feed: FeedId): Promise<boolean>;
 }
 
 /** How one reader's timeline is stored: its group's model and sizes. */

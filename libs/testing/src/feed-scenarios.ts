@@ -1,8 +1,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type TimelineModel } from '@feedmill/contracts';
-import { FeedClient, waitFor, type Deployment } from '@feedmill/harness';
+import { FeedClient, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
 
 /** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
 export const SCENARIO_CAP = 5;
@@ -18,8 +19,10 @@ export function describeFeedScenarios(
   start: (env: Record<string, string>) => Promise<Deployment>,
   model: TimelineModel = 'cache',
   embed = true,
+  /** When the deployment checks tokens: each request carries its acting user's. */
+  tokenFor?: TokenFor,
 ): void {
-  describe(`feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}`, () => {
+  describe(`feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}${tokenFor ? ', with tokens' : ''}`, () => {
     let deployment: Deployment;
     let api: FeedClient;
     let configDir: string;
@@ -34,7 +37,7 @@ export function describeFeedScenarios(
       const configPath = join(configDir, 'feeds.json');
       await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed } } }));
       deployment = await start({ FEED_CONFIG: configPath });
-      api = new FeedClient(deployment.baseUrl);
+      api = new FeedClient(deployment.baseUrl, tokenFor);
     });
     afterAll(async () => {
       await deployment?.stop();
@@ -146,6 +149,57 @@ export function describeFeedScenarios(
       expect((await api.call<Activity>('POST', path, { time: '2026-01-01T00:00:00.000Z' })).body).toEqual(bumped.body);
       expect((await api.call('POST', `/v1/feeds/${bob.replace(':', '/')}/activities/nope/bump`, {})).status).toBe(404);
       expect((await api.call('POST', path, { time: 'later' })).body).toMatchObject({ code: 'invalid_request', field: 'body.time' });
+    });
+
+    it('updates an activity in place: its feed and every timeline show the new version where the old one was', async () => {
+      const [bob, dan, alice, carol] = [feed('user', 'bob'), feed('user', 'dan'), feed('timeline', 'alice'), feed('hot', 'carol')];
+      await api.follow(alice, bob);
+      await api.follow(carol, bob);
+      const posted: Activity[] = [];
+      for (let i = 0; i < 3; i++) {
+        const time = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+        posted.unshift((await api.post(bob, { actor: 'bob', verb: 'post', object: `photo:${i}`, time, extra: { caption: `take ${i}` } })).body);
+      }
+      const [newest, middle, oldest] = posted as [Activity, Activity, Activity];
+      await timelineEquals(alice, () => posted);
+      await timelineEquals(carol, () => posted);
+      // A reader part way through: the first page read before the update, the next after it.
+      const first = await api.page(alice, 1);
+      expect(first.body.items).toEqual([newest]);
+
+      const path = `/v1/feeds/${bob.replace(':', '/')}/activities/${middle.id}`;
+      const updated = await api.call<Activity>('PATCH', path, { object: 'photo:1-cropped', extra: { caption: 'cropped', tags: ['sky'] } });
+      expect(updated.status).toBe(200);
+      expect(updated.body).toEqual({ ...middle, object: 'photo:1-cropped', extra: { caption: 'cropped', tags: ['sky'] }, updatedAt: expect.any(String) });
+      expect(Date.parse(updated.body.updatedAt!)).toBeGreaterThan(Date.parse(middle.time));
+      const now = [newest, updated.body, oldest];
+      for (const reader of [alice, carol]) {
+        await waitFor(async () => (isDeepStrictEqual(await api.readAll(reader, 2), now) ? true : undefined), { what: `${reader} to show the updated activity in its place` });
+      }
+      expect((await api.page(bob)).body.items).toEqual(now);
+      expect((await api.page(alice, 2, first.body.next!)).body.items).toEqual([updated.body, oldest]);
+
+      // The same changes again record nothing and answer the activity as it is; an extra of {} empties it.
+      expect((await api.call<Activity>('PATCH', path, { object: 'photo:1-cropped' })).body).toEqual(updated.body);
+      const emptied = (await api.call<Activity>('PATCH', path, { extra: {} })).body;
+      expect(emptied).toMatchObject({ id: middle.id, object: 'photo:1-cropped', extra: {} });
+      await waitFor(async () => (isDeepStrictEqual((await api.readAll(alice))[1], emptied) ? true : undefined), { what: `${alice} to show the emptied extra` });
+
+      const cases: Array<[string, () => Promise<{ status: number; body: unknown }>, number, string, string]> = [
+        ['no change given', () => api.call('PATCH', path, {}), 400, 'invalid_request', 'body'],
+        ['no body', () => api.call('PATCH', path), 400, 'invalid_request', 'body'],
+        ['object of the wrong type', () => api.call('PATCH', path, { object: 7 }), 400, 'invalid_request', 'body.object'],
+        ['a field that cannot change', () => api.call('PATCH', path, { object: 'x', verb: 'like' }), 400, 'invalid_request', 'body.verb'],
+        ['extra that is not an object', () => api.call('PATCH', path, { extra: 'text' }), 400, 'invalid_request', 'body.extra'],
+        ['an unknown activity', () => api.call('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/nope`, { object: 'x' }), 404, 'activity_not_found', 'activityId'],
+        ['another feed’s activity', () => api.call('PATCH', `/v1/feeds/${dan.replace(':', '/')}/activities/${middle.id}`, { object: 'x' }), 404, 'activity_not_found', 'activityId'],
+        ['a timeline', () => api.call('PATCH', `/v1/feeds/${alice.replace(':', '/')}/activities/${middle.id}`, { object: 'x' }), 400, 'group_not_writable', 'group'],
+      ];
+      for (const [what, send, status, code, field] of cases) {
+        const result = await send();
+        expect({ what, status: result.status, body: result.body }).toEqual({ what, status, body: expect.objectContaining({ code, field, message: expect.any(String) }) });
+      }
+      expect((await api.readAll(bob))[1]).toEqual(emptied);
     });
 
     it('shows an old but bumped activity first to a relevancy reader who follows after the bump', async () => {

@@ -1,6 +1,6 @@
 import { decodeFeedEvents, sortKeyOf, type Activity, type FeedId } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
-import { activityIdOf, evolveActivity, evolveFollowEdge, isActivityEvent } from '@feedmill/feed-models';
+import { activityIdOf, evolveActivity, evolveFollowEdge, isActivityEvent, isFollowEdgeEvent } from '@feedmill/feed-models';
 
 /**
  * What every timeline must show, computed the slow and obvious way from the log: the
@@ -20,7 +20,7 @@ export function referenceTimelines(events: readonly RecordedEvent[]): {
       const activity = evolveActivity(activities.get(id), event);
       if (activity) activities.set(id, activity);
       else activities.delete(id);
-    } else {
+    } else if (isFollowEdgeEvent(event)) {
       const { follower, target } = event.data;
       const set = following.get(follower) ?? new Set<FeedId>();
       if (evolveFollowEdge(set.has(target), event)) following.set(follower, set.add(target));

@@ -19,6 +19,12 @@ export class TimelineMessageController implements MessageHandlers<typeof subject
     return this.timeline.deliver(parseRequest(subjects.timeline.deliver, payload));
   }
 
+  @MessagePattern(subjects.timeline.reach)
+  reach(@Payload() payload: unknown) {
+    const { position, timeoutMs } = parseRequest(subjects.timeline.reach, payload);
+    return this.timeline.reach(position, timeoutMs);
+  }
+
   @MessagePattern(subjects.timeline.rebuild)
   rebuild() {
     return this.timeline.startRebuild();

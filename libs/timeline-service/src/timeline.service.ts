@@ -21,12 +21,19 @@ import { allEdges, recentActivities, SERVICE_CLIENT, type ServiceClient } from '
 import { TimelineRebuild } from './timeline-rebuild.js';
 import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
 
+interface PositionWaiter {
+  position: number;
+  resolve: (reached: boolean) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
 /** Materialized timelines: receives deliveries from fan-out, serves merged reads, rebuilds. */
 @Injectable()
 export class TimelineService implements OnModuleDestroy {
   private readonly rebuild: TimelineRebuild;
   /** Feeds read by pulls since start, summed over reads: the read side of fan-out's work. */
   private feedsQueried = 0;
+  private readonly waiters = new Set<PositionWaiter>();
 
   constructor(
     @Inject(TIMELINE_STORE) private store: TimelineStore,
@@ -43,6 +50,7 @@ export class TimelineService implements OnModuleDestroy {
   }
 
   onModuleDestroy(): Promise<void> {
+    for (const waiter of this.waiters) this.stopWaiting(waiter, false);
     return this.rebuild.stop();
   }
 
@@ -54,8 +62,35 @@ export class TimelineService implements OnModuleDestroy {
     return this.rebuild.status();
   }
 
-  deliver(request: DeliverRequest): Promise<DeliverReply> {
-    return this.store.deliver(request);
+  async deliver(request: DeliverRequest): Promise<DeliverReply> {
+    const reply = await this.store.deliver(request);
+    if (reply.applied) this.reached(reply.position);
+    return reply;
+  }
+
+  /**
+   * Resolves once the timelines have applied the log up to `position` (an unfollow, say,
+   * whose entries must be gone from the reader's next page), or after `timeoutMs` with
+   * `reached: false`.
+   */
+  async reach(position: number, timeoutMs: number): Promise<{ reached: boolean; position: number }> {
+    const current = await this.store.position();
+    if (current >= position) return { reached: true, position: current };
+    const reached = await new Promise<boolean>((resolve) => {
+      const waiter = { position, resolve, timer: setTimeout(() => this.stopWaiting(waiter, false), timeoutMs) };
+      this.waiters.add(waiter);
+    });
+    return { reached, position: await this.store.position() };
+  }
+
+  private reached(position: number): void {
+    for (const waiter of this.waiters) if (waiter.position <= position) this.stopWaiting(waiter, true);
+  }
+
+  private stopWaiting(waiter: PositionWaiter, reached: boolean): void {
+    clearTimeout(waiter.timer);
+    this.waiters.delete(waiter);
+    waiter.resolve(reached);
   }
 
   async read(request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {

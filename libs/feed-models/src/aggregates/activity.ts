@@ -7,10 +7,12 @@ import {
   type ActivityAdded,
   type ActivityBumped,
   type ActivityRemoved,
+  type ActivityUpdated,
   type FeedEvent,
   type FeedId,
   type NewActivity,
 } from '@feedmill/contracts';
+import { sameJson } from '../same-json.js';
 
 /**
  * An activity as an aggregate: `decide` turns a command and the activity's state into
@@ -18,20 +20,27 @@ import {
  * the command. Services append what `decide` returns; every projection of activities (memory
  * and MongoDB stores, tests' reference models) stores what `evolve` returns.
  */
-export type ActivityEvent = ActivityAdded | ActivityRemoved | ActivityBumped;
+export type ActivityEvent = ActivityAdded | ActivityRemoved | ActivityBumped | ActivityUpdated;
 
-const singleActivityEventTypes: ReadonlySet<string> = new Set<ActivityEvent['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped']);
+const singleActivityEventTypes: ReadonlySet<string> = new Set<ActivityEvent['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped', 'ActivityUpdated']);
 export const isActivityEvent = (event: FeedEvent): event is ActivityEvent => singleActivityEventTypes.has(event.type);
 /**
  * The types of logged events that hold activity events, a batch of adds among them: what a
  * projection of activities reads (and decodes into single events with `eventItems`).
  */
-export const activityEventTypes: ReadonlySet<string> = new Set<(ActivityEvent | ActivitiesAdded)['type']>(['ActivityAdded', 'ActivityRemoved', 'ActivityBumped', 'ActivitiesAdded']);
+export const activityEventTypes: ReadonlySet<string> = new Set<(ActivityEvent | ActivitiesAdded)['type']>([
+  'ActivityAdded',
+  'ActivityRemoved',
+  'ActivityBumped',
+  'ActivityUpdated',
+  'ActivitiesAdded',
+]);
 
 export type ActivityCommand =
   | { type: 'AddActivity'; data: { feed: FeedId; activity: NewActivity & { time?: string }; id: string; receivedAt: string } }
   | { type: 'RemoveActivity'; data: { feed: FeedId; id: string; time: string } }
-  | { type: 'BumpActivity'; data: { feed: FeedId; id: string; time: string } };
+  | { type: 'BumpActivity'; data: { feed: FeedId; id: string; time: string } }
+  | { type: 'UpdateActivity'; data: { feed: FeedId; id: string; time: string; object?: string; extra?: Record<string, unknown> } };
 
 /** Many adds, to many feeds, decided together and recorded as one event: an import. */
 export interface AddActivitiesCommand {
@@ -68,6 +77,15 @@ export function decideActivity(command: ActivityCommand, state: Activity | undef
     case 'BumpActivity':
       // A bump no later than the activity's current relevance changes nothing and records nothing.
       return command.data.time <= relevanceOf(inFeed(state, command.data)) ? [] : [{ type: 'ActivityBumped', data: { ...command.data } }];
+    case 'UpdateActivity': {
+      // Only what differs is recorded; an update that changes nothing records nothing.
+      const current = inFeed(state, command.data);
+      const { id, feed, time, object, extra } = command.data;
+      const changesObject = object !== undefined && object !== current.object;
+      const changesExtra = extra !== undefined && !sameJson(extra, current.extra);
+      if (!changesObject && !changesExtra) return [];
+      return [{ type: 'ActivityUpdated', data: { id, feed, time, ...(changesObject && { object }), ...(changesExtra && { extra }) } }];
+    }
   }
 }
 
@@ -107,7 +125,11 @@ export function foreignIdKey(feed: FeedId, foreignId: string): string {
   return `${feed}\n${foreignId}`;
 }
 
-/** The activity after `event`: undefined once removed. A bump of an activity not held changes nothing. */
+/**
+ * The activity after `event`: undefined once removed. A bump or an update of an activity not
+ * held changes nothing. An update replaces the object or extra it carries and stamps
+ * `updatedAt` with its time; `time` and `bumpedAt`, which place the activity, stay.
+ */
 export function evolveActivity(state: Activity | undefined, event: ActivityEvent): Activity | undefined {
   switch (event.type) {
     case 'ActivityAdded':
@@ -115,8 +137,28 @@ export function evolveActivity(state: Activity | undefined, event: ActivityEvent
     case 'ActivityRemoved':
       return undefined;
     case 'ActivityBumped':
-      return state && { ...state, bumpedAt: event.data.time };
+      return state && inSchemaOrder({ ...state, bumpedAt: event.data.time });
+    case 'ActivityUpdated': {
+      if (!state) return undefined;
+      const { object, extra, time } = event.data;
+      return inSchemaOrder({ ...state, ...(object !== undefined && { object }), ...(extra !== undefined && { extra }), updatedAt: time });
+    }
   }
+}
+
+/**
+ * The activity with its fields in the order of its schema, the order a decode of the log
+ * gives them: a version evolved here and one restored from a snapshot or read back from the
+ * log then serialize to the same JSON.
+ */
+function inSchemaOrder(activity: Activity): Activity {
+  const { id, feed, actor, verb, object, time, foreignId, extra, bumpedAt, updatedAt } = activity;
+  const ordered: Activity = { id, feed, actor, verb, object, time };
+  if (foreignId !== undefined) ordered.foreignId = foreignId;
+  if (extra !== undefined) ordered.extra = extra;
+  if (bumpedAt !== undefined) ordered.bumpedAt = bumpedAt;
+  if (updatedAt !== undefined) ordered.updatedAt = updatedAt;
+  return ordered;
 }
 
 /** The id of the activity an event is about. */

@@ -1,6 +1,6 @@
-import { eventItems, MAX_BATCH_BYTES, type Activity, type FeedId } from '@feedmill/contracts';
+import { activitySchema, eventItems, MAX_BATCH_BYTES, type Activity, type FeedId } from '@feedmill/contracts';
 import { activityIdOf, decideActivity, decideAddActivities, evolveActivity, foreignIdKey, isActivityEvent, type ActivityCommand, type AddActivitiesCommand } from './activity.js';
-import { decideFollowEdge, decideFollowMany, evolveFollowEdge, isFollowEdgeEvent, type FollowManyCommand } from './follow-edge.js';
+import { decideFeedSettings, decideFollowEdge, decideFollowMany, evolveFollowEdge, isFollowEdgeEvent, type FollowEdgeEvent, type FollowManyCommand } from './follow-edge.js';
 import { streamOf } from './streams.js';
 import { seededRandom } from '../testing.js';
 
@@ -68,25 +68,100 @@ describe('activity', () => {
   it('evolves a bump of an activity it does not hold to nothing', () => {
     expect(evolveActivity(undefined, { type: 'ActivityBumped', data: { id: 'x', feed: 'user:bob', time: 't' } })).toBeUndefined();
   });
+
+  describe('an update in place', () => {
+    const update = (changes: { object?: string; extra?: Record<string, unknown> }, feed: FeedId = 'user:bob', id = 'id-1') =>
+      ({ type: 'UpdateActivity', data: { feed, id, time: '2026-04-01T00:00:00.000Z', ...changes } }) satisfies ActivityCommand;
+    const posted = () => run({ ...add, data: { ...add.data, activity: { ...add.data.activity, extra: { caption: 'a', tags: ['x'] } } } }, undefined)!;
+
+    it('records only the fields that change, in the feed’s stream', () => {
+      const [event] = decideActivity(update({ object: 'o2', extra: { caption: 'a', tags: ['x'] } }), posted());
+      expect(event).toEqual({ type: 'ActivityUpdated', data: { id: 'id-1', feed: 'user:bob', time: '2026-04-01T00:00:00.000Z', object: 'o2' } });
+      expect(streamOf(event!)).toBe('feed-user:bob');
+      expect(decideActivity(update({ extra: { caption: 'b' } }), posted())).toEqual([
+        { type: 'ActivityUpdated', data: { id: 'id-1', feed: 'user:bob', time: '2026-04-01T00:00:00.000Z', extra: { caption: 'b' } } },
+      ]);
+    });
+
+    it('records nothing for an update that changes nothing, whatever the order of extra’s keys', () => {
+      expect(decideActivity(update({ object: 'o' }), posted())).toEqual([]);
+      expect(decideActivity(update({ object: 'o', extra: { tags: ['x'], caption: 'a' } }), posted())).toEqual([]);
+      // Emptying extra is a change, and so is giving one to an activity that had none.
+      expect(decideActivity(update({ extra: {} }), posted())).toHaveLength(1);
+      expect(decideActivity(update({ extra: {} }), run(add, undefined))).toHaveLength(1);
+    });
+
+    it('replaces object and extra whole and stamps updatedAt, keeping what places the activity', () => {
+      const bumped = run({ type: 'BumpActivity', data: { feed: 'user:bob', id: 'id-1', time: '2026-03-01T00:00:00.000Z' } }, posted())!;
+      const updated = run(update({ object: 'o2', extra: { tags: [] } }), bumped)!;
+      expect(updated).toEqual({ ...bumped, object: 'o2', extra: { tags: [] }, updatedAt: '2026-04-01T00:00:00.000Z' });
+      expect(updated).not.toBe(bumped);
+      // Its fields in the schema's order, as a decode of the log gives them, whatever came first.
+      expect(Object.keys(updated)).toEqual(['id', 'feed', 'actor', 'verb', 'object', 'time', 'foreignId', 'extra', 'bumpedAt', 'updatedAt']);
+      const addedBare = run(add, undefined)!;
+      const extraLater = run({ type: 'BumpActivity', data: { feed: 'user:bob', id: 'id-1', time: '2026-03-01T00:00:00.000Z' } }, run(update({ extra: { n: 1 } }), addedBare))!;
+      expect(Object.keys(extraLater)).toEqual(['id', 'feed', 'actor', 'verb', 'object', 'time', 'foreignId', 'extra', 'bumpedAt', 'updatedAt']);
+      expect(JSON.stringify(extraLater)).toBe(JSON.stringify(activitySchema.parse(JSON.parse(JSON.stringify(extraLater)))));
+    });
+
+    it('refuses an activity of another feed or none, and evolves an update of one not held to nothing', () => {
+      expect(() => decideActivity(update({ object: 'x' }, 'user:dan'), posted())).toThrow(expect.objectContaining({ code: 'activity_not_found', field: 'activityId' }));
+      expect(() => decideActivity(update({ object: 'x' }, 'user:bob', 'nope'), undefined)).toThrow(expect.objectContaining({ code: 'activity_not_found' }));
+      expect(evolveActivity(undefined, { type: 'ActivityUpdated', data: { id: 'x', feed: 'user:bob', time: 't', object: 'o' } })).toBeUndefined();
+    });
+
+    it('is an activity event, and the same event evolved twice leaves the same activity', () => {
+      const [event] = decideActivity(update({ object: 'o2' }), posted());
+      expect(isActivityEvent(event!)).toBe(true);
+      expect(activityIdOf(event!)).toBe('id-1');
+      const once = evolveActivity(posted(), event!);
+      expect(evolveActivity(once, event!)).toEqual(once);
+    });
+  });
 });
 
 describe('follow edge', () => {
   const follow = { follower: 'timeline:a' as const, target: 'user:b' as const, time: 't' };
 
   it('follows and unfollows idempotently, in the follower’s stream', () => {
-    const [followed] = decideFollowEdge({ type: 'Follow', data: follow }, false);
+    const [followed] = decideFollowEdge({ type: 'Follow', data: follow }, 'none');
     expect(followed).toEqual({ type: 'FeedFollowed', data: follow });
     expect(streamOf(followed!)).toBe('follows-timeline:a');
-    expect(evolveFollowEdge(false, followed!)).toBe(true);
-    expect(decideFollowEdge({ type: 'Follow', data: follow }, true)).toEqual([]);
-    const [unfollowed] = decideFollowEdge({ type: 'Unfollow', data: follow }, true);
+    expect(evolveFollowEdge(false, followed as FollowEdgeEvent)).toBe(true);
+    expect(decideFollowEdge({ type: 'Follow', data: follow }, 'following')).toEqual([]);
+    const [unfollowed] = decideFollowEdge({ type: 'Unfollow', data: follow }, 'following');
     expect(unfollowed?.type).toBe('FeedUnfollowed');
-    expect(evolveFollowEdge(true, unfollowed!)).toBe(false);
-    expect(decideFollowEdge({ type: 'Unfollow', data: follow }, false)).toEqual([]);
+    expect(evolveFollowEdge(true, unfollowed as FollowEdgeEvent)).toBe(false);
+    expect(decideFollowEdge({ type: 'Unfollow', data: follow }, 'none')).toEqual([]);
   });
 
   it('refuses following oneself', () => {
-    expect(() => decideFollowEdge({ type: 'Follow', data: { ...follow, target: 'timeline:a' } }, false)).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+    expect(() => decideFollowEdge({ type: 'Follow', data: { ...follow, target: 'timeline:a' } }, 'none')).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+  });
+
+  it('asks a private feed’s owner, who approves (a follow), rejects, or removes; the follower may withdraw', () => {
+    expect(decideFollowEdge({ type: 'Follow', data: follow, targetPrivate: true }, 'none')).toEqual([{ type: 'FollowRequested', data: follow }]);
+    expect(streamOf({ type: 'FollowRequested', data: follow })).toBe('follows-timeline:a');
+    // Asking again, or following when already followed (a feed that turned private keeps its followers), records nothing.
+    expect(decideFollowEdge({ type: 'Follow', data: follow, targetPrivate: true }, 'requested')).toEqual([]);
+    expect(decideFollowEdge({ type: 'Follow', data: follow, targetPrivate: true }, 'following')).toEqual([]);
+    // Asking again once the feed is public follows it.
+    expect(decideFollowEdge({ type: 'Follow', data: follow }, 'requested')).toEqual([{ type: 'FeedFollowed', data: follow }]);
+    expect(decideFollowEdge({ type: 'Approve', data: follow }, 'requested')).toEqual([{ type: 'FeedFollowed', data: follow }]);
+    expect(decideFollowEdge({ type: 'Approve', data: follow }, 'following')).toEqual([]);
+    expect(decideFollowEdge({ type: 'Reject', data: follow }, 'requested')).toEqual([{ type: 'FollowRequestRejected', data: follow }]);
+    expect(decideFollowEdge({ type: 'Unfollow', data: follow }, 'requested')).toEqual([{ type: 'FollowRequestRejected', data: follow }]);
+    expect(decideFollowEdge({ type: 'RemoveFollower', data: follow }, 'following')).toEqual([{ type: 'FeedUnfollowed', data: follow }]);
+    expect(decideFollowEdge({ type: 'RemoveFollower', data: follow }, 'none')).toEqual([]);
+    for (const type of ['Approve', 'Reject'] as const) expect(() => decideFollowEdge({ type, data: follow }, 'none')).toThrow(expect.objectContaining({ code: 'not_found', field: 'follower' }));
+  });
+
+  it('changes a feed’s privacy only when it differs, in the feed’s settings stream', () => {
+    const settings = { feed: 'user:b' as const, private: true, time: 't' };
+    const [changed] = decideFeedSettings(settings, false);
+    expect(changed).toEqual({ type: 'FeedSettingsChanged', data: settings });
+    expect(streamOf(changed!)).toBe('settings-user:b');
+    expect(decideFeedSettings(settings, true)).toEqual([]);
   });
 });
 

@@ -1,22 +1,76 @@
-import { assertBatchFits, followBatchBytes, FeedmillError, type FeedEvent, type FeedFollowed, type FeedId, type FeedsFollowed, type FeedUnfollowed } from '@feedmill/contracts';
+import {
+  assertBatchFits,
+  followBatchBytes,
+  FeedmillError,
+  type FeedEvent,
+  type FeedFollowed,
+  type FeedId,
+  type FeedSettingsChanged,
+  type FeedsFollowed,
+  type FeedUnfollowed,
+  type FollowRequested,
+  type FollowRequestRejected,
+} from '@feedmill/contracts';
 
 /**
- * A follow edge (follower, target) as an aggregate whose state is whether it exists. Following
- * twice, or unfollowing what one does not follow, is not an error and records nothing.
+ * A follow edge (follower, target) as an aggregate: none, requested (a follow of a private
+ * feed waiting for its owner), or following. Following twice, or unfollowing what one does
+ * not follow, is not an error and records nothing.
  */
 export type FollowEdgeEvent = FeedFollowed | FeedUnfollowed;
+export type FollowRequestEvent = FollowRequested | FollowRequestRejected;
+export type EdgeState = 'none' | 'requested' | 'following';
 
 const singleFollowEdgeEventTypes: ReadonlySet<string> = new Set<FollowEdgeEvent['type']>(['FeedFollowed', 'FeedUnfollowed']);
+/** Whether an event changes who follows whom (requests and settings do not). */
 export const isFollowEdgeEvent = (event: FeedEvent): event is FollowEdgeEvent => singleFollowEdgeEventTypes.has(event.type);
+const followRequestEventTypes: ReadonlySet<string> = new Set<FollowRequestEvent['type']>(['FollowRequested', 'FollowRequestRejected']);
+export const isFollowRequestEvent = (event: FeedEvent): event is FollowRequestEvent => followRequestEventTypes.has(event.type);
 /**
  * The types of logged events that hold follow-edge events, a batch of follows among them:
  * what a projection of follows reads (and decodes into single events with `eventItems`).
  */
 export const followEdgeEventTypes: ReadonlySet<string> = new Set<(FollowEdgeEvent | FeedsFollowed)['type']>(['FeedFollowed', 'FeedUnfollowed', 'FeedsFollowed']);
+/** What graph projects: follows, follow requests and feeds' settings. */
+export const graphEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, ...followRequestEventTypes, 'FeedSettingsChanged']);
+
+type EdgeData = { follower: FeedId; target: FeedId; time: string };
 
 export type FollowEdgeCommand =
-  | { type: 'Follow'; data: { follower: FeedId; target: FeedId; time: string } }
-  | { type: 'Unfollow'; data: { follower: FeedId; target: FeedId; time: string } };
+  /** By the follower; a private target's follow waits for approval. */
+  | { type: 'Follow'; data: EdgeData; targetPrivate?: boolean }
+  /** By the follower: unfollows, or withdraws its request. */
+  | { type: 'Unfollow'; data: EdgeData }
+  /** By the target's owner. */
+  | { type: 'Approve'; data: EdgeData }
+  | { type: 'Reject'; data: EdgeData }
+  /** By the target's owner: the follower, or its request, goes. */
+  | { type: 'RemoveFollower'; data: EdgeData };
+
+export function decideFollowEdge(command: FollowEdgeCommand, state: EdgeState): Array<FollowEdgeEvent | FollowRequestEvent> {
+  const data = { ...command.data };
+  switch (command.type) {
+    case 'Follow':
+      if (data.follower === data.target) throw new FeedmillError('invalid_request', 'a feed cannot follow itself', 'target');
+      // A request to a feed that has turned public since is a follow now.
+      if (state === 'following' || (state === 'requested' && command.targetPrivate)) return [];
+      return [{ type: command.targetPrivate ? 'FollowRequested' : 'FeedFollowed', data }];
+    case 'Unfollow':
+    case 'RemoveFollower':
+      if (state === 'following') return [{ type: 'FeedUnfollowed', data }];
+      return state === 'requested' ? [{ type: 'FollowRequestRejected', data }] : [];
+    case 'Approve':
+    case 'Reject':
+      if (state === 'following' && command.type === 'Approve') return [];
+      if (state !== 'requested') throw new FeedmillError('not_found', `${data.follower} has not asked to follow ${data.target}`, 'follower');
+      return [{ type: command.type === 'Approve' ? 'FeedFollowed' : 'FollowRequestRejected', data }];
+  }
+}
+
+/** Whether the edge exists after the event. */
+export function evolveFollowEdge(_following: boolean, event: FollowEdgeEvent): boolean {
+  return event.type === 'FeedFollowed';
+}
 
 /** Many follows, of many followers, decided together and recorded as one event: an import. */
 export interface FollowManyCommand {
@@ -25,16 +79,9 @@ export interface FollowManyCommand {
   data: { id: string; time: string; follows: ReadonlyArray<[FeedId, FeedId]> };
 }
 
-export function decideFollowEdge(command: FollowEdgeCommand, following: boolean): FollowEdgeEvent[] {
-  if (command.type === 'Follow') {
-    if (command.data.follower === command.data.target) throw new FeedmillError('invalid_request', 'a feed cannot follow itself', 'target');
-    return following ? [] : [{ type: 'FeedFollowed', data: { ...command.data } }];
-  }
-  return following ? [{ type: 'FeedUnfollowed', data: { ...command.data } }] : [];
-}
-
-export function evolveFollowEdge(_following: boolean, event: FollowEdgeEvent): boolean {
-  return event.type === 'FeedFollowed';
+/** A feed's privacy as an aggregate: changing it to what it is records nothing. */
+export function decideFeedSettings(data: { feed: FeedId; private: boolean; time: string }, isPrivate: boolean): FeedSettingsChanged[] {
+  return data.private === isPrivate ? [] : [{ type: 'FeedSettingsChanged', data: { ...data } }];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { activitiesImportStream, activityStream, followsImportStream, followStream, type FeedLogEvent } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, followsImportStream, followStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
 
 /**
  * The stream an event is appended to: its feed's for activities, its follower's for follows,
@@ -10,10 +10,15 @@ export function streamOf(event: FeedLogEvent): string {
       return activityStream(event.data.activity.feed);
     case 'ActivityRemoved':
     case 'ActivityBumped':
+    case 'ActivityUpdated':
       return activityStream(event.data.feed);
     case 'FeedFollowed':
     case 'FeedUnfollowed':
+    case 'FollowRequested':
+    case 'FollowRequestRejected':
       return followStream(event.data.follower);
+    case 'FeedSettingsChanged':
+      return settingsStream(event.data.feed);
     case 'ActivitiesAdded':
       return activitiesImportStream(event.data.id);
     case 'FeedsFollowed':

@@ -1,6 +1,6 @@
 import { approximateBytes, type TimelineDelivery } from '@feedmill/contracts';
 
-/** Readers per insert or remove delivery, and the rough byte budget of one request. */
+/** Readers per delivery of one change (insert, remove, bump, update), and the rough byte budget of one request. */
 export const MAX_READERS_PER_DELIVERY = 2_000;
 export const DELIVERY_BUDGET_BYTES = 256 * 1024;
 
@@ -24,7 +24,7 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
   };
   for (let index = 0; index < deliveries.length; index++) {
     const delivery = deliveries[index]!;
-    if (delivery.kind === 'insert' || delivery.kind === 'remove' || delivery.kind === 'bump') {
+    if (delivery.kind === 'insert' || delivery.kind === 'remove' || delivery.kind === 'bump' || delivery.kind === 'update') {
       const payload = delivery.kind === 'remove' ? delivery.id.length : approximateBytes(delivery.activity);
       for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {
         const readers = delivery.readers.slice(start, start + MAX_READERS_PER_DELIVERY);

@@ -5,11 +5,12 @@ const activity: Activity = { id: 'a', feed: 'user:x', actor: 'x', verb: 'post', 
 const readers = (n: number) => Array.from({ length: n }, (_, i) => `timeline:r${i}` as FeedId);
 
 describe('chunkDeliveries', () => {
-  it('splits a delivery to many readers and keeps every reader once, in order', () => {
-    const chunks = chunkDeliveries([{ kind: 'insert', readers: readers(MAX_READERS_PER_DELIVERY * 2 + 5), activity }]);
-    const all = chunks.flat() as Array<Extract<TimelineDelivery, { kind: 'insert' }>>;
+  it.each(['insert', 'bump', 'update'] as const)('splits a delivery of kind %s to many readers and keeps every reader once, in order', (kind) => {
+    const chunks = chunkDeliveries([{ kind, readers: readers(MAX_READERS_PER_DELIVERY * 2 + 5), activity }]);
+    const all = chunks.flat() as Array<Extract<TimelineDelivery, { kind: typeof kind }>>;
     expect(Math.max(...all.map((d) => d.readers.length))).toBeLessThanOrEqual(MAX_READERS_PER_DELIVERY);
     expect(all.flatMap((d) => d.readers)).toEqual(readers(MAX_READERS_PER_DELIVERY * 2 + 5));
+    expect(new Set(all.map((d) => d.kind))).toEqual(new Set([kind]));
   });
 
   it('keeps requests under the byte budget and deliveries in their order', () => {

@@ -12,7 +12,7 @@ export interface PlanLookups {
   capOf(reader: FeedId): number;
   /** The order of a reader's timeline, which its backfill must follow. */
   orderOf(reader: FeedId): TimelineOrder;
-  /** The activities as they are now (bumped), as of at least `atLeast`; missing ones left out. */
+  /** The activities as they are now (bumped, updated), as of at least `atLeast`; missing ones left out. */
   activities(ids: readonly string[], atLeast: number): Promise<Activity[]>;
   /** Whether `follower` follows `target`, as of at least `atLeast` (graph: a dead letter is replayed as the log stands now). */
   follows(follower: FeedId, target: FeedId, atLeast: number): Promise<boolean>;
@@ -42,7 +42,8 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
   const backfills: Array<Activity[] | undefined> = new Array(events.length);
   /** Indexes of the follows whose backfill content is asked for. */
   const backfilled: number[] = [];
-  const bumpedIds: string[] = [];
+  /** Activities bumped or updated: their deliveries carry them as content holds them now. */
+  const changedIds: string[] = [];
   // Only activities read the batch's own changes: those after the last one change nothing
   // planned here (a batch of an import's follows has none), and are not tracked.
   let lastActivity = events.length - 1;
@@ -57,17 +58,17 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
       else backfills[index] = NOTHING_TO_BACKFILL;
       continue;
     }
-    if (event.type === 'ActivityBumped') bumpedIds.push(event.data.id);
+    if (event.type === 'ActivityBumped' || event.type === 'ActivityUpdated') changedIds.push(event.data.id);
     const author = authorOf(event);
     if (author !== undefined) readersAt[index] = asOf.followersOf(author);
   }
   // Every lookup of the batch at once (over a network they would otherwise add up one round
   // trip at a time). All settle before a failure fails the batch: none is left running (or
   // rejecting unheard) while the batch is retried.
-  const bumped = new Map<string, Activity>();
+  const changed = new Map<string, Activity>();
   const settled = await Promise.allSettled([
     (async () => {
-      if (bumpedIds.length > 0) for (const activity of await lookups.activities(bumpedIds, atLeast)) bumped.set(activity.id, activity);
+      if (changedIds.length > 0) for (const activity of await lookups.activities(changedIds, atLeast)) changed.set(activity.id, activity);
     })(),
     ...backfilled.map(async (index) => {
       const { position, event } = events[index]!;
@@ -96,11 +97,12 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
         if (readers.length > 0) deliveries.push({ kind: 'remove', readers, id: event.data.id });
         break;
       }
-      case 'ActivityBumped': {
+      case 'ActivityBumped':
+      case 'ActivityUpdated': {
         const readers = readersAt[index]!;
-        const activity = bumped.get(event.data.id);
+        const activity = changed.get(event.data.id);
         // An activity removed since is left out: its removal reaches the readers too.
-        if (readers.length > 0 && activity) deliveries.push({ kind: 'bump', readers, activity });
+        if (readers.length > 0 && activity) deliveries.push({ kind: event.type === 'ActivityBumped' ? 'bump' : 'update', readers, activity });
         break;
       }
       case 'FeedFollowed': {
@@ -138,7 +140,7 @@ export async function replanAsOfNow(event: PositionedEvent, head: number, follow
       return follows === (parsed.type === 'FeedFollowed') ? planDeliveries([now], followers, lookups) : [];
     }
     default:
-      // Removals remove whatever is there; bumps read the activity as it is now.
+      // Removals remove whatever is there; bumps and updates read the activity as it is now.
       return planDeliveries([now], followers, lookups);
   }
 }
@@ -147,5 +149,6 @@ export async function replanAsOfNow(event: PositionedEvent, head: number, follow
 export function authorOf(event: FeedEvent): FeedId | undefined {
   if (event.type === 'ActivityAdded') return event.data.activity.feed;
   if (event.type === 'ActivityRemoved' || event.type === 'ActivityBumped') return event.data.feed;
+  if (event.type === 'ActivityUpdated') return event.data.feed;
   return undefined;
 }

@@ -124,6 +124,22 @@ describe('planDeliveries', () => {
     expect(await planDeliveries(events, index, lookups)).toEqual(await planDeliveries(events, index, lookups));
   });
 
+  it('plans an update for the followers as of the event, with the activity as content holds it now, and none once it is gone', async () => {
+    const asked: string[][] = [];
+    const now = (id: string): Activity => ({ ...activity(id, 'user:a'), object: 'edited', updatedAt: '2026-02-01T00:00:00.000Z' });
+    const content: PlanLookups = { ...lookups, activities: async (ids) => (asked.push([...ids]), ids.filter((id) => id !== 'gone').map(now)) };
+    const update = (id: string): FeedEvent => ({ type: 'ActivityUpdated', data: { id, feed: 'user:a', time: 't', object: 'edited' } });
+    const events = recorded([update('a1'), follow('timeline:t', 'user:a'), update('a2'), { type: 'ActivityBumped', data: { id: 'a3', feed: 'user:a', time: 't' } }, update('gone')], 10);
+    const deliveries = (await planDeliveries(events, followersOfA(), content)).filter((d) => d.kind !== 'follow');
+    expect(deliveries).toEqual([
+      { kind: 'update', readers: ['timeline:r', 'timeline:s'], activity: now('a1') },
+      { kind: 'update', readers: ['timeline:r', 'timeline:s', 'timeline:t'], activity: now('a2') },
+      { kind: 'bump', readers: ['timeline:r', 'timeline:s', 'timeline:t'], activity: now('a3') },
+    ]);
+    // One lookup for every changed activity of the batch.
+    expect(asked).toEqual([['a1', 'a2', 'a3', 'gone']]);
+  });
+
   it('plans the same deliveries however the log is cut into batches', async () => {
     let seed = 3;
     const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);

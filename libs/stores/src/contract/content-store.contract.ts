@@ -73,7 +73,31 @@ export function describeContentStoreContract(name: string, create: () => Promise
       expect((await store.recent(['user:b'], relevanceKeyOf(top!), 10, undefined, 'relevance')).map((a) => a.id)).toEqual(['b1']);
     });
 
-    it('applies a batch of adds as its items, at the batch’s position, once', async () => {
+    it('replaces an updated activity in place, keeping its place in both orders and what it was added at, once', async () => {
+      await store.apply(events);
+      const [bumped, updated, again] = recordEvents(
+        [
+          [activityStream('user:b'), { type: 'ActivityBumped', data: { id: 'b2', feed: 'user:b', time: '2026-01-01T00:00:09.000Z' } }],
+          [activityStream('user:b'), { type: 'ActivityUpdated', data: { id: 'b2', feed: 'user:b', time: '2026-01-01T00:00:10.000Z', object: 'edited', extra: { n: 1 } } }],
+          [activityStream('user:a'), { type: 'ActivityUpdated', data: { id: 'a2', feed: 'user:a', time: '2026-01-01T00:00:11.000Z', object: 'also edited' } }],
+        ],
+        7,
+      ).map((e) => (e.stream === activityStream('user:b') ? { ...e, revision: e.revision + 2 } : { ...e, revision: e.revision + 3 }));
+      await store.apply([bumped!]);
+      await store.applyOwn(updated!, decidedOf(updated!));
+      await store.apply([updated!, again!]);
+      await store.apply([updated!, again!]);
+      const [b2] = await store.get(['b2']);
+      expect(b2).toEqual({ ...activity('b2', 'user:b', 0), object: 'edited', extra: { n: 1 }, bumpedAt: '2026-01-01T00:00:09.000Z', updatedAt: '2026-01-01T00:00:10.000Z' });
+      expect((await store.byForeignId('user:a', 'f'))?.object).toBe('also edited');
+      expect((await store.recent(['user:a', 'user:b'], undefined, 10)).map((a) => [a.id, a.object])).toEqual([['a2', 'also edited'], ['b1', 'o'], ['b2', 'edited']]);
+      expect((await store.recent(['user:a', 'user:b'], undefined, 10, undefined, 'relevance')).map((a) => a.id)).toEqual(['b2', 'a2', 'b1']);
+      // What a feed held at a log position still holds it, as it is now.
+      expect((await store.recent(['user:b'], undefined, 10, 4)).map((a) => [a.id, a.object])).toEqual([['b1', 'o'], ['b2', 'edited']]);
+      expect(await store.position()).toBe(9);
+    });
+
+        it('applies a batch of adds as its items, at the batch’s position, once', async () => {
       await store.apply(events);
       const [batch] = recordEvents(
         [[activitiesImportStream('b1'), { type: 'ActivitiesAdded', data: { id: 'b1', activities: [activity('i1', 'user:a', 5, { foreignId: 'g' }), activity('i2', 'user:c', 6)] } }]],

@@ -1,4 +1,4 @@
-import { followsImportStream, followStream } from '@feedmill/contracts';
+import { followsImportStream, followStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
 import type { GraphStore } from '../ports.js';
 import { decidedOf, recordEvents } from './recorded.js';
 
@@ -48,6 +48,42 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.isFollowing('timeline:s', 'user:c')).toBe(true);
       expect(await store.streamRevision(followsImportStream('b1'))).toBe(0);
       expect(await store.position()).toBe(6);
+    });
+
+    it('keeps follow requests apart from follows until approved, rejected or answered by an import, and each feed’s privacy', async () => {
+      const edge = (type: 'FollowRequested' | 'FollowRequestRejected' | 'FeedFollowed' | 'FeedUnfollowed', follower: 'timeline:r' | 'timeline:s' | 'timeline:q'): [string, FeedLogEvent] => [
+        followStream(follower),
+        { type, data: { follower, target: 'user:p', time: 't' } },
+      ];
+      const settings = (isPrivate: boolean): [string, FeedLogEvent] => [settingsStream('user:p'), { type: 'FeedSettingsChanged', data: { feed: 'user:p', private: isPrivate, time: 't' } }];
+      const imported: [string, FeedLogEvent] = [followsImportStream('b2'), { type: 'FeedsFollowed', data: { id: 'b2', time: 't', follows: [['timeline:q', 'user:p']] } }];
+      const log = recordEvents([
+        settings(true),
+        edge('FollowRequested', 'timeline:r'),
+        edge('FollowRequested', 'timeline:s'),
+        edge('FollowRequested', 'timeline:q'),
+        // Approved (a follow), rejected, and imported as approved.
+        edge('FeedFollowed', 'timeline:r'),
+        edge('FollowRequestRejected', 'timeline:s'),
+        imported,
+        settings(false),
+      ]);
+      expect(await store.isPrivate('user:p')).toBe(false);
+      await store.apply(log.slice(0, 4));
+      expect(await store.isPrivate('user:p')).toBe(true);
+      expect(await store.requests('user:p', undefined, 10)).toEqual(['timeline:q', 'timeline:r', 'timeline:s']);
+      expect(await store.requests('user:p', 'timeline:q', 1)).toEqual(['timeline:r']);
+      expect(await store.edgeState('timeline:r', 'user:p')).toBe('requested');
+      expect(await store.followers('user:p', undefined, 10)).toEqual([]);
+      await store.apply(log.slice(4, 7));
+      expect(await store.edgeState('timeline:r', 'user:p')).toBe('following');
+      expect(await store.edgeState('timeline:s', 'user:p')).toBe('none');
+      expect(await store.edgeState('timeline:q', 'user:p')).toBe('following');
+      expect(await store.requests('user:p', undefined, 10)).toEqual([]);
+      expect(await store.followers('user:p', undefined, 10)).toEqual(['timeline:q', 'timeline:r']);
+      await store.apply(log.slice(7));
+      expect(await store.isPrivate('user:p')).toBe(false);
+      expect(await store.position()).toBe(8);
     });
 
     it('follows again after an unfollow', async () => {

@@ -34,9 +34,9 @@ export class MingoCollection<TDocument extends StoredDocument> implements Docume
     return seed;
   }
 
-  /** Applies an update in place. */
-  private static apply(document: object, modifier: Record<string, unknown>): void {
-    update(document as AnyObject, modifier);
+  /** Applies an update in place, its `$[name]` paths limited by `arrayFilters`. */
+  private static apply(document: object, modifier: Record<string, unknown>, arrayFilters?: AnyObject[]): void {
+    update(document as AnyObject, modifier, arrayFilters);
   }
 
   async findOne(filter: Record<string, unknown>) {
@@ -58,14 +58,14 @@ export class MingoCollection<TDocument extends StoredDocument> implements Docume
 
   async updateMany(operation: UpdateOperation) {
     if (operation.options?.upsert) throw new Error('updateMany never upserts here');
-    for (const document of this.matching(operation.filter)) MingoCollection.apply(document, operation.update);
+    for (const document of this.matching(operation.filter)) MingoCollection.apply(document, operation.update, operation.options?.arrayFilters);
   }
 
   async findOneAndUpdate(operation: UpdateOperation) {
     const [document] = this.matching(operation.filter);
     if (document) {
       const before = structuredClone(document);
-      MingoCollection.apply(document, operation.update);
+      MingoCollection.apply(document, operation.update, operation.options?.arrayFilters);
       return operation.options?.returnDocument === 'before' ? before : structuredClone(document);
     }
     if (!operation.options?.upsert) return null;

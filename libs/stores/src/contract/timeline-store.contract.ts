@@ -1,4 +1,4 @@
-import { relevanceKeyOf, sortKeyOf, timelineModels, type Activity, type FeedId, type KeyOf, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
+import { isReference, relevanceKeyOf, sortKeyOf, timelineModels, type Activity, type FeedId, type KeyOf, type TimelineDelivery, type TimelineItem, type TimelineModel } from '@feedmill/contracts';
 import type { PullScope } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import { activityAt } from './recorded.js';
@@ -21,6 +21,11 @@ function twoGroups(policy: TimelinePolicy): (reader: FeedId) => TimelinePolicy {
 }
 
 
+/** The models that store entries (all but `pull`) among those under test. */
+function timelineModelsWithEntries(models: readonly TimelineModel[]): TimelineModel[] {
+  return models.filter((model) => model !== 'pull');
+}
+
 function inScope(feed: FeedId, scope: PullScope | undefined): boolean {
   if (!scope) return true;
   return 'only' in scope ? scope.only.includes(feed) : !scope.except.includes(feed);
@@ -32,11 +37,16 @@ function inScope(feed: FeedId, scope: PullScope | undefined): boolean {
  */
 const FLIPPING: TimelinePolicy['hybrid'] = { readsPerPost: 0.4, windowMs: 120_000, hysteresis: 1.5 };
 
+/** What a reader sees of an activity: its id and every field a change may touch. */
+const versionOf = (a: Activity) => `${a.id} ${a.object} ${JSON.stringify(a.extra ?? null)} bumped ${a.bumpedAt ?? '-'} updated ${a.updatedAt ?? '-'}`;
+
 /**
- * Plays random posts, removals, bumps, follows, unfollows and reads against a store and a
- * reference (the activities of the feeds each reader follows now, in the timeline's order),
- * delivering as fan-out does, then scrolls every reader's timeline and compares it with the
- * reference.
+ * Plays random posts, removals, bumps, updates, follows, unfollows and reads against a store
+ * and a reference (the activities of the feeds each reader follows now, in the timeline's
+ * order, as they are now), delivering as fan-out does, then scrolls every reader's timeline
+ * and compares it with the reference: the same activities in the same places, each in its
+ * latest version. References are read as the timeline service reads them, from the
+ * activities as they are now.
  */
 async function playAgainstReference(
   store: TimelineStore,
@@ -66,12 +76,18 @@ async function playAgainstReference(
     delivered.push(deliveries);
     position++;
   };
+  /** A linked entry as the reader gets it: the activity as it is now, or a mark that it is gone. */
+  const hydrated = (item: TimelineItem) => {
+    if (!isReference(item)) return versionOf(item);
+    const now = posted.get(item.feed)?.find((a) => a.id === item.id);
+    return now ? versionOf(now) : `${item.id} removed`;
+  };
   const scroll = async (reader: FeedId, pageSize: number, from: TimelineStore = store) => {
     const seen: string[] = [];
     let before: string | undefined;
     for (let pages = 0; pages < 500; pages++) {
       const page = await from.readPage(reader, before, pageSize, pullFor(reader));
-      seen.push(...page.items.map((a) => a.id));
+      seen.push(...page.items.map(hydrated));
       if (page.next === null) break;
       before = page.next;
     }
@@ -98,25 +114,35 @@ async function playAgainstReference(
     } else if (roll < 0.62) {
       const list = posted.get(feed)!;
       if (list.length === 0) continue;
+      const index = Math.floor(random() * list.length);
+      const edit = ++counter;
+      const updated: Activity = { ...list[index]!, object: `edit${edit}`, updatedAt: new Date(Date.UTC(2026, 0, 2, 0, 0, edit)).toISOString() };
+      if (random() < 0.5) updated.extra = { edit };
+      list[index] = updated;
+      const to = followersOf(feed);
+      if (to.length > 0) await deliver([{ kind: 'update', readers: to, activity: updated }]);
+    } else if (roll < 0.68) {
+      const list = posted.get(feed)!;
+      if (list.length === 0) continue;
       const [removed] = list.splice(Math.floor(random() * list.length), 1);
       await deliver([{ kind: 'remove', readers: followersOf(feed), id: removed!.id }]);
-    } else if (roll < 0.72) {
+    } else if (roll < 0.77) {
       if (following.get(reader)!.has(feed)) continue;
       following.get(reader)!.add(feed);
       const { cap } = policyOf(reader);
       const recent = [...posted.get(feed)!].sort(newestFirst).slice(0, cap + 1);
       await deliver([{ kind: 'follow', reader, target: feed, recent, exhausted: recent.length <= cap }]);
-    } else if (roll < 0.8) {
+    } else if (roll < 0.84) {
       if (!following.get(reader)!.delete(feed)) continue;
       await deliver([{ kind: 'unfollow', reader, target: feed }]);
     } else {
       // A first page, which the cache model builds from.
       const page = await store.readPage(reader, undefined, 3, pullFor(reader));
-      expect(page.items.map((a) => a.id)).toEqual(timelineOf(reader).slice(0, 3).map((a) => a.id));
+      expect(page.items.map(hydrated)).toEqual(timelineOf(reader).slice(0, 3).map(versionOf));
     }
   }
   for (const reader of readers) {
-    expect({ reader, ids: await scroll(reader, 4) }).toEqual({ reader, ids: timelineOf(reader).map((a) => a.id) });
+    expect({ reader, seen: await scroll(reader, 4) }).toEqual({ reader, seen: timelineOf(reader).map(versionOf) });
     expect(await store.size(reader)).toBeLessThanOrEqual(policyOf(reader).cap);
   }
   if (!rebuilt) return;
@@ -257,6 +283,59 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
       await reading;
       const pull = async (before: string | undefined, limit: number) => history.filter((a) => before === undefined || sortKeyOf(a) < before).slice(0, limit);
       expect((await store.readPage(reader, undefined, 10, pull)).items.map((a) => a.id)).toEqual(history.map((a) => a.id));
+    });
+  });
+
+  describe(`TimelineStore contract: ${name}, updates`, () => {
+    const reader: FeedId = 'timeline:r';
+
+    it('shows an update that arrives while a cache build is pulling, not the version the pull read', async () => {
+      const store = await createWith(() => ({ model: 'cache', cap: 5, inactivityMs: 60_000 }), Date.now);
+      const history = [activity('a2', 'user:a', 2), activity('a1', 'user:a', 1)];
+      await store.deliver({ after: 0, position: 1, deliveries: [{ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true }] });
+      let pulling!: () => void;
+      const started = new Promise<void>((resolve) => (pulling = resolve));
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      const stalePull = async (_before: string | undefined, limit: number) => {
+        const read = history.slice(0, limit);
+        pulling();
+        await answered;
+        return read;
+      };
+      const reading = store.readPage(reader, undefined, 10, stalePull);
+      await started;
+      const edited = { ...history[1]!, object: 'edited', updatedAt: activity('x', 'user:a', 9).time };
+      await store.deliver({ after: 1, position: 2, deliveries: [{ kind: 'update', readers: [reader], activity: edited }] });
+      answer();
+      await reading;
+      const now = [history[0]!, edited];
+      const pull = async (_before: string | undefined, limit: number) => now.slice(0, limit);
+      expect((await store.readPage(reader, undefined, 10, pull)).items).toEqual(now);
+    });
+
+    it.each(timelineModelsWithEntries(models))('keeps an updated entry in its place in a %s timeline, by time and by relevance, and adds none to a reader not holding it', async (model) => {
+      for (const relevancy of [false, true]) {
+        const store = await createWith(() => ({ model, cap: 3, inactivityMs: 60_000, relevancy }), Date.now);
+        const posts = [1, 2, 3, 4].map((second) => activity(`a${second}`, 'user:a', second));
+        posts[0] = { ...posts[0]!, bumpedAt: activity('x', 'user:a', 5).time };
+        const keyOf = relevancy ? relevanceKeyOf : sortKeyOf;
+        const newestFirst = () => [...posts].sort((a, b) => (keyOf(a) < keyOf(b) ? 1 : -1));
+        const pull = async (before: string | undefined, limit: number) => newestFirst().filter((a) => before === undefined || keyOf(a) < before).slice(0, limit);
+        await store.deliver({ after: 0, position: 1, deliveries: [{ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true }, ...posts.map((a): TimelineDelivery => ({ kind: 'insert', readers: [reader, 'timeline:stranger'], activity: a }))] });
+        await store.readPage(reader, undefined, 1, pull);
+        const sizeBefore = await store.size(reader);
+        // a3 is held in both orders; a2 is held by time, and by relevance (a1's bump keeps it
+        // above) has fallen below the cap, to be served from the pull path.
+        for (const [index, id] of [[2, 'a3'], [1, 'a2']] as const) {
+          posts[index] = { ...posts[index]!, object: `edited ${id}`, updatedAt: activity('x', 'user:a', 9).time };
+          await store.deliver({ after: await store.position(), position: (await store.position()) + 1, deliveries: [{ kind: 'update', readers: [reader, 'timeline:stranger'], activity: posts[index]! }] });
+        }
+        const seen = (await store.readPage(reader, undefined, 2, pull)).items;
+        const rest = (await store.readPage(reader, keyOf(seen[1] as Activity), 10, pull)).items;
+        expect({ relevancy, items: [...seen, ...rest] }).toEqual({ relevancy, items: newestFirst() });
+        expect({ relevancy, size: await store.size(reader), stranger: await store.size('timeline:stranger') }).toEqual({ relevancy, size: sizeBefore, stranger: 0 });
+      }
     });
   });
 

@@ -115,7 +115,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     const activity = evolveActivity(stored?.activity, event);
     if (!stored && activity) this.index(new Stored(activity, position));
     else if (stored && !activity) this.unindex(stored);
-    else if (stored && activity) this.reindexRelevance(stored, activity);
+    else if (stored && activity) this.change(stored, activity);
   }
 
   private index(stored: Stored): void {
@@ -134,8 +134,15 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     if (activity.foreignId !== undefined) this.byForeign.delete(foreignKey(activity.feed, activity.foreignId));
   }
 
-  /** A bump changes the activity and its place by relevance; its place by time stays. */
-  private reindexRelevance(stored: Stored, activity: Activity): void {
+  /**
+   * A change to a held activity keeps its place by time. A bump moves it by relevance; an
+   * update (same bump) keeps that place too.
+   */
+  private change(stored: Stored, activity: Activity): void {
+    if (activity.bumpedAt === stored.activity.bumpedAt) {
+      stored.replace(activity);
+      return;
+    }
     const relevance = this.byFeedRelevance.get(activity.feed)!;
     removeOrdered(relevance, stored, relevanceOfStored);
     stored.replace(activity);

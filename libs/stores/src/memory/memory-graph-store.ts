@@ -1,5 +1,5 @@
 import type { FeedEvent, FeedId, FeedLogEvent } from '@feedmill/contracts';
-import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
+import { evolveFollowEdge, graphEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
@@ -9,13 +9,16 @@ import { compareFeeds, SortedFeedSets } from './sorted-feed-sets.js';
 /**
  * Follow edges both ways, each side a sorted set per feed ({@link SortedFeedSets}): sorted
  * for stable paging, and O(log n) to change even for a feed with hundreds of thousands of
- * followers.
+ * followers. Beside them, the follow requests waiting for each private feed's owner, and
+ * which feeds are private.
  */
 export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   readonly name = 'graph';
-  protected readonly eventTypes = followEdgeEventTypes;
+  protected readonly eventTypes = graphEventTypes;
   private readonly followersOf = new SortedFeedSets();
   private readonly followingOf = new SortedFeedSets();
+  private readonly requestsOf = new SortedFeedSets();
+  private readonly privateFeeds = new Set<FeedId>();
 
   /**
    * The edges once, compactly: a sorted table of feed ids, and per target its followers as
@@ -44,6 +47,9 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
       for (const follower of this.followersOf.members(feed)) followers[at++] = indexOf.get(follower)!;
     }
     writer.strings(feeds).uint32s(followers);
+    const requests = [...this.requestsOf.keys()].flatMap((target) => [...this.requestsOf.members(target)].map((follower) => [target, follower]));
+    writer.strings(requests.map(([target]) => target)).strings(requests.map(([, follower]) => follower));
+    writer.strings([...this.privateFeeds]);
   }
 
   /**
@@ -74,15 +80,33 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
       }
       followersOf.push([target, keys]);
     }
+    const requestTargets = reader.presentStrings() as FeedId[];
+    const requestFollowers = reader.presentStrings() as FeedId[];
+    const privateFeeds = reader.presentStrings() as FeedId[];
+    if (requestTargets.length !== requestFollowers.length) throw new SnapshotCorruptError(`${requestTargets.length} requested feeds and ${requestFollowers.length} requesting ones`);
     // Nothing changes until the whole snapshot has been read: a corrupt one leaves the store empty.
     return () => {
       for (const [target, keys] of followersOf) this.followersOf.restore(target, keys);
       for (const [follower, keys] of followingKeys) this.followingOf.restore(feeds[follower]!, keys);
+      requestTargets.forEach((target, i) => this.requestsOf.add(target, requestFollowers[i]!));
+      for (const feed of privateFeeds) this.privateFeeds.add(feed);
     };
   }
 
-  /** Keeps or drops the edge as {@link evolveFollowEdge} leaves it. */
+  /** Keeps or drops the edge as {@link evolveFollowEdge} leaves it; keeps requests and privacy. */
   protected evolve(event: FeedEvent): void {
+    switch (event.type) {
+      case 'FollowRequested':
+        this.requestsOf.add(event.data.target, event.data.follower);
+        return;
+      case 'FollowRequestRejected':
+        this.requestsOf.delete(event.data.target, event.data.follower);
+        return;
+      case 'FeedSettingsChanged':
+        if (event.data.private) this.privateFeeds.add(event.data.feed);
+        else this.privateFeeds.delete(event.data.feed);
+        return;
+    }
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     // The edge's state before does not change the outcome: no lookup first.
@@ -100,9 +124,24 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     for (let index = 0; index < follows.length; index++) this.addEdge(follows[index]![0], follows[index]![1]);
   }
 
+  /** A follow; an approved request is one, and is no longer waiting. */
   private addEdge(follower: FeedId, target: FeedId): void {
     this.followersOf.add(target, follower);
     this.followingOf.add(follower, target);
+    this.requestsOf.delete(target, follower);
+  }
+
+  async edgeState(follower: FeedId, target: FeedId): Promise<EdgeState> {
+    if (this.followingOf.has(follower, target)) return 'following';
+    return this.requestsOf.has(target, follower) ? 'requested' : 'none';
+  }
+
+  async requests(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
+    return this.requestsOf.page(feed, after, limit);
+  }
+
+  async isPrivate(feed: FeedId): Promise<boolean> {
+    return this.privateFeeds.has(feed);
   }
 
   async isFollowing(follower: FeedId, target: FeedId): Promise<boolean> {

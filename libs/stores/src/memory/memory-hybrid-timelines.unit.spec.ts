@@ -48,6 +48,13 @@ function hybridStore(policy: Partial<TimelinePolicy> = {}) {
       await deliver({ kind: 'insert', readers, activity });
       return activity;
     },
+    /** Edits a posted activity as content would, and delivers the new version to `readers`. */
+    update: async (activity: Activity, object: string, readers: FeedId[] = [reader]) => {
+      const updated = { ...activity, object, updatedAt: new Date(clock).toISOString() };
+      posted[posted.findIndex((a) => a.id === activity.id)] = updated;
+      await deliver({ kind: 'update', readers, activity: updated });
+      return updated;
+    },
     read: async (limit = 10, before?: string) => store.readPage(reader, before, limit, pull),
     scroll: async (pageSize: number) => {
       const seen: string[] = [];
@@ -130,6 +137,31 @@ describe('MemoryTimelineStore, hybrid timelines', () => {
     await t.post('user:a');
     expect(await t.store.size(reader)).toBe(1);
     expect(await t.scroll(4)).toEqual(t.expected());
+  });
+
+  it('replaces an updated activity where a pushed edge stored it and stores nothing for a pulled one; an update is no post', async () => {
+    const t = hybridStore();
+    await t.follow('user:a');
+    await t.follow('user:b');
+    for (let i = 0; i < 6; i++) await t.read();
+    const pushed = await t.post('user:a');
+    // user:b posts far more than its reader reads: its edge turns to pull.
+    const pulled: Activity[] = [];
+    for (let i = 0; i < 14; i++) pulled.push(await t.post('user:b'));
+    expect(await t.store.size(reader)).toBe(1);
+    const written = (await t.store.counters()).entriesWritten;
+    // Many updates of user:a's post: as many as would turn its edge to pull if they were posts.
+    let current = pushed;
+    for (let i = 0; i < 14; i++) current = await t.update(current, `edit ${i}`);
+    const pulledEdit = await t.update(pulled[3]!, 'pulled edit');
+    expect({ size: await t.store.size(reader), written: (await t.store.counters()).entriesWritten }).toEqual({ size: 1, written });
+    const page = (await t.read(20)).items;
+    expect(page.map((a) => a.id)).toEqual(t.expected());
+    expect(page.find((a) => a.id === pushed.id)).toEqual(current);
+    expect(page.find((a) => a.id === pulledEdit.id)).toEqual(pulledEdit);
+    // Still pushed: the next post of user:a is stored.
+    await t.post('user:a');
+    expect(await t.store.size(reader)).toBe(2);
   });
 
   it('counts a post once when fan-out splits its readers over several deliveries', async () => {

@@ -71,8 +71,8 @@ const SWEEP_INTERVAL_MS = 10_000;
  * Deliveries come from fan-out in log order; the store keeps the position they cover,
  * refuses a batch that does not start where it stands (after a restart it stands at 0, and
  * fan-out replays), and so applies each batch exactly once. A delivery of a version a
- * reader does not hold yet (a bump, or an activity delivered again with new content)
- * replaces the one it holds.
+ * reader does not hold yet (a bump, an update, or an activity delivered again with new
+ * content) replaces the one it holds.
  */
 export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   readonly name = 'timeline';
@@ -181,6 +181,20 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
           if (timeline.edges && this.bumpIsPulled(timeline, delivered)) continue;
           if (timeline.held) this.holdActivity(timeline.held, delivery.activity, applyBump);
           else applyBump(timeline, delivered.handleFor(timeline));
+        }
+        delivered.release();
+        return;
+      }
+      case 'update': {
+        // Only where a version is held: a reader holding none (a pulled hybrid edge, an entry
+        // below the floor, a cache not built) reads the activity from content, which has it.
+        // A cache being built takes it once its pull is in: the pull may predate the update.
+        const delivered = new DeliveredActivity(this.activities, delivery.activity);
+        for (const reader of delivery.readers) {
+          const timeline = this.timelines.get(reader);
+          if (!timeline) continue;
+          if (timeline.held) this.holdActivity(timeline.held, delivery.activity, replaceHeld);
+          else replaceHeld(timeline, delivered.handleFor(timeline));
         }
         delivered.release();
         return;
@@ -466,7 +480,11 @@ function applyBump(timeline: Materialized, handle: ActivityHandle): void {
   else timeline.replace(handle);
 }
 
-/** Models whose timeline exists from the first follow on; in memory they share one shape. */
+/** An update: the new version takes the place of the one held (its key is the same), in every order. */
+function replaceHeld(timeline: Materialized, handle: ActivityHandle): void {
+  timeline.replace(handle);
+}
+
 function removing(id: string): (timeline: Materialized) => void {
   return (timeline) => timeline.remove(id);
 }
@@ -475,6 +493,7 @@ function removingFeed(feed: FeedId): (timeline: Materialized) => void {
   return (timeline) => timeline.removeFeed(feed);
 }
 
+/** Models whose timeline exists from the first follow on; in memory they share one shape. */
 function materializesOnFollow(policy: TimelinePolicy): boolean {
   return policy.model === 'ring' || policy.model === 'time-buckets' || policy.model === 'size-buckets' || policy.model === 'hybrid';
 }

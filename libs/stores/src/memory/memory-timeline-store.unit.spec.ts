@@ -119,6 +119,28 @@ describe('MemoryTimelineStore, one activity table for all readers', () => {
     expect(store.storedVersions()).toBe(2);
   });
 
+  it('puts an updated version in the place of the one each reader holds, one copy for all, and frees the old one', async () => {
+    const { store, deliver, page, follow } = storeOf();
+    const readers: FeedId[] = ['timeline:r1', 'ranked:r2', 'linked:r3'];
+    await deliver(...readers.map((reader) => follow(reader)));
+    const posts = [activityAt('a0', 'user:a', 0), activityAt('a1', 'user:a', 1), activityAt('a2', 'user:a', 2)];
+    await deliver(...posts.map((activity): TimelineDelivery => ({ kind: 'insert', readers, activity })));
+    const reference = (await page('linked:r3'))[1];
+    const edited = { ...posts[1]!, object: 'edited', updatedAt: bumpedAt(9) };
+    // timeline:stranger follows nothing; timeline:r4 follows but never received a1.
+    await deliver(follow('timeline:r4'), { kind: 'update', readers: [...readers, 'timeline:stranger', 'timeline:r4'], activity: edited });
+    expect((await page('timeline:r1'))[1]).toBe(edited);
+    expect((await page('ranked:r2')).map((a) => a.id)).toEqual(['a2', 'a1', 'a0']);
+    expect((await page('ranked:r2'))[1]).toBe(edited);
+    // A reference names the activity, not a version: it stays, and the reader gets the new one from content.
+    expect((await page('linked:r3'))[1]).toBe(reference);
+    expect(await page('timeline:r4')).toEqual([]);
+    expect(await store.size('timeline:stranger')).toBe(0);
+    // Three copies and three references, the old copy of a1 freed.
+    expect(store.storedVersions()).toBe(6);
+    expect(await store.counters()).toMatchObject({ entries: 9, delivered: 9 });
+  });
+
   it('updates a held activity delivered again with new content, without counting it as delivered', async () => {
     const { store, deliver, page, follow } = storeOf();
     await deliver(follow('timeline:r1'), follow('ranked:r2'));

@@ -26,7 +26,7 @@ export class StoredActivity {
     return (this.relevanceKey ??= relevanceKeyOf(this.activity));
   }
 
-  /** Takes a new version of the activity (a bump): its key stays, its relevance follows it. */
+  /** Takes a new version of the activity (a bump, an update): its key stays, its relevance follows it. */
   replace(activity: Activity): void {
     this.activity = activity;
     this.relevanceKey = undefined;

@@ -2,7 +2,7 @@ import { MongoBulkWriteError, type Collection, type Db, type Document } from 'mo
 import type { ArrayFieldOf, DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
 import { DUPLICATE_KEY } from './duplicate-key.js';
 import type { ProjectionCollections } from './mongo-projection.js';
-import { activityDocuments, edgeDocuments, projectionDocuments } from './projection-documents.js';
+import { activityDocuments, edgeDocuments, followRequestDocuments, projectionDocuments } from './projection-documents.js';
 import { cacheDocuments, readerMetaDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type ReplaceOperation, type UpdateOperation } from './timeline-documents.js';
 
 /**
@@ -25,11 +25,11 @@ export class DriverCollection<TDocument extends StoredDocument> implements Docum
   }
 
   async updateOne(operation: UpdateOperation) {
-    await this.collection.updateOne(operation.filter, operation.update, { upsert: operation.options?.upsert ?? false });
+    await this.collection.updateOne(operation.filter, operation.update, { upsert: operation.options?.upsert ?? false, ...arrayFiltersOf(operation) });
   }
 
   async updateMany(operation: UpdateOperation) {
-    await this.collection.updateMany(operation.filter, operation.update);
+    await this.collection.updateMany(operation.filter, operation.update, arrayFiltersOf(operation));
   }
 
   async findOneAndUpdate(operation: UpdateOperation) {
@@ -74,6 +74,11 @@ export class DriverCollection<TDocument extends StoredDocument> implements Docum
   }
 }
 
+/** The operation's `arrayFilters`, as the driver's options take them (none when it has none). */
+function arrayFiltersOf(operation: UpdateOperation): { arrayFilters?: Document[] } {
+  return operation.options?.arrayFilters ? { arrayFilters: operation.options.arrayFilters } : {};
+}
+
 /** The timeline collections of a database, with the indexes their queries need. */
 export async function timelineCollections(db: Db, prefix = ''): Promise<TimelineCollections> {
   const cache = db.collection(prefix + cacheDocuments.collection);
@@ -100,6 +105,8 @@ export async function projectionCollections(db: Db, prefix = ''): Promise<Projec
   for (const index of activityDocuments.indexes) await activities.createIndex(index.key, index.options ?? {});
   const edges = db.collection(prefix + edgeDocuments.collection);
   for (const index of edgeDocuments.indexes) await edges.createIndex(index.key);
+  const requests = db.collection(prefix + followRequestDocuments.collection);
+  for (const index of followRequestDocuments.indexes) await requests.createIndex(index.key);
   return {
     positions: new DriverCollection(db.collection(prefix + projectionDocuments.positions)),
     revisions: new DriverCollection(db.collection(prefix + projectionDocuments.revisions)),

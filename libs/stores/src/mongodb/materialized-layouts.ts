@@ -28,6 +28,11 @@ export interface MaterializedLayout {
   insert(reader: FeedId, entry: EntryDocument, policy: TimelinePolicy, meta: ReaderMetaDocument): Promise<boolean>;
   newestBelow(reader: FeedId, floor: SortKey | undefined, before: SortKey | undefined, limit: number): Promise<TimelineItem[]>;
   remove(readers: readonly FeedId[], activityId: string): Promise<void>;
+  /**
+   * Puts the entry's item (a new version of its activity) in place of the one each listed
+   * reader holds under the same key; readers holding none are left as they are.
+   */
+  replace(readers: readonly FeedId[], entry: EntryDocument): Promise<void>;
   removeFeed(reader: FeedId, feed: FeedId): Promise<void>;
   entryCount(): Promise<number>;
   /**
@@ -134,6 +139,7 @@ export function ringLayout(entries: DocumentCollection<RingSlotDocument>, meta: 
       return slots.length;
     },
     remove: async (readers, id) => void (await entries.deleteMany(ringDocuments.removal(readers, id))),
+    replace: (readers, entry) => entries.updateMany(ringDocuments.replacement(readers, entry)),
     removeFeed: async (reader, feed) => void (await entries.deleteMany(ringDocuments.unfollowed(reader, feed))),
     entryCount: () => entries.count({}),
   };
@@ -196,6 +202,7 @@ export function timeBucketLayout(buckets: DocumentCollection<TimeBucketDocument>
       return out.sort(newestFirst).slice(0, limit).map((e) => e.a);
     },
     remove: (readers, id) => removeFromBuckets(buckets, meta, timeBucketDocuments, readers, id),
+    replace: (readers, entry) => buckets.updateMany(timeBucketDocuments.replacement(readers, entry)),
     removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, timeBucketDocuments, reader, feed),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
@@ -261,6 +268,7 @@ export function sizeBucketLayout(buckets: DocumentCollection<SizeBucketDocument>
       return all.filter(above(floor, before)).sort(newestFirst).slice(0, limit).map((e) => e.a);
     },
     remove: (readers, id) => removeFromBuckets(buckets, meta, sizeBucketDocuments, readers, id),
+    replace: (readers, entry) => buckets.updateMany(sizeBucketDocuments.replacement(readers, entry)),
     removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, sizeBucketDocuments, reader, feed),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };

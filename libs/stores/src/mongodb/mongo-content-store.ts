@@ -19,8 +19,8 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
 
   /**
    * Writes the activity document as {@link evolveActivity} leaves it: an add replaces it
-   * whole (idempotent), a removal deletes it, and a change to a held activity (a bump) sets
-   * the activity and its relevance key, keeping the position it was added at.
+   * whole (idempotent), a removal deletes it, and a change to a held activity (a bump, an
+   * update) sets the activity and its relevance key, keeping the position it was added at.
    */
   protected async evolve(event: FeedEvent, position: number): Promise<void> {
     if (!isActivityEvent(event)) return;

@@ -1,18 +1,23 @@
 import type { FeedEvent, FeedId } from '@feedmill/contracts';
-import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '@feedmill/feed-models';
+import { evolveFollowEdge, graphEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { bulkUpdateAll, MongoProjection, type ProjectionCollections } from './mongo-projection.js';
-import { edgeDocuments, type EdgeDocument } from './projection-documents.js';
+import { edgeDocuments, settingsDocuments, type EdgeDocument, type SettingsDocument } from './projection-documents.js';
 
-/** Follow edges in MongoDB, one document each, paged by index both ways. */
+/**
+ * Follow edges in MongoDB, one document each, paged by index both ways; follow requests as
+ * edge documents of their own collection; feeds' settings one document each.
+ */
 export class MongoGraphStore extends MongoProjection implements GraphStore {
   readonly name = 'graph';
-  protected readonly eventTypes = followEdgeEventTypes;
+  protected readonly eventTypes = graphEventTypes;
 
   constructor(
     meta: ProjectionCollections,
     private readonly edges: DocumentCollection<EdgeDocument>,
+    private readonly requested: DocumentCollection<EdgeDocument>,
+    private readonly settings: DocumentCollection<SettingsDocument>,
   ) {
     super(meta);
   }
@@ -22,10 +27,26 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
    * before does not change the outcome, and both writes are idempotent: no read first.
    */
   protected async evolve(event: FeedEvent): Promise<void> {
+    switch (event.type) {
+      case 'FollowRequested':
+        await this.requested.replaceOne(edgeDocuments.followed(event.data.follower, event.data.target));
+        return;
+      case 'FollowRequestRejected':
+        await this.requested.deleteMany({ _id: edgeDocuments.id(event.data.follower, event.data.target) });
+        return;
+      case 'FeedSettingsChanged':
+        await this.settings.replaceOne(settingsDocuments.set(event.data.feed, event.data.private));
+        return;
+    }
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
-    if (evolveFollowEdge(false, event)) await this.edges.replaceOne(edgeDocuments.followed(follower, target));
-    else await this.edges.deleteMany({ _id: edgeDocuments.id(follower, target) });
+    if (evolveFollowEdge(false, event)) {
+      await this.edges.replaceOne(edgeDocuments.followed(follower, target));
+      // An approved request is a follow, no longer waiting.
+      await this.requested.deleteMany({ _id: edgeDocuments.id(follower, target) });
+    } else {
+      await this.edges.deleteMany({ _id: edgeDocuments.id(follower, target) });
+    }
   }
 
   /** A batch of follows (distinct edges) in one round trip; anything else one at a time. */
@@ -35,6 +56,8 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
       this.edges,
       items.map((item) => edgeDocuments.followedAsUpdate(item.data.follower, item.data.target)),
     );
+    // Requests the import's follows answer (an admin importing approved follows) wait no more.
+    await this.requested.deleteMany({ _id: { $in: items.map((item) => edgeDocuments.id(item.data.follower, item.data.target)) } });
   }
 
   async isFollowing(follower: FeedId, target: FeedId): Promise<boolean> {
@@ -54,6 +77,19 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
 
   async following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
     return (await this.edges.find(edgeDocuments.following(feed, after, limit))).map((d) => d.t);
+  }
+
+  async edgeState(follower: FeedId, target: FeedId): Promise<EdgeState> {
+    if (await this.isFollowing(follower, target)) return 'following';
+    return (await this.requested.findOne({ _id: edgeDocuments.id(follower, target) })) ? 'requested' : 'none';
+  }
+
+  async requests(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
+    return (await this.requested.find(edgeDocuments.followers(feed, after, limit))).map((d) => d.f);
+  }
+
+  async isPrivate(feed: FeedId): Promise<boolean> {
+    return (await this.settings.findOne({ _id: feed }))?.private === true;
   }
 
   async counts(feed: FeedId): Promise<{ followers: number; following: number }> {

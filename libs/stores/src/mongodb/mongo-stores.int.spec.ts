@@ -29,7 +29,8 @@ if (url) {
   });
   describeGraphStoreContract('mongodb', async () => {
     const prefix = `t${++run}_`;
-    return new MongoGraphStore(await projectionCollections(db, prefix), new DriverCollection(db.collection(`${prefix}follows`)));
+    const collection = (name: string) => new DriverCollection<never>(db.collection(prefix + name));
+    return new MongoGraphStore(await projectionCollections(db, prefix), collection('follows'), collection('follow_requests'), collection('feed_settings'));
   });
   describeTimelineStoreContract('mongodb', async (policyOf, now) => new MongoTimelineStore(await timelineCollections(db, `t${++run}_`), policyOf, now), mongoTimelineModels);
 } else {

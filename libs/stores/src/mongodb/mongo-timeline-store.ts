@@ -91,23 +91,28 @@ export class MongoTimelineStore implements TimelineStore {
         return;
       }
       case 'bump': {
-        // Caches are rebuilt at their next read: by relevance every follower's (the activity
-        // now belongs near the top), by time those holding it (for the new copy). A stored
-        // timeline ordered by relevance moves the entry up; one ordered by time keeps it.
-        const caches = delivery.readers.filter((r) => this.policyOf(r).model === 'cache');
-        const byRelevance = caches.filter((r) => this.policyOf(r).relevancy);
-        const byTime = caches.filter((r) => !this.policyOf(r).relevancy);
-        if (byRelevance.length > 0) await this.db.cache.deleteMany(cacheDocuments.of(byRelevance));
-        if (byTime.length > 0) await this.db.cache.deleteMany(cacheDocuments.holding(byTime, delivery.activity.id));
-        for (const reader of delivery.readers) {
-          const policy = this.policyOf(reader);
+        // By time a bump changes the activity's copy, not its place: it is replaced where it
+        // is held, as an update is. By relevance the activity moves up: every follower's
+        // cache is built again at its next read (it now belongs near the top), and a stored
+        // timeline moves the entry.
+        const byRelevance = delivery.readers.filter((r) => this.policyOf(r).relevancy);
+        await this.replaceHeld(
+          delivery.readers.filter((r) => !this.policyOf(r).relevancy),
+          delivery.activity,
+        );
+        const caches = byRelevance.filter((r) => this.policyOf(r).model === 'cache');
+        if (caches.length > 0) await this.db.cache.deleteMany(cacheDocuments.of(caches));
+        for (const reader of byRelevance) {
           const layout = this.layoutOf(reader);
-          if (!layout || !policy.relevancy) continue;
+          if (!layout) continue;
           await layout.remove([reader], delivery.activity.id);
-          await this.insertMaterialized(reader, this.entryFor(delivery.activity, policy));
+          await this.insertMaterialized(reader, this.entryFor(delivery.activity, this.policyOf(reader)));
         }
         return;
       }
+      case 'update':
+        await this.replaceHeld(delivery.readers, delivery.activity);
+        return;
       case 'remove': {
         const cacheReaders = delivery.readers.filter((r) => this.policyOf(r).model === 'cache');
         if (cacheReaders.length > 0) await this.db.cache.deleteMany(cacheDocuments.holding(cacheReaders, delivery.id));
@@ -135,6 +140,32 @@ export class MongoTimelineStore implements TimelineStore {
         await this.layoutOf(delivery.reader)?.removeFeed(delivery.reader, delivery.target);
         return;
       }
+    }
+  }
+
+  /**
+   * Puts a new version of an activity in place of the one each reader holds under the same
+   * key, keeping its place: in the entries of every materialized model and in built caches.
+   * A cache being built is dropped instead (its pull may predate the change; the next read
+   * builds it again). Readers whose entries take the same shape share one write.
+   */
+  private async replaceHeld(readers: readonly FeedId[], activity: Activity): Promise<void> {
+    const caches: FeedId[] = [];
+    const groups = new Map<string, { entry: EntryDocument; readers: FeedId[]; layout: MaterializedLayout | undefined }>();
+    for (const reader of readers) {
+      const policy = this.policyOf(reader);
+      if (policy.model === 'pull') continue;
+      if (policy.model === 'cache') caches.push(reader);
+      // The entry a reader stores depends on its model (through its embed limit) and its order.
+      const shape = `${policy.model}|${embedLimit(policy)}|${policy.relevancy === true}`;
+      const group = groups.get(shape);
+      if (group) group.readers.push(reader);
+      else groups.set(shape, { entry: this.entryFor(activity, policy), readers: [reader], layout: this.layoutOf(reader) });
+    }
+    if (caches.length > 0) await this.db.cache.deleteMany(cacheDocuments.building(caches));
+    for (const { entry, readers: holders, layout } of groups.values()) {
+      if (layout) await layout.replace(holders, entry);
+      else await this.db.cache.updateMany(cacheDocuments.replacement(holders, entry));
     }
   }
 

@@ -3,7 +3,7 @@ import { MingoCollection } from '../contract/mingo-collection.js';
 import type { StoredDocument, TimelineCollections } from './document-collection.js';
 import { isDuplicateKeyError } from './duplicate-key.js';
 import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore, mongoTimelineModels } from './mongo-timeline-store.js';
-import { referenceTo, type FeedId } from '@feedmill/contracts';
+import { referenceTo, relevanceKeyOf, type FeedId } from '@feedmill/contracts';
 import {
   cacheDocuments,
   EMBEDDED_BYTES_PER_DOCUMENT,
@@ -216,5 +216,58 @@ describe('fan-out into MongoDB timelines', () => {
     // The same delivery again changes nothing.
     await store.deliver({ after: 4, position: 5, deliveries: [{ kind: 'insert', readers: [...readers], activity: at(4, 'y') }] });
     expect(await store.size('timeline:r49')).toBe(2);
+    // An update is one write for all of them, whatever their number.
+    const update = async (position: number, to: readonly `timeline:${string}`[], object: string) => {
+      calls.length = 0;
+      await store.deliver({ after: position - 1, position, deliveries: [{ kind: 'update', readers: [...to], activity: { ...at(4, 'y'), object, updatedAt: at(9).time } }] });
+      return calls.length;
+    };
+    expect(await update(6, readers.slice(0, 1), 'edited once')).toBe(await update(7, readers, 'edited for all'));
+    const [newest] = (await store.readPage('timeline:r49', undefined, 1, async () => [])).items;
+    expect(newest).toMatchObject({ id: 'y', object: 'edited for all' });
+  });
+});
+
+describe('updates in place', () => {
+  const edited = (activity: ReturnType<typeof at>) => ({ ...activity, object: 'edited', updatedAt: '2026-02-01T00:00:00.000Z' });
+
+  it('replace the entry held under the same key in a document’s entries, wherever it is, and nothing else', async () => {
+    const buckets = new MingoCollection<TimeBucketDocument>();
+    const day = 86_400_000;
+    for (const reader of ['timeline:r', 'timeline:s'] as const) for (const second of [1, 2, 3]) await buckets.updateOne(timeBucketDocuments.append(reader, entryOf(at(second)), day));
+    await buckets.updateMany(timeBucketDocuments.replacement(['timeline:r'], entryOf(edited(at(2)))));
+    expect(buckets.documents.map((d) => [d.r, d.entries.map((e) => [e.id, (e.a as { object: string }).object])])).toEqual([
+      ['timeline:r', [['a1', 'o'], ['a2', 'edited'], ['a3', 'o']]],
+      ['timeline:s', [['a1', 'o'], ['a2', 'o'], ['a3', 'o']]],
+    ]);
+    // A version held under another key (bumped since, by relevance) is the bump's to move, not the update's.
+    const bumped = { ...edited(at(3)), bumpedAt: '2026-03-01T00:00:00.000Z' };
+    await buckets.updateMany(timeBucketDocuments.replacement(['timeline:r'], entryOf(bumped, undefined, relevanceKeyOf)));
+    expect(buckets.documents[0]!.entries.map((e) => (e.a as { object: string }).object)).toEqual(['o', 'edited', 'o']);
+  });
+
+  it('reach every materialized model and built caches, keep each entry’s place, and drop caches being built', async () => {
+    const db = collections();
+    const models = { ring: 'ring', time: 'time-buckets', size: 'size-buckets', cache: 'cache', building: 'cache', linked: 'ring' } as const;
+    const policyOf = (reader: FeedId) => {
+      const kind = reader.slice(0, reader.indexOf(':')) as keyof typeof models;
+      return { model: models[kind], cap: 4, inactivityMs: 3_600_000, bucketSize: 2, embed: kind !== 'linked' };
+    };
+    const store = new MongoTimelineStore(db, policyOf, Date.now);
+    const readers = Object.keys(models).map((kind) => `${kind}:r` as FeedId);
+    const posts = [1, 2, 3].map((second) => at(second));
+    const pull = async (_before: string | undefined, limit: number) => [...posts].reverse().slice(0, limit);
+    await store.deliver({ after: 0, position: 1, deliveries: readers.map((reader) => ({ kind: 'follow', reader, target: 'user:a', recent: [], exhausted: true })) });
+    await store.deliver({ after: 1, position: 2, deliveries: posts.map((activity) => ({ kind: 'insert', readers, activity })) });
+    await store.readPage('cache:r', undefined, 1, pull);
+    await db.cache.updateOne(cacheDocuments.startBuild('building:r', 'someone', new Date(), new Date(Date.now() + 60_000)));
+    await store.deliver({ after: 2, position: 3, deliveries: [{ kind: 'update', readers, activity: edited(at(2)) }] });
+    for (const reader of ['ring:r', 'time:r', 'size:r', 'cache:r'] as FeedId[]) {
+      const page = await store.readPage(reader, undefined, 10, pull);
+      expect({ reader, items: page.items.map((a) => [a.id, 'object' in a ? a.object : 'linked']) }).toEqual({ reader, items: [['a3', 'o'], ['a2', 'edited'], ['a1', 'o']] });
+    }
+    // A linked entry stays a reference: the reader gets the activity from content.
+    expect((await store.readPage('linked:r', undefined, 10, pull)).items).toEqual(posts.map(referenceTo).reverse());
+    expect(await db.cache.findOne({ _id: 'building:r' })).toBeNull();
   });
 });

@@ -90,7 +90,7 @@ export const activityDocuments = {
 
   byForeignId: (feed: FeedId, foreignId: string) => ({ f: feed, fid: foreignId }),
 
-  /** updateOne: a held activity as it now is (bumped), with its relevance key; its time key and position stay. */
+  /** updateOne: a held activity as it now is (bumped, updated), with its relevance key; its time key and position stay. */
   changed(activity: Activity): UpdateOperation {
     return { filter: { _id: activity.id }, update: { $set: { a: activity, rk: relevanceKeyOf(activity) } } };
   },
@@ -141,5 +141,25 @@ export const edgeDocuments = {
 
   following(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {
     return { filter: after === undefined ? { f: feed } : { f: feed, t: { $gt: after } }, sort: { t: 1 }, limit };
+  },
+};
+
+/** Follow requests waiting for a private feed's owner: edge documents in a collection of their own. */
+export const followRequestDocuments = {
+  collection: 'follow_requests',
+  indexes: [{ key: { t: 1, f: 1 } }] as IndexDefinition[],
+};
+
+/** A feed's settings, one document each: `{ _id: feed, private }`. */
+export interface SettingsDocument {
+  _id: FeedId;
+  private: boolean;
+}
+
+export const settingsDocuments = {
+  collection: 'feed_settings',
+
+  set(feed: FeedId, isPrivate: boolean): ReplaceOperation<SettingsDocument> {
+    return { filter: { _id: feed }, replacement: { _id: feed, private: isPrivate }, options: { upsert: true } };
   },
 };

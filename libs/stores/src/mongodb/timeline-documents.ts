@@ -42,7 +42,22 @@ export function embedLimit(policy: { model: string; cap: number; embed?: boolean
 export interface UpdateOperation {
   filter: Record<string, unknown>;
   update: Record<string, unknown>;
-  options?: { upsert?: boolean; returnDocument?: 'before' | 'after' };
+  /** `arrayFilters` name the array elements an update's `$[name]` paths change. */
+  options?: { upsert?: boolean; returnDocument?: 'before' | 'after'; arrayFilters?: Array<Record<string, unknown>> };
+}
+
+/**
+ * updateMany on documents holding `entries`: a new version of an activity put in place of
+ * the one held with the same key (an update, or a bump by time), wherever the filter's
+ * documents hold it. The entry keeps its place; one held under another key (a version
+ * bumped since, by relevance) is left for the bump that moves it.
+ */
+function entryReplacement(filter: Record<string, unknown>, entry: EntryDocument): UpdateOperation {
+  return {
+    filter: { ...filter, 'entries.id': entry.id },
+    update: { $set: { 'entries.$[held].a': entry.a } },
+    options: { arrayFilters: [{ 'held.id': entry.id, 'held.k': entry.k }] },
+  };
 }
 
 /** A whole document put in place of the one the filter matches. */
@@ -119,6 +134,16 @@ export const cacheDocuments = {
   /** deleteMany filter: these readers' caches. */
   of(readers: readonly FeedId[]): Record<string, unknown> {
     return { _id: { $in: readers } };
+  },
+
+  /** deleteMany filter: these readers' caches being built (what their build pulled may predate a change). */
+  building(readers: readonly FeedId[]): Record<string, unknown> {
+    return { _id: { $in: readers }, building: { $exists: true } };
+  },
+
+  /** updateMany: a new version of the entry's activity in the built caches of these readers that hold it. */
+  replacement(readers: readonly FeedId[], entry: EntryDocument): UpdateOperation {
+    return entryReplacement({ _id: { $in: readers }, building: { $exists: false } }, entry);
   },
 
   /**
@@ -282,6 +307,11 @@ export const ringDocuments = {
     return { r: { $in: readers }, id: activityId };
   },
 
+  /** updateMany: a new version of the entry's activity in the slot of each listed reader holding it under the same key. */
+  replacement(readers: readonly FeedId[], entry: EntryDocument): UpdateOperation {
+    return { filter: { r: { $in: readers }, id: entry.id, k: entry.k }, update: { $set: { a: entry.a } } };
+  },
+
   /** deleteMany filter: an unfollowed feed's entries. */
   unfollowed(reader: FeedId, feed: FeedId): Record<string, unknown> {
     return { r: reader, 'a.feed': feed };
@@ -382,6 +412,9 @@ export const timeBucketDocuments = {
     return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
   },
 
+  /** updateMany: a new version of the entry's activity in the buckets of the listed readers holding it. */
+  replacement: (readers: readonly FeedId[], entry: EntryDocument): UpdateOperation => entryReplacement({ r: { $in: readers } }, entry),
+
   unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
     return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed } } } };
   },
@@ -444,6 +477,9 @@ export const sizeBucketDocuments = {
   removal(readers: readonly FeedId[], activityId: string): UpdateOperation {
     return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
   },
+
+  /** updateMany: a new version of the entry's activity in the buckets of the listed readers holding it. */
+  replacement: (readers: readonly FeedId[], entry: EntryDocument): UpdateOperation => entryReplacement({ r: { $in: readers } }, entry),
 
   unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
     return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed } } } };

@@ -8,7 +8,7 @@ const REFERENCE = 1;
 /**
  * Writes activities and references as columns: one strings section per field, the fields
  * few values repeat in (feed, actor, verb) as a table of distinct strings and an index per
- * item, and `extra` as JSON text.
+ * item, `extra` as JSON text, and `updatedAt` last.
  */
 export function writeItems(writer: SnapshotWriter, items: readonly TimelineItem[]): void {
   const kinds = new Uint8Array(items.length);
@@ -24,6 +24,9 @@ export function writeItems(writer: SnapshotWriter, items: readonly TimelineItem[
   writer.strings(items.map((item) => activity(item)?.object));
   writer.strings(items.map((item) => activity(item)?.foreignId));
   writer.strings(items.map((item) => mapDefined(activity(item)?.extra, (extra) => JSON.stringify(extra))));
+  // Last, so that a snapshot written before updates existed fails on the next section's kind
+  // (a number section where these strings were expected) rather than being read askew.
+  writer.strings(items.map((item) => activity(item)?.updatedAt));
 }
 
 /**
@@ -43,6 +46,7 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
   const objects = cursorOf(reader, count, 'object');
   const foreignIds = cursorOf(reader, count, 'foreignId');
   const extras = cursorOf(reader, count, 'extra');
+  const updates = cursorOf(reader, count, 'updatedAt');
   const items = new Array<TimelineItem>(count);
   for (let i = 0; i < count; i++) {
     const id = ids.next();
@@ -54,6 +58,7 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
     const object = objects.next();
     const foreignId = foreignIds.next();
     const extra = extras.next();
+    const updatedAt = updates.next();
     if (id === undefined || feed === undefined || time === undefined) throw new SnapshotCorruptError(`item ${i} has no id, feed or time`);
     if (kinds[i] === REFERENCE) {
       const reference: ActivityReference = { id, feed, time };
@@ -66,9 +71,10 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
     if (foreignId !== undefined) activity.foreignId = foreignId;
     if (extra !== undefined) activity.extra = JSON.parse(extra) as Record<string, unknown>;
     if (bumpedAt !== undefined) activity.bumpedAt = bumpedAt;
+    if (updatedAt !== undefined) activity.updatedAt = updatedAt;
     items[i] = activity;
   }
-  for (const cursor of [ids, times, bumps, objects, foreignIds, extras]) cursor.end();
+  for (const cursor of [ids, times, bumps, objects, foreignIds, extras, updates]) cursor.end();
   return items;
 }
 

@@ -1,0 +1,145 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { timelineModels, type Activity, type TimelineModel } from '@feedmill/contracts';
+import { seededRandom } from '@feedmill/feed-models/testing';
+import { FeedClient, hs256Tokens, startStandalone, waitUntilSettled, type Deployment } from '@feedmill/harness';
+
+const secret = 'access property secret of sixteen characters';
+const users = ['u0', 'u1', 'u2', 'u3', 'u4'] as const;
+type User = (typeof users)[number];
+/** Operations per model: over every model, more than 10,000. */
+const OPERATIONS = 1_750;
+
+/**
+ * Who may see what, the plain way: each user's producer feed with its activities and its
+ * privacy, each user's timeline with what it follows, and the requests waiting. A timeline
+ * shows the activities of what it follows; a producer feed is read by its owner, by anyone
+ * while public, and by its approved followers' users while private.
+ */
+class Reference {
+  readonly activities = new Map<User, Activity[]>(users.map((u) => [u, []]));
+  readonly following = new Map<User, Set<User>>(users.map((u) => [u, new Set()]));
+  readonly requests = new Map<User, Set<User>>(users.map((u) => [u, new Set()]));
+  readonly privateFeeds = new Set<User>();
+
+  timelineOf(reader: User): string[] {
+    return [...this.following.get(reader)!].flatMap((u) => this.activities.get(u)!).sort(newestFirst).map((a) => a.id);
+  }
+
+  mayRead(reader: User, owner: User): boolean {
+    return reader === owner || !this.privateFeeds.has(owner) || this.following.get(reader)!.has(owner);
+  }
+}
+
+const newestFirst = (a: Activity, b: Activity) => (`${a.time}|${a.id}` < `${b.time}|${b.id}` ? 1 : -1);
+
+/**
+ * Random users post, remove, turn their feeds private and public, follow, unfollow, ask,
+ * approve, reject and remove followers, and read, through the HTTP API with their own
+ * tokens, on every timeline model; every page of every read is checked against the
+ * reference: nothing shown that the reader may not see, nothing missing that it may.
+ */
+describe.each(timelineModels.map((model) => [model]))('who may see what, against a reference: %s timelines', (model: TimelineModel) => {
+  let deployment: Deployment;
+  let dataDir: string;
+  let api: FeedClient;
+  const tokenFor = hs256Tokens(secret);
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'feedmill-access-'));
+    const config = join(dataDir, 'feeds.json');
+    await writeFile(config, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: 4 } } }));
+    deployment = await startStandalone({ dataDir, env: { FEEDMILL_JWT_SECRET: secret, FEED_CONFIG: config } });
+    api = new FeedClient(deployment.baseUrl, tokenFor);
+  });
+  afterAll(async () => {
+    await deployment?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it(`shows each reader exactly what it may see, over ${OPERATIONS} random operations`, async () => {
+    const random = seededRandom(timelineModels.indexOf(model) + 101);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const ref = new Reference();
+    const as = async (user: User) => ({ authorization: `Bearer ${await tokenFor(user)}` });
+    let reads = 0;
+    let pagesChecked = 0;
+    for (let op = 0; op < OPERATIONS; op++) {
+      const user = pick(users);
+      const other = pick(users.filter((u) => u !== user));
+      const roll = random();
+      const step = `operation ${op} (${user}, ${other})`;
+      if (roll < 0.22) {
+        const posted = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}` });
+        expect([step, posted.status]).toEqual([step, 201]);
+        ref.activities.get(user)!.push(posted.body);
+      } else if (roll < 0.27) {
+        const own = ref.activities.get(user)!;
+        if (own.length === 0) continue;
+        const [removed] = own.splice(Math.floor(random() * own.length), 1);
+        expect([step, (await api.remove(`user:${user}`, removed!.id)).status]).toEqual([step, 204]);
+      } else if (roll < 0.32) {
+        const makePrivate = !ref.privateFeeds.has(user);
+        expect([step, (await api.call('PUT', `/v1/feeds/user/${user}/settings`, { private: makePrivate })).status]).toEqual([step, 200]);
+        if (makePrivate) ref.privateFeeds.add(user);
+        else {
+          // Turning public approves the follows waiting.
+          ref.privateFeeds.delete(user);
+          for (const asker of ref.requests.get(user)!) ref.following.get(asker)!.add(user);
+          ref.requests.get(user)!.clear();
+        }
+      } else if (roll < 0.47) {
+        const answer = await api.follow(`timeline:${user}`, `user:${other}`);
+        const following = ref.following.get(user)!;
+        const expected = following.has(other) || !ref.privateFeeds.has(other) ? 204 : 202;
+        expect([step, answer.status]).toEqual([step, expected]);
+        if (expected === 204) following.add(other);
+        else ref.requests.get(other)!.add(user);
+      } else if (roll < 0.53) {
+        expect([step, (await api.unfollow(`timeline:${user}`, `user:${other}`)).status]).toEqual([step, 204]);
+        ref.following.get(user)!.delete(other);
+        ref.requests.get(other)!.delete(user);
+      } else if (roll < 0.62) {
+        // The owner answers a request, if one waits.
+        const waiting = [...ref.requests.get(user)!];
+        if (waiting.length === 0) continue;
+        const asker = pick(waiting);
+        const approve = random() < 0.6;
+        expect([step, (await api.call(approve ? 'POST' : 'DELETE', `/v1/feeds/user/${user}/follow-requests/timeline/${asker}`)).status]).toEqual([step, 204]);
+        ref.requests.get(user)!.delete(asker);
+        if (approve) ref.following.get(asker)!.add(user);
+      } else if (roll < 0.66) {
+        expect([step, (await api.call('DELETE', `/v1/feeds/user/${user}/followers/timeline/${other}`)).status]).toEqual([step, 204]);
+        ref.following.get(other)!.delete(user);
+        ref.requests.get(user)!.delete(other);
+      } else if (roll < 0.86) {
+        // Reads see every command acknowledged before them once fan-out has applied it.
+        await waitUntilSettled(api);
+        const pageSize = 1 + Math.floor(random() * 3);
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await api.page(`timeline:${user}`, pageSize, cursor);
+          expect([step, page.status]).toEqual([step, 200]);
+          seen.push(...page.body.items.map((a) => a.id));
+          pagesChecked++;
+          if (page.body.next === null) break;
+          cursor = page.body.next;
+        }
+        expect({ step, model, seen }).toEqual({ step, model, seen: ref.timelineOf(user) });
+        reads++;
+      } else {
+        // Another user's producer feed, read directly.
+        const page = await api.call<{ items: Activity[] }>('GET', `/v1/feeds/user/${other}?limit=100`, undefined, await as(user));
+        if (!ref.mayRead(user, other)) expect([step, page.status]).toEqual([step, 403]);
+        else expect({ step, status: page.status, ids: page.body.items.map((a) => a.id) }).toEqual({ step, status: 200, ids: [...ref.activities.get(other)!].sort(newestFirst).map((a) => a.id) });
+      }
+    }
+    // Every reader at the end, and that the play did read.
+    await waitUntilSettled(api);
+    for (const reader of users) expect({ reader, seen: (await api.readAll(`timeline:${reader}`, 2)).map((a) => a.id) }).toEqual({ reader, seen: ref.timelineOf(reader) });
+    expect(reads).toBeGreaterThan(OPERATIONS / 10);
+    expect(pagesChecked).toBeGreaterThan(reads);
+  }, 180_000);
+});

@@ -1,0 +1,47 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { FeedmillError } from '@feedmill/contracts';
+import { toHttpError } from '../http-errors.js';
+import { OPEN_ACCESS, type Caller } from './caller.js';
+import type { TokenVerifier } from './token-verifier.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who sent a `/v1` request, once its token is verified. */
+    caller: Caller | null;
+  }
+  interface FastifyInstance {
+    /** No token is configured: every request may do anything. */
+    openAccess: boolean;
+  }
+}
+
+/**
+ * Checks the token of every `/v1` request before its route runs, and answers 401 for one
+ * that is missing, malformed, badly signed or expired. Without a verifier the API is open,
+ * and no request pays for a hook.
+ */
+export function authenticate(fastify: FastifyInstance, verifier: TokenVerifier | undefined): void {
+  fastify.decorateRequest('caller', null);
+  fastify.decorate('openAccess', verifier === undefined);
+  if (!verifier) return;
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/v1/')) return;
+    try {
+      request.caller = await verifier.callerOf(request.headers.authorization);
+    } catch (error) {
+      const failure = toHttpError(error);
+      return reply.code(failure.status).send(failure.body);
+    }
+  });
+}
+
+/** The request's caller; fails closed if tokens are checked and this one was not. */
+export function callerOf(request: FastifyRequest): Caller {
+  if (request.caller) return request.caller;
+  if (request.server.openAccess) return OPEN_ACCESS;
+  throw new FeedmillError('unauthorized', 'send Authorization: Bearer <token>', 'authorization');
+}
+
+/** The caller of a Nest controller's request, as a parameter. */
+export const RequestCaller = createParamDecorator((_data: unknown, context: ExecutionContext): Caller => callerOf(context.switchToHttp().getRequest<FastifyRequest>()));

@@ -47,9 +47,10 @@ export const runtimeConfigSchema = z.object({
   /** Write a state's snapshot once this many seconds passed since its last one, if it changed. */
   SNAPSHOT_EVERY_SECONDS: z.coerce.number().min(0.1).default(60),
   /**
-   * Cluster mode: a post, removal or bump by a feed with more followers than this becomes
-   * chunk jobs (of up to 2,000 readers) on a JetStream work queue that every fan-out process
-   * applies, when more than one runs; smaller ones the planning process delivers itself.
+   * Cluster mode: a post, removal, bump or update by a feed with more followers than this
+   * becomes chunk jobs (of up to 2,000 readers) on a JetStream work queue that every fan-out
+   * process applies, when more than one runs; smaller ones the planning process delivers
+   * itself.
    */
   FANOUT_JOB_MIN_READERS: z.coerce.number().int().min(0).default(5_000),
   /**

@@ -53,6 +53,7 @@ describe.each(Object.keys(policies))('chunk jobs on a memory timeline (%s)', (na
       { kind: 'remove', readers, id: 'old' },
       { kind: 'bump', readers, activity: { ...activity('p3', 3), bumpedAt: new Date(Date.UTC(2026, 0, 1, 0, 1)).toISOString() } },
       { kind: 'insert', readers, activity: activity('p6', 6) },
+      { kind: 'update', readers, activity: { ...activity('p6', 6), object: 'p6 edited', updatedAt: new Date(Date.UTC(2026, 0, 1, 0, 2)).toISOString() } },
     ];
 
     const ordered = await followed(policy);

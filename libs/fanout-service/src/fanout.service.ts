@@ -64,9 +64,9 @@ const defaultRetryPolicy: FanoutRetryPolicy = { attempts: 5, firstBackoffMs: 100
 /** How the planner shares large deliveries out as chunk jobs (cluster mode). */
 export interface FanoutJobSettings {
   /**
-   * A post, removal or bump by a feed with more followers than this is applied as chunk jobs
-   * by every fan-out process, when another process than the planner waits for work; smaller
-   * ones the planner delivers itself. @defaultValue 5,000
+   * A post, removal, bump or update by a feed with more followers than this is applied as
+   * chunk jobs by every fan-out process, when another process than the planner waits for
+   * work; smaller ones the planner delivers itself. @defaultValue 5,000
    */
   minReaders: number;
   /**
@@ -114,10 +114,10 @@ type Outcome = { ok: true } | { ok: false; error: unknown };
  *
  * In cluster mode several fan-out processes run, and the one that holds the planner lease
  * does all of the above; every process, the planner too, applies chunk jobs
- * ({@link FanoutJobWorker}). The planner cuts each batch around the posts, removals and bumps
- * of feeds with many followers ({@link segmentAroundLargeFanOuts}): timeline is moved to just
- * before such an event, its delivery is published as jobs fenced at that position, and
- * timeline moves past it only once every job is done. Timeline applies a job only while it
+ * ({@link FanoutJobWorker}). The planner cuts each batch around the posts, removals, bumps
+ * and updates of feeds with many followers ({@link segmentAroundLargeFanOuts}): timeline is
+ * moved to just before such an event, its delivery is published as jobs fenced at that
+ * position, and timeline moves past it only once every job is done. Timeline applies a job only while it
  * stands at the job's fence, so a job late or twice (its worker died after applying it) is
  * harmless before, and refused after. A planner deposed mid-batch leaves timeline where it
  * got to; the next one starts from there.

@@ -9,11 +9,11 @@ export interface FanOutSegment {
 }
 
 /**
- * Cuts a batch's events (ending at log position `to`) so that each post, removal or bump by
- * a feed with more than `minReaders` followers stands alone and ends at its own position.
- * Its deliveries can then be applied as jobs in any order while the target stands just
- * before it, and the target moves past it only once they are all in: nothing after it in
- * the log (an unfollow, a removal) can be overtaken by one of its jobs.
+ * Cuts a batch's events (ending at log position `to`) so that each post, removal, bump or
+ * update by a feed with more than `minReaders` followers stands alone and ends at its own
+ * position. Its deliveries can then be applied as jobs in any order while the target stands
+ * just before it, and the target moves past it only once they are all in: nothing after it
+ * in the log (an unfollow, a removal) can be overtaken by one of its jobs.
  *
  * Counts are taken from `followerCount` as the batch starts, ignoring the batch's own
  * follows: they only choose where to cut, and planning each segment on its own delivers
@@ -42,7 +42,7 @@ export function segmentAroundLargeFanOuts(
   return segments;
 }
 
-/** A post, removal or bump: a delivery of one change to many readers. */
+/** A post, removal, bump or update: a delivery of one change to many readers. */
 export type ReadersDelivery = Extract<TimelineDelivery, { readers: FeedId[] }>;
 
 /** Whether a delivery goes to more than `minReaders` readers, and so is worth sharing out as jobs. */

@@ -10,6 +10,8 @@ const follow = (follower: string, target: string): FeedEvent => ({ type: 'FeedFo
 const unfollow = (follower: string, target: string): FeedEvent => ({ type: 'FeedUnfollowed', data: { follower: follower as FeedId, target: target as FeedId, time: 't' } });
 const add = (id: string, feed: string): FeedEvent => ({ type: 'ActivityAdded', data: { activity: activity(id, feed) } });
 const remove = (id: string, feed: string): FeedEvent => ({ type: 'ActivityRemoved', data: { id, feed: feed as FeedId, time: 't' } });
+const bump = (id: string, feed: string): FeedEvent => ({ type: 'ActivityBumped', data: { id, feed: feed as FeedId, time: 't' } });
+const update = (id: string, feed: string): FeedEvent => ({ type: 'ActivityUpdated', data: { id, feed: feed as FeedId, time: 't', object: 'edited' } });
 const readers = (n: number) => Array.from({ length: n }, (_, i) => `timeline:r${i}` as FeedId);
 
 function positioned(events: FeedEvent[], from: number): PositionedEvent[] {
@@ -50,6 +52,15 @@ describe('segmentAroundLargeFanOuts', () => {
     expect(positionsOf(segmentAroundLargeFanOuts(events, 6, followerCount, 10))).toEqual([{ at: [5, 6], to: 6 }]);
   });
 
+  it('cuts bumps and updates out as it does posts', () => {
+    const events = positioned([bump('b0', 'user:big'), update('b0', 'user:big'), bump('s0', 'user:small')], 30);
+    expect(positionsOf(segmentAroundLargeFanOuts(events, 32, followerCount, 5))).toEqual([
+      { at: [30], to: 30 },
+      { at: [31], to: 31 },
+      { at: [32], to: 32 },
+    ]);
+  });
+
   it('plans, segment after segment, the deliveries that planning the whole batch would', async () => {
     const random = seededRandom(7);
     const feeds = ['user:a', 'user:b', 'user:c'];
@@ -59,7 +70,7 @@ describe('segmentAroundLargeFanOuts', () => {
       capOf: () => 10,
       orderOf: () => 'time',
       follows: async () => true,
-      activities: async () => [],
+      activities: async (ids) => ids.map((id) => ({ ...activity(id, 'user:a'), object: 'as content holds it' })),
     };
     for (let round = 0; round < 20; round++) {
       // A graph and a batch of follows, unfollows, posts and removals drawn at random.
@@ -70,7 +81,15 @@ describe('segmentAroundLargeFanOuts', () => {
         const feed = feeds[Math.floor(random() * 3)]!;
         const reader = `timeline:r${Math.floor(random() * 12)}`;
         const pick = random();
-        batch.push(pick < 0.3 ? follow(reader, feed) : pick < 0.5 ? unfollow(reader, feed) : pick < 0.85 ? add(`p${round}-${i}`, feed) : remove(`p${round}-${i - 1}`, feed));
+        const earlier = `p${round}-${i - 1}`;
+        batch.push(
+          pick < 0.25 ? follow(reader, feed)
+          : pick < 0.4 ? unfollow(reader, feed)
+          : pick < 0.7 ? add(`p${round}-${i}`, feed)
+          : pick < 0.8 ? remove(earlier, feed)
+          : pick < 0.9 ? bump(earlier, feed)
+          : update(earlier, feed),
+        );
       }
       const indexAt = () => {
         const index = new FollowerIndex();
@@ -112,11 +131,13 @@ describe('deliveryJobs', () => {
     expect(pieces.every((piece) => piece.activity === post)).toBe(true);
   });
 
-  it('keeps a removal’s and a bump’s kind', () => {
+  it('keeps a removal’s, a bump’s and an update’s kind', () => {
     const [removal] = deliveryJobs({ kind: 'remove', readers: readers(3), id: 'p' }, 7);
     expect(removal).toEqual({ after: 7, position: 7, deliveries: [{ kind: 'remove', readers: readers(3), id: 'p' }] });
     const [bump] = deliveryJobs({ kind: 'bump', readers: readers(2), activity: post }, 7);
     expect(bump!.deliveries).toEqual([{ kind: 'bump', readers: readers(2), activity: post }]);
+    const [update] = deliveryJobs({ kind: 'update', readers: readers(2), activity: post }, 7);
+    expect(update!.deliveries).toEqual([{ kind: 'update', readers: readers(2), activity: post }]);
   });
 });
 

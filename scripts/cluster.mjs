@@ -1,4 +1,5 @@
-// Runs feedmill as five processes over NATS: gateway, content, graph, timeline and fanout.
+// Runs feedmill as processes over NATS: gateway, content, graph, timeline, and FANOUT_WORKERS
+// fan-out processes (default 1; one plans at a time, all apply the chunk jobs of large posts).
 // When nothing answers at NATS_URL on this machine, starts a local nats-server with
 // JetStream (installing Debian's package first when it is missing and we are root).
 import { spawn, spawnSync } from 'node:child_process';
@@ -9,6 +10,11 @@ import { join, resolve } from 'node:path';
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const { hostname, port } = new URL(natsUrl);
 const dataDir = resolve(process.env.FEEDMILL_DATA_DIR ?? './data');
+const fanoutWorkers = Number(process.env.FANOUT_WORKERS ?? 1);
+if (!Number.isInteger(fanoutWorkers) || fanoutWorkers < 1 || fanoutWorkers > 64) {
+  console.error(`[cluster] FANOUT_WORKERS must be a whole number from 1 to 64, not ${JSON.stringify(process.env.FANOUT_WORKERS)}`);
+  process.exit(2);
+}
 const children = [];
 
 function reachable() {
@@ -32,17 +38,25 @@ function natsServerBinary() {
   throw new Error(`no NATS at ${natsUrl} and no nats-server to start: install it (apt-get install -y nats-server) or set NATS_URL`);
 }
 
+/** Fan-out processes still running: the others take over the work of one that exits. */
+const fanouts = new Set();
+
 function run(name, command, args, env = {}) {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const prefix = `[${name}] `;
   const forward = (stream) => (chunk) => stream.write(chunk.toString().replace(/^(?=.)/gm, prefix));
   child.stdout.on('data', forward(process.stdout));
   child.stderr.on('data', forward(process.stderr));
+  if (name.startsWith('fanout')) fanouts.add(child);
   child.once('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`${prefix}exited (${signal ?? code}); stopping the cluster`);
-      stop(1);
+    if (stopping) return;
+    fanouts.delete(child);
+    if (name.startsWith('fanout') && fanouts.size > 0) {
+      console.error(`${prefix}exited (${signal ?? code}); ${fanouts.size} fan-out process${fanouts.size === 1 ? '' : 'es'} carry on`);
+      return;
     }
+    console.error(`${prefix}exited (${signal ?? code}); stopping the cluster`);
+    stop(1);
   });
   children.push(child);
   return child;
@@ -69,6 +83,7 @@ if (!(await reachable())) {
 }
 
 const env = { NATS_URL: natsUrl, LOG: process.env.LOG ?? 'jetstream' };
-for (const service of ['content', 'graph', 'timeline', 'fanout']) run(service, process.execPath, [`apps/${service}/dist/main.js`], env);
+for (const service of ['content', 'graph', 'timeline']) run(service, process.execPath, [`apps/${service}/dist/main.js`], env);
+for (let i = 1; i <= fanoutWorkers; i++) run(fanoutWorkers === 1 ? 'fanout' : `fanout-${i}`, process.execPath, ['apps/fanout/dist/main.js'], env);
 run('gateway', process.execPath, ['apps/gateway/dist/main.js'], env);
-console.log(`[cluster] gateway on http://127.0.0.1:${process.env.PORT ?? 3000}, services over ${natsUrl}; Ctrl-C stops all`);
+console.log(`[cluster] gateway on http://127.0.0.1:${process.env.PORT ?? 3000}, ${fanoutWorkers} fan-out process${fanoutWorkers === 1 ? '' : 'es'}, services over ${natsUrl}; Ctrl-C stops all`);

@@ -1,5 +1,22 @@
 import 'reflect-metadata';
-import { runMain, runNatsService } from '@feedmill/runtime';
+import { Logger } from '@nestjs/common';
+import { loadRuntimeConfig } from '@feedmill/config';
+import { connectFanoutCluster } from '@feedmill/fanout-cluster';
+import { configureLogging, runMain, runNatsService } from '@feedmill/runtime';
 import { FanoutModule } from '@feedmill/fanout-service';
 
-runMain(() => runNatsService({ name: 'fanout', feature: FanoutModule, usesLog: true, callsServices: true }));
+runMain(async () => {
+  const config = loadRuntimeConfig();
+  configureLogging(config.LOG_LEVEL);
+  const logger = new Logger('fanout-cluster');
+  // Any number of these processes may run: one plans at a time, all apply chunk jobs.
+  const cluster = await connectFanoutCluster({
+    servers: config.NATS_URL,
+    logStream: config.JETSTREAM_STREAM,
+    jobLeaseMs: config.FANOUT_JOB_LEASE_MS,
+    plannerLeaseMs: config.FANOUT_PLANNER_LEASE_MS,
+    warn: (message) => logger.warn(message),
+  });
+  const feature = FanoutModule.inCluster(cluster, { minReaders: config.FANOUT_JOB_MIN_READERS });
+  await runNatsService({ name: 'fanout', feature, usesLog: true, callsServices: true });
+});

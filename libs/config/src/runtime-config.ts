@@ -46,6 +46,23 @@ export const runtimeConfigSchema = z.object({
   SNAPSHOT_EVERY_EVENTS: z.coerce.number().int().min(1).default(100_000),
   /** Write a state's snapshot once this many seconds passed since its last one, if it changed. */
   SNAPSHOT_EVERY_SECONDS: z.coerce.number().min(0.1).default(60),
+  /**
+   * Cluster mode: a post, removal, bump or update by a feed with more followers than this
+   * becomes chunk jobs (of up to 2,000 readers) on a JetStream work queue that every fan-out
+   * process applies, when more than one runs; smaller ones the planning process delivers
+   * itself.
+   */
+  FANOUT_JOB_MIN_READERS: z.coerce.number().int().min(0).default(5_000),
+  /**
+   * Cluster mode: how long a fan-out process holds a chunk job without renewing its lease
+   * before the job goes to another process (how long a dead process's job waits).
+   */
+  FANOUT_JOB_LEASE_MS: z.coerce.number().int().min(500).default(5_000),
+  /**
+   * Cluster mode: how long the planner's lease lasts unless renewed (three times per lease):
+   * how long fan-out waits for another process to plan after the planner dies.
+   */
+  FANOUT_PLANNER_LEASE_MS: z.coerce.number().int().min(500).default(3_000),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
   /**
    * When set, every `/v1` request needs `Authorization: Bearer <JWT>` signed with this

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import {
   DEAD_LETTER_STREAM,
@@ -15,10 +16,25 @@ import {
   type TimelineDelivery,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
-import { chunkDeliveries, deliverInOrder, FollowerIndex, planDeliveries, replanAsOfNow, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
+import {
+  chunkDeliveries,
+  deliverInOrder,
+  deliveryJobs,
+  FollowerIndex,
+  isLargeDelivery,
+  planDeliveries,
+  replanAsOfNow,
+  segmentAroundLargeFanOuts,
+  type DeliveryTarget,
+  type FanOutSegment,
+  type PlanLookups,
+  type ReadersDelivery,
+} from '@feedmill/feed-models';
+import { FANOUT_CLUSTER, type FanoutCluster } from '@feedmill/fanout-cluster';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { SerialQueues, STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
 import { SERVICE_CLIENT, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/transport';
+import { FanoutJobWorker } from './fanout-job.worker.js';
 import { advanceFromLog } from './follower-index-from-log.js';
 import { FollowerIndexSnapshots } from './follower-index-snapshot.js';
 
@@ -45,6 +61,38 @@ export interface FanoutRetryPolicy {
 export const FANOUT_RETRY_POLICY = Symbol('FanoutRetryPolicy');
 const defaultRetryPolicy: FanoutRetryPolicy = { attempts: 5, firstBackoffMs: 100 };
 
+/** How the planner shares large deliveries out as chunk jobs (cluster mode). */
+export interface FanoutJobSettings {
+  /**
+   * A post, removal, bump or update by a feed with more followers than this is applied as
+   * chunk jobs by every fan-out process, when another process than the planner waits for
+   * work; smaller ones the planner delivers itself. @defaultValue 5,000
+   */
+  minReaders: number;
+  /**
+   * A post whose jobs are not done and get no fewer for this long fails its batch, which is
+   * retried, and dead-lettered in the end if the services answer. @defaultValue 60,000 ms
+   */
+  stallMs: number;
+}
+
+export const FANOUT_JOB_SETTINGS = Symbol('FanoutJobSettings');
+export const defaultJobSettings: FanoutJobSettings = { minReaders: 5_000, stallMs: 60_000 };
+
+/** Requests that only the planner answers, by name. */
+const REPLAY_DEAD_LETTERS = 'replay-dead-letters';
+/** Under the services' request timeout, so that the caller hears why. */
+const ASK_PLANNER_TIMEOUT_MS = 14_000;
+
+/**
+ * One spell as planner. Its run names the jobs it publishes (a retry within it queues none
+ * anew); ending it stops its subscription and aborts its waits.
+ */
+interface PlanningTerm {
+  run: string;
+  ended: AbortController;
+}
+
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
 /**
@@ -63,11 +111,27 @@ type Outcome = { ok: true } | { ok: false; error: unknown };
  * the dead-letter stream of the log with its reason, and fan-out goes on past it. While a
  * service does not answer, times out or has not caught up, nothing is dead-lettered:
  * fan-out waits for it.
+ *
+ * In cluster mode several fan-out processes run, and the one that holds the planner lease
+ * does all of the above; every process, the planner too, applies chunk jobs
+ * ({@link FanoutJobWorker}). The planner cuts each batch around the posts, removals, bumps
+ * and updates of feeds with many followers ({@link segmentAroundLargeFanOuts}): timeline is
+ * moved to just before such an event, its delivery is published as jobs fenced at that
+ * position, and timeline moves past it only once every job is done. Timeline applies a job only while it
+ * stands at the job's fence, so a job late or twice (its worker died after applying it) is
+ * harmless before, and refused after. A planner deposed mid-batch leaves timeline where it
+ * got to; the next one starts from there.
  */
 @Injectable()
 export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('fanout');
   private subscription?: Subscription;
+  /** Set while this process plans (always, without a cluster). */
+  private term?: PlanningTerm;
+  /** Role changes one at a time: a deposition waits for the election before it. */
+  private roleChanges: Promise<void> = Promise.resolve();
+  private servingPlannerRequests?: { stop(): void };
+  private jobsPublished = 0;
   private delivered = 0;
   private caughtUp = false;
   private stopping = false;
@@ -93,7 +157,10 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) groups: FeedGroups,
     @Inject(STORE_FACTORY) private readonly stores: StoreFactory,
+    private readonly worker: FanoutJobWorker,
     @Optional() @Inject(FANOUT_RETRY_POLICY) retry?: FanoutRetryPolicy,
+    @Optional() @Inject(FANOUT_CLUSTER) private readonly cluster?: FanoutCluster,
+    @Optional() @Inject(FANOUT_JOB_SETTINGS) private readonly jobSettings: FanoutJobSettings = defaultJobSettings,
   ) {
     this.followers = new FollowerIndex((follower) => groups.isTimeline(follower));
     this.followerSnapshots = new FollowerIndexSnapshots(
@@ -107,18 +174,83 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
-    // Not awaited: fan-out follows the log for as long as the process runs.
-    void this.startFromTimeline();
+    if (!this.cluster) {
+      this.startPlanning();
+      return;
+    }
+    this.cluster.election.campaign({
+      elected: () => this.changeRole(async () => this.startPlanning()),
+      deposed: () => this.changeRole(() => this.stopPlanning('the planner lease is lost')),
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     this.stopped.abort();
-    await this.subscription?.stop();
+    await this.roleChanges;
+    await this.stopPlanning();
+    // Given up at once, so that another process plans without waiting for the lease to run out.
+    await this.cluster?.election.stop();
   }
 
-  status(): ServiceStatus {
-    return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { deadLettered: this.deadLettered.size } };
+  /**
+   * The planner answers for itself. A process that only works jobs answers for fan-out as a
+   * whole: ready once a planner has caught up with the log, and at timeline's position,
+   * which only the planner moves and which is where it stands.
+   */
+  async status(): Promise<ServiceStatus> {
+    if (!this.cluster) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { deadLettered: this.deadLettered.size } };
+    const jobs = { ...this.worker.counters(), jobsPublished: this.jobsPublished };
+    if (this.term) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { planner: 1, deadLettered: this.deadLettered.size, ...jobs } };
+    const [planner, timeline] = await Promise.all([this.cluster.election.planner(), this.client.request(subjects.timeline.status, {})]);
+    return { service: 'fanout', ready: planner?.caughtUp === true, position: timeline.position, counters: { planner: 0, ...jobs } };
+  }
+
+  private changeRole(change: () => Promise<void>): void {
+    this.roleChanges = this.roleChanges.then(change).catch((error: unknown) => this.logger.error(`changing role failed: ${String(error)}`));
+  }
+
+  private startPlanning(): void {
+    if (this.term || this.stopping) return;
+    const term: PlanningTerm = { run: randomUUID(), ended: new AbortController() };
+    this.term = term;
+    if (this.cluster) {
+      this.logger.log('planning fan-out: this process holds the planner lease');
+      void this.cluster.plannerRequests.serve(REPLAY_DEAD_LETTERS, () => this.replayHere()).then(
+        (serving) => {
+          if (this.term === term) this.servingPlannerRequests = serving;
+          else serving.stop();
+        },
+        (error: unknown) => this.logger.error(`cannot answer for the planner: ${String(error)}`),
+      );
+    }
+    // Not awaited: fan-out follows the log for as long as it plans.
+    void this.startFromTimeline(term);
+  }
+
+  /** Stops following the log; the batch in hand ends at its next step. Timeline stays where it got to. */
+  private async stopPlanning(why?: string): Promise<void> {
+    const term = this.term;
+    if (!term) return;
+    this.term = undefined;
+    term.ended.abort();
+    this.servingPlannerRequests?.stop();
+    this.servingPlannerRequests = undefined;
+    this.caughtUp = false;
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    await subscription?.stop();
+    if (why) this.logger.warn(`stopped planning fan-out at position ${this.delivered}: ${why}`);
+  }
+
+  /** Whether `term` is still this process's spell as planner. */
+  private plans(term: PlanningTerm): boolean {
+    return this.term === term && !this.stopping;
+  }
+
+  /** Aborts when the module stops, or this spell as planner ends. */
+  private planningSignal(): AbortSignal {
+    return this.term ? AbortSignal.any([this.stopped.signal, this.term.ended.signal]) : this.stopped.signal;
   }
 
   /** The dead letters not replayed yet, oldest first. */
@@ -128,9 +260,15 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * Delivers every open dead letter again, as the log stands now, between two batches. One
-   * that fails again stays a dead letter; the others are marked replayed in the log.
+   * that fails again stays a dead letter; the others are marked replayed in the log. Only the
+   * planner moves timeline: another process asks it.
    */
-  replayDeadLetters(): Promise<DeadLetterReplay> {
+  async replayDeadLetters(): Promise<DeadLetterReplay> {
+    if (this.cluster && !this.term) return (await this.cluster.plannerRequests.ask(REPLAY_DEAD_LETTERS, ASK_PLANNER_TIMEOUT_MS)) as DeadLetterReplay;
+    return this.replayHere();
+  }
+
+  private replayHere(): Promise<DeadLetterReplay> {
     return this.turns.run('timeline', async () => {
       let replayed = 0;
       for (const letter of (await this.deadLetters()).items) {
@@ -156,16 +294,17 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  private async startFromTimeline(): Promise<void> {
-    for (const letter of (await this.deadLetters()).items) this.deadLettered.add(letter.position);
-    for (let attempt = 1; !this.stopping; attempt++) {
+  private async startFromTimeline(term: PlanningTerm): Promise<void> {
+    for (let attempt = 1; this.plans(term); attempt++) {
       try {
+        for (const letter of (await this.deadLetters()).items) this.deadLettered.add(letter.position);
         const timeline = await this.client.request(subjects.timeline.status, {});
         await this.restoreFollowerIndex(timeline.position);
         await this.turns.run('timeline', () => this.followerIndexAt(timeline.position));
-        this.followLogFrom(timeline.position);
+        if (this.plans(term)) this.followLogFrom(timeline.position, term);
         return;
       } catch (error) {
+        if (!this.plans(term)) return;
         if (attempt % 10 === 1) this.logger.warn(`waiting for timeline: ${String(error)}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
@@ -182,14 +321,14 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     this.followersRestored = true;
   }
 
-  private followLogFrom(position: number): void {
+  private followLogFrom(position: number, term: PlanningTerm): void {
     this.delivered = position;
     this.caughtUp = false;
     const subscription = this.log.subscribeToAll({
       from: position,
       onEvents: (events) => this.turns.run('timeline', () => this.fanOut(events)),
       onError: (error, attempt) => {
-        if (error instanceof TimelineMovedError) return this.rewind(error.position);
+        if (error instanceof TimelineMovedError) return this.rewind(error.position, term);
         if (!(error instanceof FanoutStoppingError)) this.logger.error(`fan-out batch failed (attempt ${attempt}): ${String(error)}`);
       },
     });
@@ -198,20 +337,23 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       if (this.subscription === subscription) {
         this.caughtUp = true;
         this.logger.log(`caught up at position ${this.delivered}`);
+        void this.cluster?.election.report(true).catch(() => undefined);
       }
     });
   }
 
-  private rewind(position: number): void {
-    if (this.rewinding) return;
+  private rewind(position: number, term: PlanningTerm): void {
+    if (this.rewinding || !this.plans(term)) return;
     this.rewinding = true;
     this.logger.warn(`timeline stands at ${position}, fan-out at ${this.delivered}: replaying from ${position}`);
+    // The other processes say fan-out is not ready until it has caught up again.
+    void this.cluster?.election.report(false).catch(() => undefined);
     const previous = this.subscription;
     this.subscription = undefined;
     setImmediate(() => {
       void previous?.stop().then(() => {
         this.rewinding = false;
-        if (!this.stopping) this.followLogFrom(position);
+        if (this.plans(term)) this.followLogFrom(position, term);
       });
     });
   }
@@ -225,8 +367,9 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.followers.position > position) this.followers = new FollowerIndex(this.followers.keeps);
     const started = performance.now();
     const from = this.followers.position;
-    await advanceFromLog(this.log, this.followers, position, this.stopped.signal);
-    if (this.stopping) throw new FanoutStoppingError('fan-out is stopping');
+    const signal = this.planningSignal();
+    await advanceFromLog(this.log, this.followers, position, signal);
+    if (signal.aborted) throw new FanoutStoppingError('fan-out stopped planning');
     const ms = Math.round(performance.now() - started);
     this.logger.log(`follower index read from the log between positions ${from} and ${position} in ${ms} ms: ${this.followers.edges} follow edges`);
   }
@@ -251,19 +394,50 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * Plans and sends the events' deliveries; timeline, and then the follower index, stand at
-   * the last one's position.
+   * the last one's position. In cluster mode the batch goes in segments, each large delivery
+   * as jobs in one of its own; a retry resumes after the segments already delivered.
    */
   private async deliverEvents(events: readonly RecordedEvent[]): Promise<void> {
-    const last = events[events.length - 1]!.position;
-    const decoded = decodeFeedEvents(events);
-    const deliveries = await planDeliveries(decoded, this.followers, this.lookups).catch((error: unknown) => {
+    const rest = events[0]!.position > this.delivered ? events : events.filter((event) => event.position > this.delivered);
+    if (rest.length === 0) return;
+    const last = rest[rest.length - 1]!.position;
+    const decoded = decodeFeedEvents(rest);
+    const segments: FanOutSegment[] = this.cluster
+      ? segmentAroundLargeFanOuts(decoded, last, (feed) => this.followers.followerCount(feed), this.jobSettings.minReaders)
+      : [{ events: decoded, to: last }];
+    for (const segment of segments) await this.deliverSegment(segment);
+  }
+
+  private async deliverSegment({ events, to }: FanOutSegment): Promise<void> {
+    const deliveries = await planDeliveries(events, this.followers, this.lookups).catch((error: unknown) => {
       throw new Error(`planning failed: ${describe(error)}`, { cause: error });
     });
-    await this.send(chunkDeliveries(deliveries), last).catch((error: unknown) => {
-      if (error instanceof TimelineMovedError) throw error;
+    const [only] = deliveries;
+    // Shared out only when another process waits for work: on its own the planner delivers faster itself.
+    const asJobs =
+      this.cluster && events.length === 1 && deliveries.length === 1 && isLargeDelivery(only!, this.jobSettings.minReaders) && (await this.cluster.jobs.idleWorkers()) > 1;
+    const delivering = asJobs ? this.deliverAsJobs(only as ReadersDelivery, events[0]!.position, to) : this.send(chunkDeliveries(deliveries), to);
+    await delivering.catch((error: unknown) => {
+      if (error instanceof TimelineMovedError || error instanceof FanoutStoppingError) throw error;
       throw new Error(`delivering to ${subjects.timeline.deliver} failed: ${describe(error)}`, { cause: error });
     });
-    this.followers.advance(decoded, last);
+    this.followers.advance(events, to);
+  }
+
+  /**
+   * Publishes a large delivery as jobs fenced where timeline stands (just before its event),
+   * waits until every job of the event is done, by whichever process, then moves timeline
+   * to `to`: from then on a late or repeated job of it is refused.
+   */
+  private async deliverAsJobs(delivery: ReadersDelivery, position: number, to: number): Promise<void> {
+    const term = this.term;
+    if (!term || !this.plans(term)) throw new FanoutStoppingError('fan-out stopped planning');
+    const jobs = deliveryJobs(delivery, this.delivered);
+    await this.cluster!.jobs.publish(position, jobs, term.run);
+    this.jobsPublished += jobs.length;
+    const done = await this.cluster!.jobs.untilDone(position, { stallMs: this.jobSettings.stallMs, signal: this.planningSignal() });
+    if (!done) throw new FanoutStoppingError('fan-out stopped planning');
+    await this.send([[]], to);
   }
 
   /** Sends chunks from where fan-out stands; the last one moves timeline to `position`. */
@@ -277,12 +451,12 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private async withRetries(attempt: () => Promise<void>): Promise<Outcome> {
     let error: unknown;
     for (let tries = 1; tries <= this.retry.attempts; tries++) {
-      if (this.stopping) throw new FanoutStoppingError('fan-out is stopping');
+      if (this.stopping || !this.term) throw new FanoutStoppingError('fan-out stopped planning');
       try {
         await attempt();
         return { ok: true };
       } catch (failure) {
-        if (failure instanceof TimelineMovedError) throw failure;
+        if (failure instanceof TimelineMovedError || failure instanceof FanoutStoppingError) throw failure;
         error = failure;
         if (tries < this.retry.attempts) await this.pause(this.retry.firstBackoffMs * 2 ** (tries - 1));
       }

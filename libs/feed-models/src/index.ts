@@ -26,6 +26,8 @@ export { FollowerIndex } from './fanout/follower-index.js';
 export type { FollowersInBatch, FollowerIndexState } from './fanout/follower-index.js';
 export { chunkDeliveries, MAX_READERS_PER_DELIVERY, DELIVERY_BUDGET_BYTES } from './fanout/delivery-chunks.js';
 export { deliverInOrder, fanOutBatch } from './fanout/fan-out-batch.js';
+export { segmentAroundLargeFanOuts, isLargeDelivery, deliveryJobs } from './fanout/large-fan-outs.js';
+export type { FanOutSegment, ReadersDelivery } from './fanout/large-fan-outs.js';
 export type { DeliveryTarget } from './fanout/fan-out-batch.js';
 export { ActivityTable, NO_HANDLE } from './activity-table.js';
 export { IdIndex, NOT_INDEXED } from './id-index.js';

@@ -7,6 +7,7 @@ import { waitFor } from './wait-for.js';
 export const repoRoot = resolve(process.cwd());
 
 export interface RunningProcess {
+  /** The app's name, with a number after the first of several (`fanout`, `fanout-2`). */
   name: string;
   child: ChildProcess;
   output(): string;
@@ -16,9 +17,9 @@ export interface RunningProcess {
   kill(): Promise<void>;
 }
 
-/** Starts a built app (`apps/<name>/dist/main.js`) as its own Node process. */
-export function startApp(name: string, env: Record<string, string>): RunningProcess {
-  const child = spawn(process.execPath, [resolve(repoRoot, 'apps', name, 'dist', 'main.js')], {
+/** Starts a built app (`apps/<app>/dist/main.js`) as its own Node process, named `name`. */
+export function startApp(app: string, env: Record<string, string>, name = app): RunningProcess {
+  const child = spawn(process.execPath, [resolve(repoRoot, 'apps', app, 'dist', 'main.js')], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -74,11 +75,15 @@ export async function startStandalone(options: { dataDir: string; env?: Record<s
   return { baseUrl, processes: [app], stop: () => app.stop() };
 }
 
-/** Five processes over NATS, the log on JetStream in its own stream. */
-export async function startCluster(options: { natsUrl: string; stream: string; env?: Record<string, string>; readyTimeoutMs?: number }): Promise<Deployment> {
+/**
+ * Five processes over NATS, the log on JetStream in its own stream; with `fanoutWorkers`
+ * (default 1), that many fan-out processes.
+ */
+export async function startCluster(options: { natsUrl: string; stream: string; env?: Record<string, string>; readyTimeoutMs?: number; fanoutWorkers?: number }): Promise<Deployment> {
   const port = await freePort();
   const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', JETSTREAM_STREAM: options.stream, ...options.env };
-  const processes = ['content', 'graph', 'timeline', 'fanout'].map((name) => startApp(name, env));
+  const processes = ['content', 'graph', 'timeline'].map((name) => startApp(name, env));
+  for (let i = 1; i <= (options.fanoutWorkers ?? 1); i++) processes.push(startApp('fanout', env, i === 1 ? 'fanout' : `fanout-${i}`));
   processes.push(startApp('gateway', { ...env, PORT: String(port) }));
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilReady(baseUrl, processes, options.readyTimeoutMs);

@@ -1,4 +1,4 @@
-import { Logger, type Type } from '@nestjs/common';
+import { Logger, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
@@ -11,7 +11,7 @@ import { openStores } from './store-factory.js';
 export interface NatsServiceOptions {
   /** Also the NATS queue group, so replicas share requests. */
   name: string;
-  feature: Type;
+  feature: Type | DynamicModule;
   /** Opens the event log (JetStream unless `LOG=file`). */
   usesLog: boolean;
   /** Gives the service a client to call the others. */

@@ -40,6 +40,12 @@ export class FollowerIndex {
     return this.runs.size;
   }
 
+  /** How many followers `target` has, without listing them. */
+  followerCount(target: FeedId): number {
+    const number = this.targetNumbers.get(target);
+    return number === undefined ? 0 : this.runs.countOf(number);
+  }
+
   /** Every follower of `target`, in a stable order (that in which the index first saw them). */
   followersOf(target: FeedId): FeedId[] {
     const number = this.targetNumbers.get(target);

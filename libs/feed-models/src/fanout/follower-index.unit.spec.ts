@@ -24,6 +24,8 @@ describe('FollowerIndex', () => {
     expect(index.followersOf('user:a' as FeedId)).toEqual(['timeline:r', 'timeline:s']);
     expect(index.follows('timeline:r' as FeedId, 'user:a' as FeedId)).toBe(true);
     expect(index.edges).toBe(2);
+    expect(index.followerCount('user:a' as FeedId)).toBe(2);
+    expect(index.followerCount('user:nobody' as FeedId)).toBe(0);
   });
 
   it('knows nothing of feeds it never saw, and ignores unfollows of edges it does not hold', () => {

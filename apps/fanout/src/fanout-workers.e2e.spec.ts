@@ -1,0 +1,99 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ServiceStatus } from '@feedmill/contracts';
+import { inspectFanoutCluster, type FanoutClusterView } from '@feedmill/fanout-cluster';
+import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntilSettled, type Deployment, type NatsServerHandle, type RunningProcess } from '@feedmill/harness';
+
+/**
+ * Three fan-out processes share posts to 100,000 followers as chunk jobs. One is killed
+ * with SIGKILL while jobs of a post are in progress: a worker holding a job (which goes to
+ * another once its lease runs out), and then the planner (another takes the lease, starts
+ * from where timeline stands, and publishes the post's jobs again). Every follower ends with
+ * every post exactly once.
+ */
+const FOLLOWERS = 100_000;
+const STREAM = 'FANOUTWORKERS';
+
+let nats: NatsServerHandle;
+let cluster: Deployment | undefined;
+let view: FanoutClusterView | undefined;
+let configDir: string;
+let env: Record<string, string>;
+beforeAll(async () => {
+  nats = await startNatsServer();
+  configDir = await mkdtemp(join(tmpdir(), 'feedmill-fanout-workers-'));
+  // Ring timelines store every delivery, whether or not the reader has read.
+  await writeFile(join(configDir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 10 } } }));
+  // Short leases, so that the test waits little for a dead process's work.
+  env = { FEED_CONFIG: join(configDir, 'feeds.json'), FANOUT_JOB_LEASE_MS: '1500', FANOUT_PLANNER_LEASE_MS: '1500' };
+});
+afterAll(async () => {
+  await view?.close();
+  await cluster?.stop();
+  await nats?.stop();
+  await rm(configDir, { recursive: true, force: true });
+});
+
+async function timelineCounters(api: FeedClient): Promise<Record<string, number>> {
+  const { body } = await api.call<{ services: ServiceStatus[] }>('GET', '/readyz');
+  return body.services.find((s) => s.service === 'timeline')!.counters!;
+}
+
+const fanouts = () => cluster!.processes.filter((p) => p.name.startsWith('fanout'));
+const alive = (p: RunningProcess) => p.child.exitCode === null && p.child.signalCode === null;
+
+/** Posts once and kills `victim` as soon as every fan-out process holds a job of the post. */
+async function postAndKillMidway(api: FeedClient, object: string, victim: RunningProcess): Promise<void> {
+  await waitFor(async () => ((await view!.jobs()).waitingWorkers === 3 ? true : undefined), { timeoutMs: 30_000, what: 'three fan-out processes waiting for jobs' });
+  expect((await api.post('user:star', { actor: 'star', verb: 'post', object })).status).toBe(201);
+  // Each process holds one job at most: three in progress means the victim holds one.
+  await waitFor(async () => ((await view!.jobs()).inProgress === 3 ? true : undefined), { timeoutMs: 30_000, intervalMs: 2, what: 'three jobs in progress' });
+  await victim.kill();
+}
+
+/** Every follower's timeline, read over HTTP for a sample of them: the posts, newest first, each once. */
+async function expectSampleHolds(api: FeedClient, objects: string[]): Promise<void> {
+  const sample = Array.from({ length: 300 }, (_, i) => Math.floor((i * FOLLOWERS) / 300) + (i % 7));
+  for (const n of sample) {
+    const items = await api.readAll(`timeline:f${n}`);
+    expect({ reader: n, objects: items.map((a) => a.object) }).toEqual({ reader: n, objects });
+  }
+}
+
+it('delivers a post to each of 100,000 followers exactly once though a worker, and then the planner, dies mid-fan-out', async () => {
+  cluster = await startCluster({ natsUrl: nats.url, stream: STREAM, env, fanoutWorkers: 3 });
+  view = await inspectFanoutCluster({ servers: nats.url, logStream: STREAM });
+  const api = new FeedClient(cluster.baseUrl);
+  for (let start = 0; start < FOLLOWERS; start += 10_000) {
+    const follows = Array.from({ length: 10_000 }, (_, i) => ({ source: `timeline:f${start + i}`, target: 'user:star' }));
+    expect((await api.call('POST', '/v1/follows', { follows })).status).toBe(200);
+  }
+  await waitUntilSettled(api, 60_000);
+  const planner = await view.planner();
+  expect(fanouts().map((p) => p.child.pid)).toContain(planner!.pid);
+
+  // A worker (not the planner) dies holding a job.
+  const worker = fanouts().find((p) => p.child.pid !== planner!.pid)!;
+  await postAndKillMidway(api, 'first', worker);
+  await waitUntilSettled(api, 30_000);
+  expect(await timelineCounters(api)).toMatchObject({ timelines: FOLLOWERS, delivered: FOLLOWERS, entries: FOLLOWERS });
+  // Its job went to another process once its lease ran out.
+  expect(fanouts().filter(alive).map((p) => p.output()).join('\n')).toMatch(/handed out again \(attempt 2\)/);
+  expect((await view.planner())!.pid).toBe(planner!.pid);
+
+  // Three again, then the planner dies while the next post's jobs are in progress.
+  // The deployment stops what its list holds: the new process takes the old one's place.
+  cluster.processes[cluster.processes.indexOf(worker)] = startApp('fanout', { ...env, NATS_URL: nats.url, LOG: 'jetstream', JETSTREAM_STREAM: STREAM }, worker.name);
+  await postAndKillMidway(api, 'second', fanouts().find((p) => p.child.pid === planner!.pid)!);
+  const successor = await waitFor(async () => {
+    const now = await view!.planner();
+    return now && now.pid !== planner!.pid ? now : undefined;
+  }, { timeoutMs: 30_000, what: 'another planner' });
+  expect(fanouts().filter(alive).map((p) => p.child.pid)).toContain(successor.pid);
+  await waitUntilSettled(api, 30_000);
+  expect(await timelineCounters(api)).toMatchObject({ timelines: FOLLOWERS, delivered: 2 * FOLLOWERS, entries: 2 * FOLLOWERS });
+  expect((await view.jobs()).pending + (await view.jobs()).inProgress).toBe(0);
+
+  await expectSampleHolds(api, ['second', 'first']);
+});

@@ -74,6 +74,12 @@ export const runtimeConfigSchema = z.object({
    * deployments whose identity provider signs. `\n` in the value stands for a line break.
    */
   FEEDMILL_JWT_PUBLIC_KEY: z.string().min(1).optional(),
+  /**
+   * When set, a token's `iss` and `aud` must match: an identity provider's key signs tokens
+   * for other applications too, and those must not become feedmill users.
+   */
+  FEEDMILL_JWT_ISSUER: z.string().min(1).optional(),
+  FEEDMILL_JWT_AUDIENCE: z.string().min(1).optional(),
 });
 
 export type RuntimeConfig = z.output<typeof runtimeConfigSchema>;

@@ -15,7 +15,13 @@ export interface HttpAppOptions {
 
 /** The HTTP settings of a process's environment. */
 export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
-  return { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL, tokens: { secret: config.FEEDMILL_JWT_SECRET, publicKey: config.FEEDMILL_JWT_PUBLIC_KEY } };
+  return { bodyLimit: config.BODY_LIMIT, logLevel: config.LOG_LEVEL, tokens: {
+      secret: config.FEEDMILL_JWT_SECRET,
+      publicKey: config.FEEDMILL_JWT_PUBLIC_KEY,
+      issuer: config.FEEDMILL_JWT_ISSUER,
+      audience: config.FEEDMILL_JWT_AUDIENCE,
+    },
+  };
 }
 
 /**

@@ -25,14 +25,19 @@ export class GraphService extends ProjectedService {
   private readonly perFeedSettings = new SerialQueues();
 
   constructor(
-    @Inject(EVENT_LOG) log: EventLog,
+    @Inject(EVENT_LOG) private readonly log: EventLog,
     @Inject(GRAPH_STORE) private readonly store: GraphStore,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
   ) {
     super(log, store);
   }
 
-  /** A follow, or, of a private feed, a request for its owner to approve. */
+  /**
+   * A follow, or, of a private feed, a request for its owner to approve. A follow concurrent
+   * with the target turning private may be decided on either side of it: like a follow made
+   * a moment before, which the feed keeps. Follows of one feed are not serialized, so that a
+   * popular feed's followers share the log's group commits.
+   */
   async follow(request: FollowRequest): Promise<FollowState> {
     if (!this.groups.isTimeline(request.follower)) {
       throw new FeedmillError('group_cannot_follow', `${request.follower} is not a timeline feed; only timeline feeds follow`, 'group');
@@ -106,17 +111,30 @@ export class GraphService extends ProjectedService {
         return { private: request.private };
       }),
     );
-    if (!request.private) {
-      for (let waiting = await this.store.requests(request.feed, undefined, 1_000); waiting.length > 0; waiting = await this.store.requests(request.feed, undefined, 1_000)) {
-        for (const follower of waiting) await this.decide({ type: 'Approve', data: { follower, target: request.feed, time: request.time } });
-      }
-    }
+    if (!request.private) await this.approveWaiting(request.feed, request.time);
     return settings;
+  }
+
+  /**
+   * Approves the follows waiting when a feed turned public: those listed now, not one asked
+   * later, and none once the feed is private again. A request withdrawn meanwhile is passed over.
+   */
+  private async approveWaiting(feed: FeedId, time: string): Promise<void> {
+    const waiting: FeedId[] = [];
+    for (let page = await this.store.requests(feed, undefined, 1_000); page.length > 0; page = await this.store.requests(feed, page[page.length - 1], 1_000)) waiting.push(...page);
+    for (const follower of waiting) {
+      if (await this.store.isPrivate(feed)) return;
+      await this.decide({ type: 'Approve', data: { follower, target: feed, time } }).catch((error: unknown) => {
+        if (!(error instanceof FeedmillError && error.code === 'not_found')) throw error;
+      });
+    }
   }
 
   /** Whether `feed` is public, or one of `readers` follows it (approved). */
   async mayRead(feed: FeedId, readers: readonly FeedId[]): Promise<boolean> {
     if (!(await this.store.isPrivate(feed))) return true;
+    // A follower removed a moment ago, through another replica, must not read on here.
+    await this.store.reach(await this.log.headPosition());
     for (const reader of readers) if ((await this.store.edgeState(reader, feed)) === 'following') return true;
     return false;
   }

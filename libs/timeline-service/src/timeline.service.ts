@@ -74,13 +74,14 @@ export class TimelineService implements OnModuleDestroy {
    * `reached: false`.
    */
   async reach(position: number, timeoutMs: number): Promise<{ reached: boolean; position: number }> {
-    const current = await this.store.position();
-    if (current >= position) return { reached: true, position: current };
-    const reached = await new Promise<boolean>((resolve) => {
-      const waiter = { position, resolve, timer: setTimeout(() => this.stopWaiting(waiter, false), timeoutMs) };
+    // Waiting before looking: a delivery applied while the position is read still wakes it.
+    let waiter!: PositionWaiter;
+    const reached = new Promise<boolean>((resolve) => {
+      waiter = { position, resolve, timer: setTimeout(() => this.stopWaiting(waiter, false), timeoutMs) };
       this.waiters.add(waiter);
     });
-    return { reached, position: await this.store.position() };
+    if ((await this.store.position()) >= position) this.stopWaiting(waiter, true);
+    return { reached: await reached, position: await this.store.position() };
   }
 
   private reached(position: number): void {

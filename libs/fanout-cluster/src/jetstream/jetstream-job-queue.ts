@@ -1,8 +1,11 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { DeliverRequest } from '@feedmill/contracts';
 import { JobsStalledError, type FanoutJobQueue, type JobDelivery, type JobWorker } from '../fanout-cluster.port.js';
 import { clusterNames } from './names.js';
+
+/** How long one pull for a job waits before it asks again (and before a stopping worker ends). */
+const PULL_EXPIRES_MS = 1_000;
 
 export interface JetStreamJobQueueOptions {
   /** The log's stream name: jobs are kept apart per log, as clusters sharing a NATS server are. */
@@ -132,17 +135,16 @@ export class JetStreamJobQueue implements FanoutJobQueue {
 
   work(apply: (job: DeliverRequest, delivery: JobDelivery) => Promise<void>): JobWorker {
     let stopped = false;
-    let messages: ConsumerMessages | undefined;
     const loop = (async () => {
       while (!stopped) {
         try {
           const consumer = await this.js.consumers.get(this.names.jobStream, this.names.jobConsumer);
-          // One job at a time: a job buffered here would sit under a lease while another is applied.
-          messages = await consumer.consume({ max_messages: 1 });
-          if (stopped) break;
-          for await (const message of messages) {
-            await this.handle(message, apply);
-            if (stopped) break;
+          // One job at a time, pulled only once the last is done: a consume() would pull the
+          // next as soon as one arrives, and a job buffered here would sit under a lease
+          // nobody renews while another is applied (and count this busy process as waiting).
+          while (!stopped) {
+            const message = await consumer.next({ expires: PULL_EXPIRES_MS });
+            if (message) await this.handle(message, apply);
           }
         } catch (error) {
           if (stopped) break;
@@ -154,7 +156,7 @@ export class JetStreamJobQueue implements FanoutJobQueue {
     return {
       stop: async () => {
         stopped = true;
-        await messages?.close();
+        // A pull waiting for a job ends within PULL_EXPIRES_MS.
         await loop;
       },
     };

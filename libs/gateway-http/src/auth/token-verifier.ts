@@ -8,6 +8,9 @@ export interface TokenKeys {
   secret?: string;
   /** PEM (SPKI) of an RSA or EC P-256 public key. */
   publicKey?: string;
+  /** The `iss` and `aud` a token must carry, when given. */
+  issuer?: string;
+  audience?: string;
 }
 
 /** Verified tokens kept, so that a client's every request does not verify its signature again. */
@@ -22,8 +25,10 @@ export class TokenVerifier {
   private readonly algorithms: string[];
   private readonly keyFor: JWTVerifyGetKey;
   private readonly verified = new Map<string, { caller: Caller; expiresAtMs: number }>();
+  private readonly expected: { issuer?: string; audience?: string };
 
   constructor(keys: TokenKeys) {
+    this.expected = { ...(keys.issuer !== undefined && { issuer: keys.issuer }), ...(keys.audience !== undefined && { audience: keys.audience }) };
     const secret = keys.secret === undefined ? undefined : new TextEncoder().encode(keys.secret);
     const publicKey = keys.publicKey === undefined ? undefined : readPublicKey(keys.publicKey);
     this.algorithms = [...(secret ? ['HS256'] : []), ...(publicKey ? [publicKey.algorithm] : [])];
@@ -54,7 +59,7 @@ export class TokenVerifier {
 
   private async verify(token: string, nowMs: number): Promise<JWTPayload> {
     try {
-      return (await jwtVerify(token, this.keyFor, { algorithms: this.algorithms, currentDate: new Date(nowMs) })).payload;
+      return (await jwtVerify(token, this.keyFor, { algorithms: this.algorithms, currentDate: new Date(nowMs), ...this.expected })).payload;
     } catch (error) {
       throw new FeedmillError('unauthorized', reasonOf(error, this.algorithms), 'authorization');
     }

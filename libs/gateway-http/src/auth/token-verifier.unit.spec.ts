@@ -65,6 +65,15 @@ describe('TokenVerifier', () => {
     expect((await refusal(new TokenVerifier({ publicKey: pem }).callerOf(`Bearer ${await hs256({ sub: 'bob' })}`))).message).toMatch(/algorithm not accepted/);
   });
 
+  it('takes only tokens for this issuer and audience when they are configured', async () => {
+    const strict = new TokenVerifier({ secret, issuer: 'https://id.example', audience: 'feedmill' });
+    const forUs = await new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://id.example').setAudience('feedmill').sign(new TextEncoder().encode(secret));
+    const forOthers = await new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://id.example').setAudience('another-app').sign(new TextEncoder().encode(secret));
+    expect((await strict.callerOf(`Bearer ${forUs}`)).sub).toBe('alice');
+    expect(await refusal(strict.callerOf(`Bearer ${forOthers}`))).toMatchObject({ code: 'unauthorized', message: expect.stringMatching(/"aud" claim/) });
+    expect((await refusal(strict.callerOf(`Bearer ${await hs256({ sub: 'alice' })}`))).message).toMatch(/"iss" claim/);
+  });
+
   it('is off without a key', () => {
     expect(TokenVerifier.fromConfig({})).toBeUndefined();
     expect(TokenVerifier.fromConfig({ secret })).toBeInstanceOf(TokenVerifier);

@@ -438,9 +438,12 @@ class DeliveredActivity {
     readonly activity: Activity,
   ) {}
 
-  /** Milliseconds of the activity's time: when a `hybrid` edge's counts are taken. */
+  /**
+   * Milliseconds of the activity's time, when a `hybrid` edge's counts are taken; a time
+   * given in the future counts as now, or one such post would age every count it meets.
+   */
   get timeMs(): number {
-    if (Number.isNaN(this.time)) this.time = Date.parse(this.activity.time);
+    if (Number.isNaN(this.time)) this.time = Math.min(Date.parse(this.activity.time), Date.now());
     return this.time;
   }
 

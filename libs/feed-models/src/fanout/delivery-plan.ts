@@ -148,7 +148,6 @@ export async function replanAsOfNow(event: PositionedEvent, head: number, follow
 /** The feed whose followers an event reaches, if it reaches any. */
 export function authorOf(event: FeedEvent): FeedId | undefined {
   if (event.type === 'ActivityAdded') return event.data.activity.feed;
-  if (event.type === 'ActivityRemoved' || event.type === 'ActivityBumped') return event.data.feed;
-  if (event.type === 'ActivityUpdated') return event.data.feed;
+  if (event.type === 'ActivityRemoved' || event.type === 'ActivityBumped' || event.type === 'ActivityUpdated') return event.data.feed;
   return undefined;
 }

@@ -1,17 +1,9 @@
 import { justAbove, sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
-import { seededRandom } from '../testing.js';
+import { activityAt as at, seededRandom } from '../testing.js';
 import type { PullScope, StoredTimeline } from '../timeline-read.js';
 import { readHybridPage } from './hybrid-read.js';
 import { PULLED_WHOLE, type PulledEdges } from './push-or-pull.js';
 
-const at = (id: string, feed: FeedId, second: number): Activity => ({
-  id,
-  feed,
-  actor: 'a',
-  verb: 'post',
-  object: 'o',
-  time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(),
-});
 const newestFirst = (a: Activity, b: Activity) => (sortKeyOf(a) < sortKeyOf(b) ? 1 : -1);
 
 /** What a stored timeline holds of each edge as a hybrid store keeps it: pushed above the floor, switched above their bound. */

@@ -1,16 +1,9 @@
 import type { Activity, FeedId } from '@feedmill/contracts';
+import { activityAt } from '../testing.js';
 import { DecayedCount, ProducerPosts, shouldPush, type HybridPolicy } from './push-or-pull.js';
 
 const policy: HybridPolicy = { readsPerPost: 1, windowMs: 60_000, hysteresis: 2 };
-const at = (second: number, id: string, feed: FeedId = 'user:a', bumpedAt?: string): Activity => ({
-  id,
-  feed,
-  actor: 'a',
-  verb: 'post',
-  object: 'o',
-  time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(),
-  ...(bumpedAt && { bumpedAt }),
-});
+const at = (second: number, id: string, feed: FeedId = 'user:a', bumpedAt?: string): Activity => activityAt(id, feed, second, bumpedAt ? { bumpedAt } : {});
 
 describe('DecayedCount', () => {
   it('adds one per event and decays by e every window', () => {

@@ -1,4 +1,4 @@
-import { feedEvents, type Activity, type FeedLogEvent, type FeedId } from '@feedmill/contracts';
+import { feedEvents, type FeedLogEvent } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 
 /** Records events as a log would: positions across streams, revisions within each. */
@@ -16,7 +16,4 @@ export function decidedOf(record: RecordedEvent): FeedLogEvent {
   return feedEvents.decode(record)!;
 }
 
-/** An activity posted at a second of 2026-01-01 (UTC). */
-export function activityAt(id: string, feed: FeedId, second: number, extra: Partial<Activity> = {}): Activity {
-  return { id, feed, actor: 'a', verb: 'post', object: 'o', time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString(), ...extra };
-}
+export { activityAt } from '@feedmill/feed-models/testing';

@@ -6,7 +6,7 @@ import { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.j
 
 /** What a `hybrid` timeline keeps beside its entries: its edges' sides and its reader's reads. */
 export interface HybridState {
-  readonly edges: PulledEdges | undefined;
+  readonly pulledEdges: PulledEdges | undefined;
   readonly reads: DecayedCount | undefined;
 }
 
@@ -70,7 +70,7 @@ function writeHybrid(writer: SnapshotWriter, timelines: ReadonlyArray<HybridStat
   const edgeCounts = new Int32Array(timelines.length);
   const edgeFeeds: FeedId[] = [];
   const edgeFroms: Array<SortKey | undefined> = [];
-  for (const [index, { edges, reads }] of timelines.entries()) {
+  for (const [index, { pulledEdges: edges, reads }] of timelines.entries()) {
     if (reads) ({ count: readCounts[index], at: readAts[index] } = reads.state);
     for (const [feed, from] of edges ?? []) {
       edgeFeeds.push(feed);
@@ -152,8 +152,8 @@ export function readTimelineSnapshot<T extends CompactTimeline & HybridState>(
       const timeline = timelineOf(feed, table, lastReads[index]!);
       timeline.restore(entries, floor);
       const edges = edgeCounts[index]!;
-      if (edges > 0 && !timeline.edges) throw new Error(`${feed} has pulled edges, but its group is not hybrid`);
-      for (const end = edgeAt + edges; edgeAt < end; edgeAt++) timeline.edges!.set(edgeFeeds[edgeAt]!, edgeFroms[edgeAt] ?? PULLED_WHOLE);
+      if (edges > 0 && !timeline.pulledEdges) throw new Error(`${feed} has pulled edges, but its group is not hybrid`);
+      for (const end = edgeAt + edges; edgeAt < end; edgeAt++) timeline.pulledEdges!.set(edgeFeeds[edgeAt]!, edgeFroms[edgeAt] ?? PULLED_WHOLE);
       timeline.reads?.set(readCounts[index]!, readAts[index]!);
       timelines.set(feed, timeline);
       held -= count + (floor === NO_HANDLE ? 0 : 1);

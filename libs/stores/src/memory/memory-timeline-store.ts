@@ -31,7 +31,7 @@ class Materialized extends CompactTimeline {
   held: Array<(timeline: Materialized) => void> | undefined = undefined;
   /** For the `hybrid` model: when an edge is pushed, the edges that are not, and the reader's reads. */
   readonly hybrid: HybridPolicy | undefined;
-  readonly edges: PulledEdges | undefined;
+  readonly pulledEdges: PulledEdges | undefined;
   readonly reads: DecayedCount | undefined;
 
   constructor(
@@ -45,7 +45,7 @@ class Materialized extends CompactTimeline {
     super(policy.cap, activities, policy.relevancy ? 'relevance' : 'time');
     if (policy.model === 'hybrid') {
       this.hybrid = policy.hybrid ?? DEFAULT_HYBRID;
-      this.edges = new Map();
+      this.pulledEdges = new Map();
       this.reads = new DecayedCount();
     }
   }
@@ -165,7 +165,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
-          if (timeline.edges && !this.pushesPost(timeline, delivered)) continue;
+          if (timeline.pulledEdges && !this.pushesPost(timeline, delivered)) continue;
           // The hot path: a closure only while a build holds changes back.
           if (timeline.held) this.holdActivity(timeline.held, delivery.activity, this.insertCounted);
           else this.insertCounted(timeline, delivered.handleFor(timeline));
@@ -178,7 +178,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
-          if (timeline.edges && this.bumpIsPulled(timeline, delivered)) continue;
+          if (timeline.pulledEdges && this.bumpIsPulled(timeline, delivered)) continue;
           if (timeline.held) this.holdActivity(timeline.held, delivery.activity, applyBump);
           else applyBump(timeline, delivered.handleFor(timeline));
         }
@@ -222,7 +222,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       case 'unfollow': {
         const timeline = this.timelines.get(delivery.reader);
         if (timeline) this.change(timeline, removingFeed(delivery.target));
-        timeline?.edges?.delete(delivery.target);
+        timeline?.pulledEdges?.delete(delivery.target);
         return;
       }
     }
@@ -249,17 +249,17 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     const producers = this.producerPostsOn(policy.windowMs);
     const posts = delivered.postCount(producers);
     const reads = timeline.reads!.valueAt(delivered.timeMs, policy.windowMs);
-    const from = timeline.edges!.get(activity.feed);
+    const from = timeline.pulledEdges!.get(activity.feed);
     if (from === PULLED_WHOLE) {
       if (!shouldPush(reads, posts, false, policy)) return false;
       // Stored above the feed's greatest key delivered so far, this post's included: this
       // post and everything before it (even one with a newer time) stay with the pull path.
-      timeline.edges!.set(activity.feed, justAbove(producers.newestKey(activity.feed, timeline.order)));
+      timeline.pulledEdges!.set(activity.feed, justAbove(producers.newestKey(activity.feed, timeline.order)));
       return false;
     }
     if (!shouldPush(reads, posts, true, policy)) {
       timeline.removeFeed(activity.feed);
-      timeline.edges!.set(activity.feed, PULLED_WHOLE);
+      timeline.pulledEdges!.set(activity.feed, PULLED_WHOLE);
       return false;
     }
     // An activity older than the switch to push is read from the feed with the rest of them.
@@ -279,16 +279,16 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     // The newest the feed holds, by either order: a switch to push starts above it.
     for (const activity of recent) producers.saw(activity);
     const now = this.now();
-    const from = timeline.edges!.get(target);
+    const from = timeline.pulledEdges!.get(target);
     // A new edge and a pushed one look alike here: both take the side the ratio gives.
     const pushedNow = from === undefined ? undefined : from !== PULLED_WHOLE;
     if (!shouldPush(timeline.reads!.valueAt(now, policy.windowMs), producers.valueAt(target, now), pushedNow, policy)) {
       timeline.removeFeed(target);
-      timeline.edges!.set(target, PULLED_WHOLE);
+      timeline.pulledEdges!.set(target, PULLED_WHOLE);
     } else if (from === undefined) {
       this.mergeFeed(timeline, recent, exhausted);
     } else if (from === PULLED_WHOLE) {
-      timeline.edges!.set(target, justAbove(producers.newestKey(target, timeline.order)));
+      timeline.pulledEdges!.set(target, justAbove(producers.newestKey(target, timeline.order)));
     }
     // A switched edge keeps its bound: below it the feed is pulled, and merging would store it twice.
   }
@@ -296,7 +296,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   /** Whether a `hybrid` reader takes a bumped activity from its feed; its producer's newest key takes the bump in. */
   private bumpIsPulled(timeline: Materialized, delivered: DeliveredActivity): boolean {
     delivered.bumpOnce(this.producerPostsOn(timeline.hybrid!.windowMs));
-    const from = timeline.edges!.get(delivered.activity.feed);
+    const from = timeline.pulledEdges!.get(delivered.activity.feed);
     if (from === undefined) return false;
     return from === PULLED_WHOLE || keyOfOrder(timeline.order)(delivered.activity) < from;
   }
@@ -346,9 +346,9 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     const policy = this.policyOf(reader);
     if (policy.model === 'cache') await this.buildOnRead(reader, policy, pull);
     const timeline = this.timelines.get(reader);
-    if (timeline?.edges) {
+    if (timeline?.pulledEdges) {
       timeline.reads!.add(this.now(), timeline.hybrid!.windowMs);
-      return readHybridPage(timeline, timeline.edges, before, limit, pull, keyOf(policy));
+      return readHybridPage(timeline, timeline.pulledEdges, before, limit, pull, keyOf(policy));
     }
     return readTimelinePage(timeline, before, limit, pull, keyOf(policy));
   }

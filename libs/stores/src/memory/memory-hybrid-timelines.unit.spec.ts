@@ -85,7 +85,8 @@ describe('MemoryTimelineStore, hybrid timelines', () => {
   it('pushes the posts of a producer its reader reads often, and pulls what came before the switch', async () => {
     const t = hybridStore();
     await t.follow('user:a');
-    const early = [await t.post('user:a'), await t.post('user:a')];
+    await t.post('user:a');
+    await t.post('user:a');
     expect(await t.store.size(reader)).toBe(0);
     // Reads at the hysteresis (2) times the posts turn the edge at the next post: 10 >= 3 * 2.
     for (let i = 0; i < 10; i++) await t.read();
@@ -102,7 +103,6 @@ describe('MemoryTimelineStore, hybrid timelines', () => {
     expect(t.pulls).toEqual([]);
     expect((await t.read(2)).items.map((a) => a.id)).toEqual([later[1]!.id, later[0]!.id]);
     expect(t.pulls).toEqual([{ only: ['user:a'] }]);
-    expect(early).toHaveLength(2);
   });
 
   it('turns a pushed edge back to pull once its producer posts far more than its reader reads', async () => {

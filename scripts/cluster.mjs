@@ -1,5 +1,7 @@
-// Runs feedmill as processes over NATS: gateway, content, graph, timeline, and FANOUT_WORKERS
-// fan-out processes (default 1; one plans at a time, all apply the chunk jobs of large posts).
+// Runs feedmill as processes over NATS: gateway, content, graph, FANOUT_WORKERS fan-out
+// processes (default 1; one plans at a time, all apply the chunk jobs of large posts), and
+// TIMELINE_REPLICAS timeline processes (default 1) sharing TIMELINE_PARTITIONS partitions of
+// the timelines (default 1), each owning those whose number modulo TIMELINE_REPLICAS is its index.
 // When nothing answers at NATS_URL on this machine, starts a local nats-server with
 // JetStream (installing Debian's package first when it is missing and we are root).
 import { spawn, spawnSync } from 'node:child_process';
@@ -10,11 +12,19 @@ import { join, resolve } from 'node:path';
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const { hostname, port } = new URL(natsUrl);
 const dataDir = resolve(process.env.FEEDMILL_DATA_DIR ?? './data');
-const fanoutWorkers = Number(process.env.FANOUT_WORKERS ?? 1);
-if (!Number.isInteger(fanoutWorkers) || fanoutWorkers < 1 || fanoutWorkers > 64) {
-  console.error(`[cluster] FANOUT_WORKERS must be a whole number from 1 to 64, not ${JSON.stringify(process.env.FANOUT_WORKERS)}`);
-  process.exit(2);
+/** A whole number from `min` to `max` read from the environment variable `name`, or its default; anything else stops here. */
+function count(name, fallback, min, max) {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    console.error(`[cluster] ${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(process.env[name])}`);
+    process.exit(2);
+  }
+  return value;
 }
+const fanoutWorkers = count('FANOUT_WORKERS', 1, 1, 64);
+// Timelines in TIMELINE_PARTITIONS partitions, shared by TIMELINE_REPLICAS processes, each given its place.
+const timelinePartitions = count('TIMELINE_PARTITIONS', 1, 1, 1024);
+const timelineReplicas = count('TIMELINE_REPLICAS', 1, 1, timelinePartitions);
 const children = [];
 
 function reachable() {
@@ -82,8 +92,15 @@ if (!(await reachable())) {
   for (let i = 0; i < 100 && !(await reachable()); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
-const env = { NATS_URL: natsUrl, LOG: process.env.LOG ?? 'jetstream' };
-for (const service of ['content', 'graph', 'timeline']) run(service, process.execPath, [`apps/${service}/dist/main.js`], env);
+const env = { NATS_URL: natsUrl, LOG: process.env.LOG ?? 'jetstream', TIMELINE_PARTITIONS: String(timelinePartitions), TIMELINE_REPLICAS: String(timelineReplicas) };
+for (const service of ['content', 'graph']) run(service, process.execPath, [`apps/${service}/dist/main.js`], env);
+for (let i = 0; i < timelineReplicas; i++) {
+  const name = timelineReplicas === 1 ? 'timeline' : `timeline-${i}`;
+  run(name, process.execPath, ['apps/timeline/dist/main.js'], timelineReplicas === 1 ? env : { ...env, TIMELINE_REPLICA_INDEX: String(i) });
+}
 for (let i = 1; i <= fanoutWorkers; i++) run(fanoutWorkers === 1 ? 'fanout' : `fanout-${i}`, process.execPath, ['apps/fanout/dist/main.js'], env);
 run('gateway', process.execPath, ['apps/gateway/dist/main.js'], env);
-console.log(`[cluster] gateway on http://127.0.0.1:${process.env.PORT ?? 3000}, ${fanoutWorkers} fan-out process${fanoutWorkers === 1 ? '' : 'es'}, services over ${natsUrl}; Ctrl-C stops all`);
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : word.endsWith('s') ? 'es' : 's'}`;
+console.log(
+  `[cluster] gateway on http://127.0.0.1:${process.env.PORT ?? 3000}, ${plural(fanoutWorkers, 'fan-out process')}, ${plural(timelineReplicas, 'timeline process')} for ${plural(timelinePartitions, 'partition')}, services over ${natsUrl}; Ctrl-C stops all`,
+);

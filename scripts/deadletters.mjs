@@ -1,5 +1,5 @@
-// Lists or replays fan-out's dead letters: log events whose deliveries kept failing, kept in
-// the event log with their reason until they are replayed.
+// Lists or replays the dead letters: log events whose deliveries kept failing (for every
+// reader, or for one reader named), kept in the event log with their reason until replayed.
 // Usage: npm run deadletters -- list|replay [--url http://127.0.0.1:3000]
 import { parseArgs } from 'node:util';
 
@@ -13,7 +13,9 @@ if (command !== 'list' && command !== 'replay') {
   process.exit(2);
 }
 
-const describe = (letter) => `position ${letter.position}  ${letter.type}  ${letter.stream}#${letter.revision}  ${letter.time}  after ${letter.attempts} attempts: ${letter.reason}`;
+// A letter with a reader is that reader's alone: the event reached every other reader.
+const describe = (letter) =>
+  `position ${letter.position}  ${letter.type}  ${letter.stream}#${letter.revision}${letter.reader ? `  for ${letter.reader}` : ''}  ${letter.time}  after ${letter.attempts} attempts: ${letter.reason}`;
 
 async function call(method, path) {
   const response = await fetch(`${values.url}/v1/admin/${path}`, { method });

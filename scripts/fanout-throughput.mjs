@@ -4,10 +4,11 @@
 // until every post is in every follower's timeline (the timeline's `delivered` counter).
 // Each count of fan-out processes runs on a fresh NATS server and cluster.
 // Usage: node scripts/fanout-throughput.mjs [--workers 1,2,3] [--followers 100000] [--posts 5]
-//        [--rounds 1] [--min-readers N]
+//        [--rounds 1] [--min-readers N] [--partitions 1] [--timeline-replicas 1]
 // --min-readers sets FANOUT_JOB_MIN_READERS (above the follower count, the planner delivers
 // every post itself). A single fan-out process always does: it shares a post out as jobs
-// only when another process waits for work.
+// only when another process waits for work. --partitions and --timeline-replicas split the
+// timelines into that many partitions shared by that many timeline processes.
 import { loadavg } from 'node:os';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,12 +23,16 @@ const { values } = parseArgs({
     posts: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '1' },
     'min-readers': { type: 'string' },
+    partitions: { type: 'string', default: '1' },
+    'timeline-replicas': { type: 'string', default: '1' },
   },
 });
 const workerCounts = values.workers.split(',').map(Number);
 const followers = Number(values.followers);
 const posts = Number(values.posts);
 const rounds = Number(values.rounds);
+const timelinePartitions = Number(values.partitions);
+const timelineReplicas = Number(values['timeline-replicas']);
 
 const configDir = await mkdtemp(join(tmpdir(), 'feedmill-fanout-throughput-'));
 const feedConfig = join(configDir, 'feeds.json');
@@ -57,7 +62,7 @@ const results = [];
 try {
   for (const workers of workerCounts) {
     const nats = await startNatsServer();
-    const cluster = await startCluster({ natsUrl: nats.url, stream: 'THROUGHPUT', env, fanoutWorkers: workers, readyTimeoutMs: 60_000 });
+    const cluster = await startCluster({ natsUrl: nats.url, stream: 'THROUGHPUT', env, fanoutWorkers: workers, timelinePartitions, timelineReplicas, readyTimeoutMs: 60_000 });
     try {
       const api = new FeedClient(cluster.baseUrl);
       for (let start = 0; start < followers; start += 10_000) {

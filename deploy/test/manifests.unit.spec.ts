@@ -74,13 +74,26 @@ describe('deploy/base', () => {
     }
   });
 
-  it('runs memory timelines as one replica, fan-out as several, and probes the gateway', () => {
+  it('runs fan-out and timelines as several replicas, and probes the gateway', () => {
     const byName = new Map(deployments.map((d) => [d.metadata!.name, d]));
-    expect(byName.get('timeline')!.spec!.replicas).toBe(1);
+    expect(byName.get('timeline')!.spec!.replicas).toBeGreaterThan(1);
     expect(byName.get('fanout')!.spec!.replicas).toBeGreaterThan(1);
     const gateway = byName.get('gateway')!.spec!.template.spec!.containers[0]!;
     expect(gateway.readinessProbe?.httpGet?.path).toBe('/readyz');
     expect(gateway.livenessProbe?.httpGet?.path).toBe('/healthz');
+  });
+
+  it('splits timelines in more partitions than replicas, claimed by leases, with one partition count for every app', () => {
+    const env = (manifests.find((m) => m.metadata.name === 'feedmill-env') as unknown as ConfigMap).data!;
+    const timeline = deployments.find((d) => d.metadata!.name === 'timeline')!;
+    expect(Number(env['TIMELINE_PARTITIONS'])).toBeGreaterThanOrEqual(timeline.spec!.replicas!);
+    expect(Number(env['TIMELINE_REPLICAS'])).toBe(timeline.spec!.replicas);
+    // No fixed place: a Deployment's pods have none, so they claim partitions by leases.
+    expect(env['TIMELINE_REPLICA_INDEX']).toBeUndefined();
+    expect(timeline.spec!.strategy?.type).toBe('RollingUpdate');
+    for (const deployment of deployments) {
+      for (const container of deployment.spec!.template.spec!.containers) expect(container.envFrom).toContainEqual({ configMapRef: { name: 'feedmill-env' } });
+    }
   });
 
   it('configures only variables feedmill reads, and a feed config it accepts', () => {

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pidusage from 'pidusage';
+import { FeedmillClient } from '@feedmill/client';
 import type { ServiceStatus, TimelineModel } from '@feedmill/contracts';
 import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
 import { childProcessesOf, freePort, startCluster, startNatsServer, startStandalone, waitFor, type Deployment, type NatsServerHandle } from '@feedmill/harness';
@@ -71,18 +72,22 @@ export class BenchDeployment {
     this.running = undefined;
   }
 
+  /** A client of the deployment's API: its address changes with each start. */
+  private api(): FeedmillClient {
+    return new FeedmillClient({ baseUrl: this.baseUrl });
+  }
+
   async statuses(): Promise<ServiceStatus[]> {
-    const response = await fetch(`${this.baseUrl}/readyz`);
-    return ((await response.json()) as { services: ServiceStatus[] }).services;
+    return (await this.api().readiness()).services;
   }
 
   /** Waits until graph and fan-out have applied everything content has; returns the log head. */
   async settled(timeoutMs = 600_000): Promise<number> {
     return waitFor(
       async () => {
-        const response = await fetch(`${this.baseUrl}/readyz`).catch(() => undefined);
-        if (response?.status !== 200) return undefined;
-        const services = ((await response.json()) as { services: ServiceStatus[] }).services;
+        const readiness = await this.api().readiness().catch(() => undefined);
+        if (!readiness?.ready) return undefined;
+        const services = readiness.services;
         const at = new Map(services.map((s) => [s.service, s.position]));
         const head = at.get('content')!;
         return at.get('fanout') === head && at.get('graph') === head ? head : undefined;

@@ -81,11 +81,12 @@ export async function measureInProcess(
 
   progress('fan-out: ours');
   const lookups: PlanLookups = {
-    recent: (feed, limit, _atLeast, atMost, order) => content.recent([feed], undefined, limit, atMost, order),
+    recent: (feed, limit, _atLeast, atMost, order, since) => content.recent([feed], undefined, limit, atMost, order, since === undefined ? undefined : [{ feed, since }]),
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: () => CAP,
     orderOf: () => 'time',
     activities: (ids) => content.get(ids),
+    positions: (ids) => content.positionsOf(ids),
     follows: (follower, target) => graph.isFollowing(follower, target),
   };
   let timeline: MemoryTimelineStore | undefined = new MemoryTimelineStore(() => ({ model: 'ring', cap: CAP, inactivityMs: 0 }));

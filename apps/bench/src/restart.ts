@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
 import pidusage from 'pidusage';
+import { FeedmillClient } from '@feedmill/client';
 import { timelineModels, type TimelineModel } from '@feedmill/contracts';
 import { freePort, startApp, waitFor } from '@feedmill/harness';
 import { round } from './deployment.js';
@@ -52,12 +53,13 @@ const port = await freePort();
 async function timedStart(env: Record<string, string>, dir = dataDir): Promise<StartFigures & { output: string }> {
   const started = performance.now();
   const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: dir, FEED_CONFIG: configPath, LOG_LEVEL: 'log', ...env });
+  const probe = new FeedmillClient({ baseUrl: `http://127.0.0.1:${port}` });
   try {
     await waitFor(
       async () => {
         if (app.child.exitCode !== null) throw new Error(`the standalone exited:\n${app.output()}`);
-        const response = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
-        return response?.status === 200 ? true : undefined;
+        const readiness = await probe.readiness().catch(() => undefined);
+        return readiness?.ready ? true : undefined;
       },
       { timeoutMs: READY_TIMEOUT_MS, intervalMs: 10, what: '/readyz' },
     );

@@ -10,10 +10,10 @@ import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntil
  * with SIGKILL while jobs of a post are in progress: a worker holding a job (which goes to
  * another once its lease runs out), and then the planner (another takes the lease, starts
  * from where timeline stands, and publishes the post's jobs again). Every follower ends with
- * every post exactly once.
+ * every post exactly once: with timelines in one partition, and in four shared by two
+ * timeline processes (jobs per partition, each fenced at its partition's position).
  */
 const FOLLOWERS = 100_000;
-const STREAM = 'FANOUTWORKERS';
 
 let nats: NatsServerHandle;
 let cluster: Deployment | undefined;
@@ -28,9 +28,13 @@ beforeAll(async () => {
   // Short leases, so that the test waits little for a dead process's work.
   env = { FEED_CONFIG: join(configDir, 'feeds.json'), FANOUT_JOB_LEASE_MS: '1500', FANOUT_PLANNER_LEASE_MS: '1500' };
 });
-afterAll(async () => {
+afterEach(async () => {
   await view?.close();
   await cluster?.stop();
+  view = undefined;
+  cluster = undefined;
+});
+afterAll(async () => {
   await nats?.stop();
   await rm(configDir, { recursive: true, force: true });
 });
@@ -61,9 +65,12 @@ async function expectSampleHolds(api: FeedClient, objects: string[]): Promise<vo
   }
 }
 
-it('delivers a post to each of 100,000 followers exactly once though a worker, and then the planner, dies mid-fan-out', async () => {
-  cluster = await startCluster({ natsUrl: nats.url, stream: STREAM, env, fanoutWorkers: 3 });
-  view = await inspectFanoutCluster({ servers: nats.url, logStream: STREAM });
+it.each([
+  { timelines: 'timelines in one partition', partitions: 1, replicas: 1, stream: 'FANOUTWORKERS' },
+  { timelines: 'timelines in four partitions on two processes', partitions: 4, replicas: 2, stream: 'FANOUTWORKERSPARTITIONS' },
+])('delivers a post to each of 100,000 followers exactly once though a worker, and then the planner, dies mid-fan-out ($timelines)', async ({ partitions, replicas, stream }) => {
+  cluster = await startCluster({ natsUrl: nats.url, stream, env, fanoutWorkers: 3, timelinePartitions: partitions, timelineReplicas: replicas });
+  view = await inspectFanoutCluster({ servers: nats.url, logStream: stream });
   const api = new FeedClient(cluster.baseUrl);
   for (let start = 0; start < FOLLOWERS; start += 10_000) {
     const follows = Array.from({ length: 10_000 }, (_, i) => ({ source: `timeline:f${start + i}`, target: 'user:star' }));
@@ -84,7 +91,8 @@ it('delivers a post to each of 100,000 followers exactly once though a worker, a
 
   // Three again, then the planner dies while the next post's jobs are in progress.
   // The deployment stops what its list holds: the new process takes the old one's place.
-  cluster.processes[cluster.processes.indexOf(worker)] = startApp('fanout', { ...env, NATS_URL: nats.url, LOG: 'jetstream', JETSTREAM_STREAM: STREAM }, worker.name);
+  const clusterEnv = { ...env, NATS_URL: nats.url, LOG: 'jetstream', JETSTREAM_STREAM: stream, TIMELINE_PARTITIONS: String(partitions), TIMELINE_REPLICAS: String(replicas) };
+  cluster.processes[cluster.processes.indexOf(worker)] = startApp('fanout', clusterEnv, worker.name);
   await postAndKillMidway(api, 'second', fanouts().find((p) => p.child.pid === planner!.pid)!);
   const successor = await waitFor(async () => {
     const now = await view!.planner();

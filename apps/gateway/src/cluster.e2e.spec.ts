@@ -10,3 +10,7 @@ afterAll(async () => {
 });
 
 describeFeedScenarios('cluster of five processes over NATS', (env) => startCluster({ natsUrl: nats.url, stream: 'E2E', env }));
+
+describeFeedScenarios('cluster of three fan-out processes and two timeline processes sharing four partitions', (env) =>
+  startCluster({ natsUrl: nats.url, stream: 'E2EPARTITIONS', env, fanoutWorkers: 3, timelinePartitions: 4, timelineReplicas: 2 }),
+);

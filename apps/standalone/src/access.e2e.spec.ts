@@ -11,11 +11,16 @@ type User = (typeof users)[number];
 /** Operations per model: over every model, more than 10,000. */
 const OPERATIONS = 1_750;
 
+/** What each user reads: its timeline, which follows, and its notification feed, which only takes what is addressed to it. */
+type Reader = `timeline:${User}` | `notification:${User}`;
+const ownerOf = (feed: string) => feed.slice(feed.indexOf(':') + 1) as User;
+
 /**
  * Who may see what, the plain way: each user's producer feed with its activities and its
  * privacy, each user's timeline with what it follows, and the requests waiting. A timeline
- * shows the activities of what it follows; a producer feed is read by its owner, by anyone
- * while public, and by its approved followers' users while private.
+ * shows the activities of what it follows, and every feed the activities addressed to it
+ * whose author its owner may read now; a producer feed is read by its owner, by anyone while
+ * public, and by its approved followers' users while private.
  */
 class Reference {
   readonly activities = new Map<User, Activity[]>(users.map((u) => [u, []]));
@@ -23,8 +28,19 @@ class Reference {
   readonly requests = new Map<User, Set<User>>(users.map((u) => [u, new Set()]));
   readonly privateFeeds = new Set<User>();
 
-  timelineOf(reader: User): string[] {
-    return [...this.following.get(reader)!].flatMap((u) => this.activities.get(u)!).sort(newestFirst).map(shown);
+  timelineOf(reader: Reader): string[] {
+    const owner = ownerOf(reader);
+    const follows = reader.startsWith('timeline:') ? this.following.get(owner)! : new Set<User>();
+    const addressed = (a: Activity) => (a.to?.includes(reader) ?? false) && this.mayRead(owner, ownerOf(a.feed));
+    return users
+      .flatMap((author) => this.activities.get(author)!.filter((a) => follows.has(author) || addressed(a)))
+      .sort(newestFirst)
+      .map(shown);
+  }
+
+  /** The targets an activity of `author` keeps: those whose owner may read its feed as it is posted. */
+  keptTargets(author: User, to: readonly Reader[]): Reader[] {
+    return to.filter((target) => this.mayRead(ownerOf(target), author));
   }
 
   mayRead(reader: User, owner: User): boolean {
@@ -37,9 +53,10 @@ const newestFirst = (a: Activity, b: Activity) => (`${a.time}|${a.id}` < `${b.ti
 const shown = (a: Activity) => `${a.id}:${a.object}`;
 
 /**
- * Random users post, update, remove, turn their feeds private and public, follow, unfollow, ask,
- * approve, reject and remove followers, and read, through the HTTP API with their own
- * tokens, on every timeline model; every page of every read is checked against the
+ * Random users post (a third of the posts addressed with `to`, some to feeds they may not
+ * address), update, remove, turn their feeds private and public, follow, unfollow, ask,
+ * approve, reject and remove followers, and read their timelines and notification feeds,
+ * through the HTTP API with their own tokens, on every timeline model; every page of every read is checked against the
  * reference: nothing shown that the reader may not see, nothing missing that it may.
  */
 describe.each(timelineModels.map((model) => [model]))('who may see what, against a reference: %s timelines', (model: TimelineModel) => {
@@ -51,7 +68,8 @@ describe.each(timelineModels.map((model) => [model]))('who may see what, against
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'feedmill-access-'));
     const config = join(dataDir, 'feeds.json');
-    await writeFile(config, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: 4 } } }));
+    const timelines = { kind: 'timeline', model, cap: 4 };
+    await writeFile(config, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: timelines, notification: { ...timelines, acceptsTargets: true } } }));
     deployment = await startStandalone({ dataDir, env: { FEEDMILL_JWT_SECRET: secret, FEED_CONFIG: config } });
     api = new FeedClient(deployment.baseUrl, tokenFor);
   });
@@ -67,15 +85,27 @@ describe.each(timelineModels.map((model) => [model]))('who may see what, against
     const as = async (user: User) => ({ authorization: `Bearer ${await tokenFor(user)}` });
     let reads = 0;
     let pagesChecked = 0;
+    /** Posts that kept a target, and notification reads that showed something: the play addressed. */
+    let addressedPosts = 0;
+    let notificationsSeen = 0;
     for (let op = 0; op < OPERATIONS; op++) {
       const user = pick(users);
       const other = pick(users.filter((u) => u !== user));
       const roll = random();
       const step = `operation ${op} (${user}, ${other})`;
       if (roll < 0.22) {
-        const posted = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}` });
+        // A third of the posts are addressed: to notification feeds (anyone's) and the poster's own timeline.
+        const to = random() < 0.35 ? [...new Set<Reader>([`notification:${other}`, pick<Reader>([`notification:${user}`, `timeline:${user}`, `notification:${pick(users)}`])])] : undefined;
+        const posted = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}`, ...(to && { to }) });
         expect([step, posted.status]).toEqual([step, 201]);
+        const kept = to && ref.keptTargets(user, to);
+        expect([step, posted.body.to]).toEqual([step, kept && kept.length > 0 ? kept : undefined]);
+        if (kept && kept.length > 0) addressedPosts++;
         ref.activities.get(user)!.push(posted.body);
+      } else if (roll < 0.23) {
+        // Another user's timeline does not take activities addressed to it: refused, nothing recorded.
+        const refused = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}`, to: [`notification:${user}`, `timeline:${other}`] });
+        expect([step, refused.status, (refused.body as unknown as { field: string }).field]).toEqual([step, 403, 'to[1]']);
       } else if (roll < 0.25) {
         // An update in place: readers see the new version where the old one was.
         const own = ref.activities.get(user)!;
@@ -126,18 +156,20 @@ describe.each(timelineModels.map((model) => [model]))('who may see what, against
       } else if (roll < 0.86) {
         // Reads see every command acknowledged before them once fan-out has applied it.
         await waitUntilSettled(api, 30_000, 2);
+        const reader: Reader = random() < 0.7 ? `timeline:${user}` : `notification:${user}`;
         const pageSize = 1 + Math.floor(random() * 3);
         const seen: string[] = [];
         let cursor: string | undefined;
         for (;;) {
-          const page = await api.page(`timeline:${user}`, pageSize, cursor);
+          const page = await api.page(reader, pageSize, cursor);
           expect([step, page.status]).toEqual([step, 200]);
           seen.push(...page.body.items.map(shown));
           pagesChecked++;
           if (page.body.next === null) break;
           cursor = page.body.next;
         }
-        expect({ step, model, seen }).toEqual({ step, model, seen: ref.timelineOf(user) });
+        expect({ step, model, reader, seen }).toEqual({ step, model, reader, seen: ref.timelineOf(reader) });
+        if (reader.startsWith('notification:') && seen.length > 0) notificationsSeen++;
         reads++;
       } else {
         // Another user's producer feed, read directly.
@@ -148,8 +180,12 @@ describe.each(timelineModels.map((model) => [model]))('who may see what, against
     }
     // Every reader at the end, and that the play did read.
     await waitUntilSettled(api);
-    for (const reader of users) expect({ reader, seen: (await api.readAll(`timeline:${reader}`, 2)).map(shown) }).toEqual({ reader, seen: ref.timelineOf(reader) });
+    for (const reader of users.flatMap((u): Reader[] => [`timeline:${u}`, `notification:${u}`])) {
+      expect({ reader, seen: (await api.readAll(reader, 2)).map(shown) }).toEqual({ reader, seen: ref.timelineOf(reader) });
+    }
     expect(reads).toBeGreaterThan(OPERATIONS / 10);
+    expect(addressedPosts).toBeGreaterThan(OPERATIONS / 30);
+    expect(notificationsSeen).toBeGreaterThan(OPERATIONS / 50);
     expect(pagesChecked).toBeGreaterThan(reads);
   }, 180_000);
 });

@@ -53,6 +53,11 @@ it('builds a cache from follows and posts at least as new as what the timeline h
       await catchUp(graphStore, request.atLeast);
       return graph.following(request);
     },
+    [subjects.graph.edgeBounds]: async (request) => {
+      asked.push(`${subjects.graph.edgeBounds} atLeast=${request.atLeast}`);
+      await catchUp(graphStore, request.atLeast);
+      return graph.edgeBounds(request);
+    },
     [subjects.content.recent]: async (request) => {
       asked.push(`${subjects.content.recent} atLeast=${request.atLeast}`);
       await catchUp(contentStore, request.atLeast);
@@ -63,8 +68,9 @@ it('builds a cache from follows and posts at least as new as what the timeline h
   // The timeline has applied the follow and the post (position 2); the replicas nothing yet.
   const store = new MemoryTimelineStore((feed) => groups.timelinePolicyOf(feed));
   await store.deliver({ after: 0, position: 2, deliveries: [{ kind: 'follow', reader, target: author, recent: [], exhausted: true }, { kind: 'insert', readers: [reader], activity }] });
-  const timeline = new TimelineService(store, client, groups, log, memoryStores, () => defaultFeedConfig);
+  const timeline = new TimelineService(client, groups, log, { ...memoryStores, timeline: async () => store }, () => defaultFeedConfig);
+  await timeline.onModuleInit();
   const page = await timeline.read({ feed: reader, limit: 10 });
   expect(page.items.map((a) => a.id)).toEqual(['a1']);
-  expect(asked).toEqual([`${subjects.graph.following} atLeast=2`, `${subjects.content.recent} atLeast=2`]);
+  expect(asked).toEqual([`${subjects.graph.edgeBounds} atLeast=2`, `${subjects.graph.following} atLeast=2`, `${subjects.content.recent} atLeast=2`]);
 });

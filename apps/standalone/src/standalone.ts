@@ -7,8 +7,8 @@ import { createHttpApp, GatewayModule, httpAppOptions } from '@feedmill/gateway-
 import { GraphModule } from '@feedmill/graph-service';
 import { loadFeedConfig, type RuntimeConfig } from '@feedmill/config';
 import { logLevels, openEventLog, openStores, rootModule, type StoreFactory } from '@feedmill/runtime';
-import { InProcessServer, InProcessServiceClient, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
-import { TimelineModule } from '@feedmill/timeline-service';
+import { InProcessServer, InProcessServiceClient, InProcessSubjectServer, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
+import { TimelineModule, type PartitionOwnership, type ReaderRetryPolicy } from '@feedmill/timeline-service';
 
 /**
  * The embedded default: the four services in one process, calling each other in-process
@@ -22,6 +22,10 @@ export interface StandaloneOptions {
   stores?: StoreFactory;
   /** @defaultValue fan-out's own */
   fanoutRetry?: FanoutRetryPolicy;
+  /** @defaultValue timeline's own */
+  readerRetry?: ReaderRetryPolicy;
+  /** Which timeline partitions the process holds, when `TIMELINE_PARTITIONS` splits them (tests move them). @defaultValue all of them */
+  timelineOwnership?: PartitionOwnership;
 }
 
 interface Services {
@@ -37,12 +41,16 @@ async function services(config: RuntimeConfig, options: StandaloneOptions, gatew
   const server = new InProcessServer();
   const client = new InProcessServiceClient(server);
   const fanout = options.fanoutRetry ? FanoutModule.withRetryPolicy(options.fanoutRetry) : FanoutModule;
-  const module = rootModule([ContentModule, GraphModule, TimelineModule, fanout, ...(gateway ? [GatewayModule] : [])], {
+  const timeline = options.readerRetry || options.timelineOwnership ? TimelineModule.configured({ readerRetry: options.readerRetry, ownership: options.timelineOwnership }) : TimelineModule;
+  const module = rootModule([ContentModule, GraphModule, timeline, fanout, ...(gateway ? [GatewayModule] : [])], {
     feedConfig,
     reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG),
     eventLog,
     client,
     stores: options.stores ?? (await openStores(config, { fileLog: (config.LOG ?? 'file') === 'file' ? eventLog : undefined })),
+    // One process holds every partition; they are only split when TIMELINE_PARTITIONS says so.
+    timelinePartitions: config.TIMELINE_PARTITIONS,
+    subjectServer: new InProcessSubjectServer(server),
   });
   return { module, server, client };
 }
@@ -67,5 +75,5 @@ export async function createServicesApp(config: RuntimeConfig, options: Standalo
 export async function createHttpWorkerApp(config: RuntimeConfig): Promise<NestFastifyApplication> {
   if (!process.send) throw new Error('an HTTP worker runs as a cluster worker of the standalone, with an IPC channel');
   const client = new LinkedServiceClient({ send: (message) => process.send!(message), on: (event, listener) => process.on(event, listener) });
-  return createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(config.FEED_CONFIG), client }), httpAppOptions(config));
+  return createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(config.FEED_CONFIG), client, timelinePartitions: config.TIMELINE_PARTITIONS }), httpAppOptions(config));
 }

@@ -14,7 +14,21 @@ describe('configuration', () => {
     expect(() => loadRuntimeConfig({ LOG: 'kurrentdb' })).toThrow(/KURRENTDB_URL/);
     expect(() => loadRuntimeConfig({ STORE: 'mongodb' })).toThrow(/MONGODB_URL/);
     expect(loadRuntimeConfig({}).STORE).toBe('memory');
+    expect(loadRuntimeConfig({}).RATE_LIMIT_PER_MINUTE).toBe(0);
+    expect(loadRuntimeConfig({ RATE_LIMIT_PER_MINUTE: '600' }).RATE_LIMIT_PER_MINUTE).toBe(600);
+    expect(() => loadRuntimeConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
+    expect(() => loadRuntimeConfig({ RATE_LIMIT_PER_MINUTE: 'lots' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
     expect(loadRuntimeConfig({ LOG: 'kurrentdb', KURRENTDB_URL: 'kurrentdb://127.0.0.1:2113?tls=false' }).LOG).toBe('kurrentdb');
+  });
+
+  it('takes timeline partitions and replicas, and refuses a replica index outside them', () => {
+    expect(loadRuntimeConfig({})).toMatchObject({ TIMELINE_PARTITIONS: 1, TIMELINE_REPLICAS: 1, TIMELINE_PARTITION_LEASE_MS: 3000 });
+    expect(loadRuntimeConfig({}).TIMELINE_REPLICA_INDEX).toBeUndefined();
+    expect(loadRuntimeConfig({ TIMELINE_PARTITIONS: '4', TIMELINE_REPLICAS: '2', TIMELINE_REPLICA_INDEX: '1' })).toMatchObject({ TIMELINE_PARTITIONS: 4, TIMELINE_REPLICAS: 2, TIMELINE_REPLICA_INDEX: 1 });
+    expect(() => loadRuntimeConfig({ TIMELINE_PARTITIONS: '0' })).toThrow(/TIMELINE_PARTITIONS/);
+    expect(() => loadRuntimeConfig({ TIMELINE_PARTITIONS: '1025' })).toThrow(/TIMELINE_PARTITIONS/);
+    expect(() => loadRuntimeConfig({ TIMELINE_PARTITIONS: '4', TIMELINE_REPLICAS: '2', TIMELINE_REPLICA_INDEX: '2' })).toThrow(/TIMELINE_REPLICA_INDEX: .*below TIMELINE_REPLICAS/);
+    expect(() => loadRuntimeConfig({ TIMELINE_PARTITIONS: '2', TIMELINE_REPLICAS: '3', TIMELINE_REPLICA_INDEX: '2' })).toThrow(/TIMELINE_REPLICA_INDEX: .*owns no partition/);
   });
 
   it('names the file and the key of a bad feed config', () => {

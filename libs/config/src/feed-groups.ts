@@ -18,6 +18,7 @@ export class FeedGroups {
    * the policy is made once.
    */
   private readonly byPrefix: ReadonlyArray<{ prefix: string; kind: 'producer' | 'timeline'; policy: TimelinePolicy }>;
+  private readonly timelineGroups: readonly string[];
 
   constructor(readonly config: FeedConfig) {
     this.fingerprint = JSON.stringify(Object.entries(config.groups).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -40,6 +41,18 @@ export class FeedGroups {
             })
           : NO_TIMELINE,
     }));
+    this.timelineGroups = Object.keys(this.timelineModels);
+  }
+
+  /** The timeline feeds a user owns, one per timeline group: those whose follows let it read a private feed. */
+  timelinesOf(owner: string): FeedId[] {
+    return this.timelineGroups.map((group): FeedId => `${group}:${owner}`);
+  }
+
+  /** Whether another user than a timeline feed's owner may address activities to it (`acceptsTargets`). */
+  acceptsTargets(feed: FeedId): boolean {
+    const config = this.config.groups[feed.slice(0, feed.indexOf(':'))];
+    return config?.kind === 'timeline' && config.acceptsTargets;
   }
 
   /** Each timeline group's storage model. */

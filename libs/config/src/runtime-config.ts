@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TIMELINE_PARTITIONS } from '@feedmill/contracts';
 
 /**
  * Every environment variable feedmill reads, with its default. Validated once at start;
@@ -63,6 +64,30 @@ export const runtimeConfigSchema = z.object({
    * how long fan-out waits for another process to plan after the planner dies.
    */
   FANOUT_PLANNER_LEASE_MS: z.coerce.number().int().min(500).default(3_000),
+  /**
+   * Cluster mode: timelines split into this many partitions by a hash of the reader feed.
+   * Each timeline process owns some of them and answers only their deliveries and reads; the
+   * gateway and fan-out route by the same hash. Every process of a cluster must be given the
+   * same value.
+   */
+  TIMELINE_PARTITIONS: z.coerce.number().int().min(1).max(MAX_TIMELINE_PARTITIONS).default(1),
+  /**
+   * Cluster mode with memory stores: how many timeline processes share the partitions. Each
+   * owns at most ceil(TIMELINE_PARTITIONS / TIMELINE_REPLICAS) of them.
+   */
+  TIMELINE_REPLICAS: z.coerce.number().int().min(1).max(MAX_TIMELINE_PARTITIONS).default(1),
+  /**
+   * Cluster mode with memory stores: this timeline process's fixed place among the
+   * TIMELINE_REPLICAS (0 to TIMELINE_REPLICAS - 1): it owns the partitions whose number
+   * modulo TIMELINE_REPLICAS is this. Unset, processes claim partitions by leases in
+   * JetStream KV instead, which is what a Kubernetes Deployment needs.
+   */
+  TIMELINE_REPLICA_INDEX: z.coerce.number().int().min(0).optional(),
+  /**
+   * Cluster mode: how long a timeline process's claim on a partition lasts unless renewed
+   * (three times per lease): how long a dead process's partitions wait for another owner.
+   */
+  TIMELINE_PARTITION_LEASE_MS: z.coerce.number().int().min(500).default(3_000),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
   /**
    * When set, every `/v1` request needs `Authorization: Bearer <JWT>` signed with this
@@ -80,6 +105,13 @@ export const runtimeConfigSchema = z.object({
    */
   FEEDMILL_JWT_ISSUER: z.string().min(1).optional(),
   FEEDMILL_JWT_AUDIENCE: z.string().min(1).optional(),
+  /**
+   * Requests to `/v1` each caller may send per minute: a user (a token's `sub`), an admin
+   * token, or an address when tokens are off. Past it the gateway answers `429
+   * rate_limited` with `Retry-After`. 0 (the default) sets no limit. Counted per gateway
+   * process.
+   */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
 });
 
 export type RuntimeConfig = z.output<typeof runtimeConfigSchema>;
@@ -89,6 +121,14 @@ const completeConfigSchema = runtimeConfigSchema
   .refine((config) => config.LOG !== 'kurrentdb' || config.KURRENTDB_URL !== undefined, {
     message: 'LOG=kurrentdb needs KURRENTDB_URL (for example kurrentdb://127.0.0.1:2113?tls=false)',
     path: ['KURRENTDB_URL'],
+  })
+  .refine((config) => config.TIMELINE_REPLICA_INDEX === undefined || config.TIMELINE_REPLICA_INDEX < config.TIMELINE_REPLICAS, {
+    message: 'TIMELINE_REPLICA_INDEX must be below TIMELINE_REPLICAS (from 0 to TIMELINE_REPLICAS - 1)',
+    path: ['TIMELINE_REPLICA_INDEX'],
+  })
+  .refine((config) => config.TIMELINE_REPLICA_INDEX === undefined || config.TIMELINE_REPLICA_INDEX < config.TIMELINE_PARTITIONS, {
+    message: 'a replica whose index is not below TIMELINE_PARTITIONS owns no partition: run at most TIMELINE_PARTITIONS timeline replicas',
+    path: ['TIMELINE_REPLICA_INDEX'],
   })
   .refine((config) => config.STORE !== 'mongodb' || config.MONGODB_URL !== undefined, {
     message: 'STORE=mongodb needs MONGODB_URL (for example mongodb://127.0.0.1:27017)',

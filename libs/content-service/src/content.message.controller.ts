@@ -25,6 +25,11 @@ export class ContentMessageController implements MessageHandlers<typeof subjects
     return { removed: true };
   }
 
+  @MessagePattern(subjects.content.positions)
+  positions(@Payload() payload: unknown) {
+    return this.content.positions(parseRequest(subjects.content.positions, payload));
+  }
+
   @MessagePattern(subjects.content.get)
   get(@Payload() payload: unknown) {
     return this.content.get(parseRequest(subjects.content.get, payload));

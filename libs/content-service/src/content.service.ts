@@ -8,6 +8,7 @@ import {
   type AddActivityRequest,
   type BumpActivityRequest,
   type GetActivitiesRequest,
+  type ActivityPositionsReply,
   type RecentActivitiesRequest,
   type RecentEachReply,
   type RecentEachRequest,
@@ -137,6 +138,12 @@ export class ContentService extends ProjectedService {
     return this.store.get(request.ids);
   }
 
+  /** Where in the log each activity was added: what places it within a bounded or kept edge. */
+  async positions(request: GetActivitiesRequest): Promise<ActivityPositionsReply> {
+    await this.store.reach(request.atLeast);
+    return { positions: await this.store.positionsOf(request.ids) };
+  }
+
   /** Raises an activity for relevancy-ordered timelines; returns it as it now is. */
   bump(request: BumpActivityRequest): Promise<Activity> {
     return this.perFeed.run(request.feed, () =>
@@ -165,7 +172,7 @@ export class ContentService extends ProjectedService {
   /** A page in the asked order, cut short (never empty) past `maxBytes`; `next` is a key of that order. */
   async recent(request: RecentActivitiesRequest): Promise<ActivityPage> {
     await this.store.reach(request.atLeast);
-    const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost, request.order);
+    const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost, request.order, request.bounds);
     return pageOf(items, request.limit, request.maxBytes, request.order);
   }
 

@@ -16,6 +16,9 @@ export const isoTimeSchema = z.iso
     return date.toISOString();
   });
 
+/** The most feeds one activity may be addressed to with `to`. */
+export const MAX_TARGETS = 100;
+
 /** What a client sends to post an activity. Unknown fields are refused, not dropped. */
 export const newActivitySchema = z.strictObject({
   actor: shortText(256),
@@ -24,6 +27,16 @@ export const newActivitySchema = z.strictObject({
   time: isoTimeSchema.optional(),
   foreignId: shortText(256).optional(),
   extra: z.record(z.string(), z.json()).optional(),
+  /**
+   * Timeline feeds the activity is also delivered into, whoever follows whom (seed 001's
+   * targeted activities): a notification, a mention. The gateway checks each one before the
+   * activity is recorded, and keeps only those allowed to see its feed.
+   */
+  to: z
+    .array(feedIdSchema)
+    .max(MAX_TARGETS)
+    .refine((targets) => new Set(targets).size === targets.length, 'must not name a feed twice')
+    .optional(),
 });
 export type NewActivity = z.input<typeof newActivitySchema>;
 
@@ -56,6 +69,11 @@ export interface Activity {
    * tells readers that what they see is an edited version.
    */
   updatedAt?: string;
+  /**
+   * The timeline feeds it was addressed to, besides its feed's followers: each holds it
+   * whether or not it follows the feed, for as long as its owner may read the feed.
+   */
+  to?: FeedId[];
 }
 
 export const activitySchema: z.ZodType<Activity> = z.strictObject({
@@ -69,10 +87,11 @@ export const activitySchema: z.ZodType<Activity> = z.strictObject({
   extra: z.record(z.string(), z.unknown()).optional(),
   bumpedAt: z.string().optional(),
   updatedAt: z.string().optional(),
+  to: z.array(feedIdSchema).optional(),
 });
 
 /** What a linked timeline stores of an activity: enough to order it and find it again. */
-export type ActivityReference = Pick<Activity, 'id' | 'feed' | 'time' | 'bumpedAt'>;
+export type ActivityReference = Pick<Activity, 'id' | 'feed' | 'time' | 'bumpedAt' | 'to'>;
 
 /** An entry of a timeline: the activity itself (embedded), or a reference to it (linked). */
 export type TimelineItem = Activity | ActivityReference;
@@ -80,7 +99,16 @@ export type TimelineItem = Activity | ActivityReference;
 export function referenceTo(activity: Activity): ActivityReference {
   const reference: ActivityReference = { id: activity.id, feed: activity.feed, time: activity.time };
   if (activity.bumpedAt !== undefined) reference.bumpedAt = activity.bumpedAt;
+  if (activity.to !== undefined) reference.to = activity.to;
   return reference;
+}
+
+/**
+ * Whether a reader holds the item because it was addressed to it: it stays when the reader
+ * unfollows the item's feed.
+ */
+export function isAddressedTo(item: TimelineItem, reader: FeedId): boolean {
+  return item.to !== undefined && item.to.includes(reader);
 }
 
 export function isReference(item: TimelineItem): item is ActivityReference {
@@ -93,6 +121,7 @@ export function isReference(item: TimelineItem): item is ActivityReference {
  */
 export function approximateBytes(item: TimelineItem): number {
   let text = item.id.length + item.feed.length + item.time.length + (item.bumpedAt?.length ?? 0);
+  if (item.to) for (const target of item.to) text += target.length + 3;
   if ('verb' in item) {
     text += item.actor.length + item.verb.length + item.object.length + (item.foreignId?.length ?? 0) + (item.updatedAt?.length ?? 0);
     if (item.extra) text += JSON.stringify(item.extra).length;

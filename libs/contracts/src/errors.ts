@@ -16,6 +16,7 @@ export const errorCodes = [
   'payload_too_large',
   'unsupported_media_type',
   'conflict',
+  'rate_limited',
   'not_ready',
   'unavailable',
   'internal',
@@ -61,4 +62,16 @@ export class FeedmillError extends Error {
     if (typeof code !== 'string' || !isErrorCode(code) || typeof message !== 'string') return undefined;
     return new FeedmillError(code, message, typeof field === 'string' ? field : undefined);
   }
+}
+
+/**
+ * Whether a failure says a service or store is unreachable, timed out or not caught up yet
+ * (`unavailable`, `not_ready`, here or in a cause): it passes with time, so it is waited
+ * out, never dead-lettered.
+ */
+export function isTransientFailure(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof FeedmillError) return cause.code === 'unavailable' || cause.code === 'not_ready';
+  }
+  return false;
 }

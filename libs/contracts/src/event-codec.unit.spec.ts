@@ -115,4 +115,15 @@ describe('event codec', () => {
     expect(openDeadLetters(letters.slice(0, 1)).map((letter) => letter.position)).toEqual([42]);
     expect(openDeadLetters(letters)).toEqual([]);
   });
+
+  it('keeps one reader’s dead letter apart from its event’s: each is open until its own replay', () => {
+    const [eventLetter, , readerLetter, readerReplayed] = firstVersions.filter((stored) => deadLetterEvents.knows(stored.type));
+    const atBob = { ...eventLetter!, data: { ...(eventLetter!.data as object), position: 43 } };
+    const replayedForAll = { type: 'DeadLetterReplayed', metadata: { v: 1 }, data: { position: 43, time: '2026-01-01T12:00:00.000Z' } };
+    const open = (events: StoredEvent[]) => openDeadLetters(events).map((letter) => `${letter.position} ${letter.reader ?? 'all'}`);
+    expect(open([readerLetter!, atBob])).toEqual(['43 all', '43 timeline:bob']);
+    expect(open([readerLetter!, atBob, replayedForAll])).toEqual(['43 timeline:bob']);
+    expect(open([readerLetter!, atBob, readerReplayed!])).toEqual(['43 all']);
+    expect(openDeadLetters([readerLetter!])).toEqual([readerLetter!.data]);
+  });
 });

@@ -9,9 +9,18 @@ import { feedIdSchema, feedPairsSchema, idSchema, type FeedId } from './feeds.js
  * changes and an upcaster from the previous version joins its definition.
  */
 const followData = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
+/**
+ * A follow; `since` (a time sort key) bounds the target's history it brings: of the
+ * activities added before the follow, only those with a key at or above it (a `copyLimit`).
+ */
+const followedData = followData.extend({ since: z.string().min(1).max(300).optional() });
+/** An unfollow; `keepHistory` keeps what the feed had delivered (nothing new arrives). */
+const unfollowedData = followData.extend({ keepHistory: z.literal(true).optional() });
 /** A producer feed's settings: a private feed's follows wait for its owner's approval. */
 const settingsData = z.strictObject({ feed: feedIdSchema, private: z.boolean(), time: z.string() });
 const activityChange = z.strictObject({ id: idSchema, feed: feedIdSchema, time: z.string() });
+/** A removal names the feeds the activity was addressed to, which held it too. */
+const activityRemovedData = activityChange.extend({ to: z.array(feedIdSchema).optional() });
 /**
  * An activity's object or extra replaced, at `time`: only the fields that changed are there,
  * and at least one is. `extra` replaces the activity's whole extra.
@@ -36,11 +45,11 @@ const feedsFollowedData = z.strictObject({ id: idSchema, time: z.string(), follo
 
 export const feedEvents = eventCodec({
   ActivityAdded: { schema: z.strictObject({ activity: activitySchema }) },
-  ActivityRemoved: { schema: activityChange },
+  ActivityRemoved: { schema: activityRemovedData },
   ActivityBumped: { schema: activityChange },
   ActivityUpdated: { schema: activityUpdatedData },
-  FeedFollowed: { schema: followData },
-  FeedUnfollowed: { schema: followData },
+  FeedFollowed: { schema: followedData },
+  FeedUnfollowed: { schema: unfollowedData },
   /** A follow of a private feed, waiting for its owner: approved, it becomes a FeedFollowed. */
   FollowRequested: { schema: followData },
   /** A follow request rejected by the owner, or withdrawn by the follower. */

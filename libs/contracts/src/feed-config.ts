@@ -90,6 +90,13 @@ const timelineGroupSchema = z.strictObject({
    * @defaultValue 2
    */
   hysteresis: z.number().min(1).max(1_000).default(2),
+  /**
+   * Whether a user may address activities (`to`) to this group's feeds that another user
+   * owns, as to a notification feed. A user may always address its own feeds, and an admin
+   * token any.
+   * @defaultValue false
+   */
+  acceptsTargets: z.boolean().default(false),
 });
 
 export const groupConfigSchema = z.discriminatedUnion('kind', [producerGroupSchema, timelineGroupSchema]);

@@ -14,7 +14,9 @@ export type FeedId = `${string}:${string}`;
 
 export const feedIdSchema = z
   .string()
-  .refine((value) => isFeedId(value), 'must be "group:id"') as unknown as z.ZodType<FeedId>;
+  .refine((value) => isFeedId(value), 'must be "group:id"')
+  // What the refinement checks, for JSON Schema and OpenAPI readers, which cannot run it.
+  .meta({ description: 'A feed: "group:id".', pattern: `^${GROUP_PATTERN.source.slice(1, -1)}:${ID_PATTERN.source.slice(1, -1)}$`, example: 'user:bob' }) as unknown as z.ZodType<FeedId>;
 
 /** A group and an id: one test, no slicing (a batch of follows checks 20,000 feeds). */
 const FEED_ID_PATTERN = new RegExp(`^${GROUP_PATTERN.source.slice(1, -1)}:${ID_PATTERN.source.slice(1, -1)}$`);
@@ -54,4 +56,9 @@ export function feedId(group: string, id: string): FeedId {
 
 export function feedGroup(feed: FeedId): string {
   return feed.slice(0, feed.indexOf(':'));
+}
+
+/** The user who owns a feed: its id, in every group (`user:alice` and `timeline:alice` are alice's). */
+export function feedOwner(feed: FeedId): string {
+  return feed.slice(feed.indexOf(':') + 1);
 }

@@ -1,10 +1,10 @@
-export { errorCodes, FeedmillError } from './errors.js';
+export { errorCodes, FeedmillError, isTransientFailure } from './errors.js';
 export type { ErrorBody, ErrorCode } from './errors.js';
-export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup } from './feeds.js';
+export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup, feedOwner } from './feeds.js';
 export type { FeedId } from './feeds.js';
 export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels, MAX_CAP, MAX_SINGLE_DOCUMENT_CAP } from './feed-config.js';
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel } from './feed-config.js';
-export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema, referenceTo, isReference, approximateBytes } from './activity.js';
+export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema, referenceTo, isReference, isAddressedTo, approximateBytes, MAX_TARGETS } from './activity.js';
 export type { Activity, NewActivity, ActivityChanges, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
@@ -39,6 +39,8 @@ export type {
   FeedsFollowed,
 } from './events.js';
 export { subjects, wire } from './wire.js';
+export { edgeBoundSchema, isWithinBound, boundsByFeed } from './edge-bounds.js';
+export type { EdgeBound } from './edge-bounds.js';
 export type { Subject, RequestOf, ReplyOf } from './wire.js';
 export {
   pageLimitSchema,
@@ -50,6 +52,7 @@ export {
   bumpBodySchema,
   updateActivityRequestSchema,
   getActivitiesRequestSchema,
+  activityPositionsReplySchema,
   recentActivitiesRequestSchema,
   recentEachRequestSchema,
   recentEachReplySchema,
@@ -60,6 +63,8 @@ export {
   feedSettingsSchema,
   putSettingsRequestSchema,
   edgePageRequestSchema,
+  edgeBoundsRequestSchema,
+  edgeBoundsReplySchema,
   countsRequestSchema,
   readTimelineRequestSchema,
   activityPageSchema,
@@ -80,6 +85,7 @@ export type {
   BumpActivityRequest,
   UpdateActivityRequest,
   GetActivitiesRequest,
+  ActivityPositionsReply,
   RecentActivitiesRequest,
   RecentEachRequest,
   RecentEachReply,
@@ -92,6 +98,7 @@ export type {
   PutSettingsRequest,
   EdgePageRequest,
   EdgePage,
+  EdgeBoundsReply,
   FollowCounts,
   ReadTimelineRequest,
   TimelineDelivery,
@@ -103,4 +110,15 @@ export type {
   TimelineOrder,
 } from './messages.js';
 export { DEAD_LETTER_STREAM, deadLetterEvents, openDeadLetters, deadLetterListSchema, deadLetterReplaySchema } from './dead-letters.js';
-export type { DeadLetter, DeadLetterEvent, DeadLetterList, DeadLetterReplay } from './dead-letters.js';
+export type { DeadLetter, DeadLetterEvent, DeadLetterList, DeadLetterReplay, ReaderDeadLetter } from './dead-letters.js';
+export {
+  MAX_TIMELINE_PARTITIONS,
+  timelinePartitionOf,
+  partitionedSubjects,
+  partitionSubject,
+  partitionOfDeliveries,
+  splitDeliveriesByPartition,
+  TimelinePartitioning,
+  staticPartitionsOf,
+} from './timeline-partitions.js';
+export type { PartitionedSubject } from './timeline-partitions.js';

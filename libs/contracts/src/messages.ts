@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { activitySchema, isoTimeSchema, newActivitySchema } from './activity.js';
 import { MAX_ACTIVITIES_PER_REQUEST, MAX_FOLLOWS_PER_REQUEST } from './batch-limits.js';
+import { edgeBoundSchema } from './edge-bounds.js';
 import { feedIdSchema, feedPairsSchema, idSchema } from './feeds.js';
 
 const sortKeySchema = z.string().min(1).max(300);
@@ -51,6 +52,10 @@ export type UpdateActivityRequest = z.output<typeof updateActivityRequestSchema>
 export const getActivitiesRequestSchema = z.strictObject({ ids: z.array(idSchema).max(10_000), atLeast: atLeastSchema });
 export type GetActivitiesRequest = z.output<typeof getActivitiesRequestSchema>;
 
+/** The log position each activity was added at, in the order asked; null for one not held (removed). */
+export const activityPositionsReplySchema = z.strictObject({ positions: z.array(z.number().int().min(0).nullable()) });
+export type ActivityPositionsReply = z.output<typeof activityPositionsReplySchema>;
+
 export const recentActivitiesRequestSchema = z.strictObject({
   feeds: z.array(feedIdSchema).max(100_000),
   /** Only keys strictly below this one. */
@@ -63,6 +68,8 @@ export const recentActivitiesRequestSchema = z.strictObject({
   order: z.enum(['time', 'relevance']).optional(),
   /** Fewer items (at least one) when more would pass about this many bytes; `next` then says where to go on. */
   maxBytes: z.number().int().min(1).optional(),
+  /** Per feed, what of it a reader's timeline holds (see `isWithinBound`); feeds not named are read whole. */
+  bounds: z.array(edgeBoundSchema).optional(),
 });
 export type TimelineOrder = 'time' | 'relevance';
 export type RecentActivitiesRequest = z.output<typeof recentActivitiesRequestSchema>;
@@ -95,7 +102,15 @@ export type ActivityPage = z.output<typeof activityPageSchema>;
 export const recentEachReplySchema = z.strictObject({ pages: z.array(activityPageSchema.nullable()) });
 export type RecentEachReply = z.output<typeof recentEachReplySchema>;
 
-export const followRequestSchema = z.strictObject({ follower: feedIdSchema, target: feedIdSchema, time: z.string() });
+export const followRequestSchema = z.strictObject({
+  follower: feedIdSchema,
+  target: feedIdSchema,
+  time: z.string(),
+  /** For a follow: the oldest time key of the target's history it brings (the gateway's reading of `copyLimit`). */
+  since: sortKeySchema.optional(),
+  /** For an unfollow: the timeline keeps what the feed delivered. */
+  keepHistory: z.boolean().optional(),
+});
 export type FollowRequest = z.output<typeof followRequestSchema>;
 
 /**
@@ -152,6 +167,11 @@ export const edgePageSchema = z.strictObject({
 });
 export type EdgePage = z.output<typeof edgePageSchema>;
 
+/** A follower's edges that bound what its timeline holds: follows with a `since`, and feeds unfollowed with their history kept. */
+export const edgeBoundsRequestSchema = z.strictObject({ feed: feedIdSchema, atLeast: atLeastSchema });
+export const edgeBoundsReplySchema = z.strictObject({ bounds: z.array(edgeBoundSchema) });
+export type EdgeBoundsReply = z.output<typeof edgeBoundsReplySchema>;
+
 export const countsRequestSchema = z.strictObject({ feed: feedIdSchema });
 export const followCountsSchema = z.strictObject({ followers: z.number().int(), following: z.number().int() });
 export type FollowCounts = z.output<typeof followCountsSchema>;
@@ -163,21 +183,35 @@ export const readTimelineRequestSchema = z.strictObject({
 });
 export type ReadTimelineRequest = z.output<typeof readTimelineRequestSchema>;
 
+/**
+ * The log position of the event a delivery comes from: timeline names it in a dead letter
+ * when the delivery keeps failing for one reader. Unset, the request's position stands in.
+ */
+const eventPositionSchema = z.number().int().min(0).optional();
+
 /** One change fan-out asks timeline to make. Readers are always timeline feeds. */
 export const timelineDeliverySchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('insert'), readers: z.array(feedIdSchema), activity: activitySchema }),
-  z.strictObject({ kind: z.literal('remove'), readers: z.array(feedIdSchema), id: idSchema }),
-  z.strictObject({ kind: z.literal('bump'), readers: z.array(feedIdSchema), activity: activitySchema }),
+  z.strictObject({ kind: z.literal('insert'), readers: z.array(feedIdSchema), activity: activitySchema, eventPosition: eventPositionSchema }),
+  z.strictObject({ kind: z.literal('remove'), readers: z.array(feedIdSchema), id: idSchema, eventPosition: eventPositionSchema }),
+  z.strictObject({ kind: z.literal('bump'), readers: z.array(feedIdSchema), activity: activitySchema, eventPosition: eventPositionSchema }),
   /** A new version of an activity (an update): it replaces the one each reader holds, in the same place; a reader holding none gets none. */
-  z.strictObject({ kind: z.literal('update'), readers: z.array(feedIdSchema), activity: activitySchema }),
+  z.strictObject({ kind: z.literal('update'), readers: z.array(feedIdSchema), activity: activitySchema, eventPosition: eventPositionSchema }),
   z.strictObject({
     kind: z.literal('follow'),
     reader: feedIdSchema,
     target: feedIdSchema,
     recent: z.array(activitySchema),
     exhausted: z.boolean(),
+    /**
+     * Set when the follow's history is bounded: `recent` holds only what the bound lets in,
+     * and entries of the feed the reader holds from before (a history kept from an earlier
+     * follow) leave first, since the new bound decides what the timeline shows.
+     */
+    since: sortKeySchema.optional(),
+    eventPosition: eventPositionSchema,
   }),
-  z.strictObject({ kind: z.literal('unfollow'), reader: feedIdSchema, target: feedIdSchema }),
+  /** An unfollow; with `keepHistory` the reader keeps what the feed delivered. */
+  z.strictObject({ kind: z.literal('unfollow'), reader: feedIdSchema, target: feedIdSchema, keepHistory: z.boolean().optional(), eventPosition: eventPositionSchema }),
 ]);
 export type TimelineDelivery = z.output<typeof timelineDeliverySchema>;
 

@@ -4,3 +4,5 @@ export { connectFanoutCluster } from './jetstream/connect-fanout-cluster.js';
 export type { FanoutClusterOptions } from './jetstream/connect-fanout-cluster.js';
 export { inspectFanoutCluster } from './jetstream/inspect-fanout-cluster.js';
 export type { FanoutClusterView } from './jetstream/inspect-fanout-cluster.js';
+export { KvLease, KvLeaseBoard, connectTimelinePartitionLeases } from './jetstream/kv-lease.js';
+export type { LeaseRenewal } from './jetstream/kv-lease.js';

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import type { DeliverRequest } from '@feedmill/contracts';
+import { partitionOfDeliveries, TimelinePartitioning, type DeliverRequest } from '@feedmill/contracts';
 import { FANOUT_CLUSTER, type FanoutCluster, type JobDelivery, type JobWorker } from '@feedmill/fanout-cluster';
 import type { DeliveryTarget } from '@feedmill/feed-models';
+import { TIMELINE_PARTITIONING } from '@feedmill/runtime';
 import { SERVICE_CLIENT, serviceDeliveryTarget, type ServiceClient } from '@feedmill/transport';
 
 /**
@@ -9,12 +10,14 @@ import { SERVICE_CLIENT, serviceDeliveryTarget, type ServiceClient } from '@feed
  * cluster (the planner too): each is a delivery request that timeline applies only while it
  * stands at the job's fence. A job applied is done; one refused (timeline has moved past its
  * event: it was done already, or its event was dead-lettered) is done as well; one that
- * fails goes back to the queue.
+ * fails goes back to the queue. A job's readers are all of one timeline partition, which
+ * it goes to.
  */
 @Injectable()
 export class FanoutJobWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('fanout-jobs');
-  private readonly timeline: DeliveryTarget;
+  /** Each timeline partition as a delivery target. */
+  private readonly timelines: DeliveryTarget[];
   private worker?: JobWorker;
   private applied = 0;
   private refused = 0;
@@ -23,8 +26,9 @@ export class FanoutJobWorker implements OnApplicationBootstrap, OnModuleDestroy 
   constructor(
     @Inject(SERVICE_CLIENT) client: ServiceClient,
     @Optional() @Inject(FANOUT_CLUSTER) private readonly cluster?: FanoutCluster,
+    @Optional() @Inject(TIMELINE_PARTITIONING) private readonly partitioning: TimelinePartitioning = new TimelinePartitioning(),
   ) {
-    this.timeline = serviceDeliveryTarget(client);
+    this.timelines = partitioning.all.map((partition) => serviceDeliveryTarget(client, partitioning.routeTo(partition)));
   }
 
   onApplicationBootstrap(): void {
@@ -47,7 +51,7 @@ export class FanoutJobWorker implements OnApplicationBootstrap, OnModuleDestroy 
     }
     let applied: boolean;
     try {
-      applied = (await this.timeline.deliver(job)).applied;
+      applied = (await this.timelines[partitionOfDeliveries(job, this.partitioning.count) ?? 0]!.deliver(job)).applied;
     } catch (error) {
       this.logger.warn(`job ${chunk} of the fan-out at position ${position} failed, back to the queue: ${error instanceof Error ? error.message : String(error)}`);
       throw error;

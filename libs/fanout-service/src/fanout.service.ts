@@ -4,9 +4,11 @@ import {
   DEAD_LETTER_STREAM,
   deadLetterEvents,
   decodeFeedEvents,
-  FeedmillError,
+  isTransientFailure,
   openDeadLetters,
+  splitDeliveriesByPartition,
   subjects,
+  TimelinePartitioning,
   type DeadLetter,
   type DeadLetterEvent,
   type DeadLetterList,
@@ -18,7 +20,9 @@ import {
 import { EVENT_LOG, type EventLog, type RecordedEvent, type Subscription } from '@feedmill/event-log';
 import {
   chunkDeliveries,
+  cutAtPartitionPositions,
   deliverInOrder,
+  deliveriesByReader,
   deliveryJobs,
   FollowerIndex,
   isLargeDelivery,
@@ -32,13 +36,16 @@ import {
 } from '@feedmill/feed-models';
 import { FANOUT_CLUSTER, type FanoutCluster } from '@feedmill/fanout-cluster';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
-import { SerialQueues, STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
+import { SerialQueues, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
 import { SERVICE_CLIENT, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/transport';
 import { FanoutJobWorker } from './fanout-job.worker.js';
 import { advanceFromLog } from './follower-index-from-log.js';
 import { FollowerIndexSnapshots } from './follower-index-snapshot.js';
 
-/** Thrown from a batch when timeline stands elsewhere than expected; the batch is replayed from there. */
+/**
+ * Thrown from a batch when a timeline partition stands elsewhere than expected; fan-out
+ * replays from the position of the partition furthest behind.
+ */
 class TimelineMovedError extends Error {
   override readonly name = 'TimelineMovedError';
   constructor(readonly position: number) {
@@ -121,6 +128,18 @@ type Outcome = { ok: true } | { ok: false; error: unknown };
  * stands at the job's fence, so a job late or twice (its worker died after applying it) is
  * harmless before, and refused after. A planner deposed mid-batch leaves timeline where it
  * got to; the next one starts from there.
+ *
+ * Timelines may be split into partitions by reader (`TIMELINE_PARTITIONS`), each with its
+ * own position. Fan-out knows where each stands and follows the log from the one furthest
+ * behind: it plans each batch once, splits its deliveries by the readers' partitions and
+ * sends each partition its part (an empty part too, which moves its position), fenced at
+ * that partition's position. A batch is cut wherever a partition stands inside it
+ * ({@link cutAtPartitionPositions}), and a partition already past a segment is left out of
+ * it. So a partition that answers another position than expected (a process took it over
+ * empty, or from an older snapshot) is brought up by replaying the log from where it
+ * stands, delivering to it alone, until it is in step with the others again: that replay is
+ * how a partition moves between processes. A large delivery becomes jobs per partition
+ * (and per chunk), each fenced at its partition's position.
  */
 @Injectable()
 export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -134,6 +153,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private jobsPublished = 0;
   private delivered = 0;
   private caughtUp = false;
+  /** Where each timeline partition stands, as its last answer said; fan-out follows the log from the lowest. */
+  private positions: number[];
   private stopping = false;
   private rewinding = false;
   /** Positions of the dead letters not replayed yet. */
@@ -147,7 +168,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private followersRestored = false;
   /** Planning asks content through the service client (and graph when replaying a dead letter). */
   private readonly lookups: PlanLookups;
-  private readonly timeline: DeliveryTarget;
+  /** Each timeline partition as a delivery target. */
+  private readonly timelines: DeliveryTarget[];
   private readonly retry: FanoutRetryPolicy;
   /** Aborts a read of the log for the follower index when the module stops. */
   private readonly stopped = new AbortController();
@@ -161,6 +183,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     @Optional() @Inject(FANOUT_RETRY_POLICY) retry?: FanoutRetryPolicy,
     @Optional() @Inject(FANOUT_CLUSTER) private readonly cluster?: FanoutCluster,
     @Optional() @Inject(FANOUT_JOB_SETTINGS) private readonly jobSettings: FanoutJobSettings = defaultJobSettings,
+    @Optional() @Inject(TIMELINE_PARTITIONING) private readonly partitioning: TimelinePartitioning = new TimelinePartitioning(),
   ) {
     this.followers = new FollowerIndex((follower) => groups.isTimeline(follower));
     this.followerSnapshots = new FollowerIndexSnapshots(
@@ -169,7 +192,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       groups.fingerprint,
     );
     this.lookups = servicePlanLookups(client, groups);
-    this.timeline = serviceDeliveryTarget(client);
+    this.timelines = this.partitioning.all.map((partition) => serviceDeliveryTarget(client, this.partitioning.routeTo(partition)));
+    this.positions = this.partitioning.all.map(() => 0);
     this.retry = retry ?? defaultRetryPolicy;
   }
 
@@ -280,13 +304,15 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
           const head = await this.log.headPosition();
           const deliveries: TimelineDelivery[] = [];
           for (const decoded of decodeFeedEvents([event])) deliveries.push(...(await replanAsOfNow(decoded, head, this.followers, this.lookups)));
-          await this.send(chunkDeliveries(deliveries), this.delivered);
-          await this.appendDeadLetterEvent({ type: 'DeadLetterReplayed', data: { position: letter.position, time: new Date().toISOString() } });
-          this.deadLettered.delete(letter.position);
+          // One reader's letter (timeline delivered the event to every other reader) is replayed for that reader alone.
+          const replaying = letter.reader ? (deliveriesByReader(deliveries).get(letter.reader) ?? []) : deliveries;
+          await this.send(replaying, this.delivered);
+          await this.appendDeadLetterEvent({ type: 'DeadLetterReplayed', data: { position: letter.position, ...(letter.reader && { reader: letter.reader }), time: new Date().toISOString() } });
+          if (!letter.reader) this.deadLettered.delete(letter.position);
           replayed++;
-          this.logger.log(`replayed the dead letter at position ${letter.position} (${letter.type})`);
+          this.logger.log(`replayed the dead letter at position ${letter.position} (${letter.type}${letter.reader ? ` for ${letter.reader}` : ''})`);
         } catch (error) {
-          this.logger.error(`the dead letter at position ${letter.position} failed again: ${String(error)}`);
+          this.logger.error(`the dead letter at position ${letter.position}${letter.reader ? ` for ${letter.reader}` : ''} failed again: ${String(error)}`);
         }
       }
       const { items } = await this.deadLetters();
@@ -297,11 +323,13 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private async startFromTimeline(term: PlanningTerm): Promise<void> {
     for (let attempt = 1; this.plans(term); attempt++) {
       try {
-        for (const letter of (await this.deadLetters()).items) this.deadLettered.add(letter.position);
-        const timeline = await this.client.request(subjects.timeline.status, {});
-        await this.restoreFollowerIndex(timeline.position);
-        await this.turns.run('timeline', () => this.followerIndexAt(timeline.position));
-        if (this.plans(term)) this.followLogFrom(timeline.position, term);
+        for (const letter of (await this.deadLetters()).items) if (!letter.reader) this.deadLettered.add(letter.position);
+        const positions = await Promise.all(this.partitioning.all.map(async (partition) => (await this.client.request(subjects.timeline.status, {}, this.partitioning.routeTo(partition))).position));
+        const from = Math.min(...positions);
+        await this.restoreFollowerIndex(from);
+        await this.turns.run('timeline', () => this.followerIndexAt(from));
+        this.positions = positions;
+        if (this.plans(term)) this.followLogFrom(from, term);
         return;
       } catch (error) {
         if (!this.plans(term)) return;
@@ -345,7 +373,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private rewind(position: number, term: PlanningTerm): void {
     if (this.rewinding || !this.plans(term)) return;
     this.rewinding = true;
-    this.logger.warn(`timeline stands at ${position}, fan-out at ${this.delivered}: replaying from ${position}`);
+    const behind = this.partitioning.partitioned ? ` (partitions at ${this.positions.join(', ')})` : '';
+    this.logger.warn(`timeline stands at ${position}${behind}, fan-out at ${this.delivered}: replaying from ${position}`);
     // The other processes say fan-out is not ready until it has caught up again.
     void this.cluster?.election.report(false).catch(() => undefined);
     const previous = this.subscription;
@@ -382,7 +411,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       for (;;) {
         const outcome = await this.withRetries(() => this.deliverEvents([event]));
         if (outcome.ok) break;
-        if (!isTransient(outcome.error) && (await this.servicesAnswer())) {
+        if (!isTransientFailure(outcome.error) && (await this.servicesAnswer())) {
           await this.deadLetter(event, outcome.error);
           break;
         }
@@ -398,25 +427,27 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
    * as jobs in one of its own; a retry resumes after the segments already delivered.
    */
   private async deliverEvents(events: readonly RecordedEvent[]): Promise<void> {
+    this.assertNoPartitionBehind();
     const rest = events[0]!.position > this.delivered ? events : events.filter((event) => event.position > this.delivered);
     if (rest.length === 0) return;
     const last = rest[rest.length - 1]!.position;
-    const decoded = decodeFeedEvents(rest);
-    const segments: FanOutSegment[] = this.cluster
-      ? segmentAroundLargeFanOuts(decoded, last, (feed) => this.followers.followerCount(feed), this.jobSettings.minReaders)
-      : [{ events: decoded, to: last }];
-    for (const segment of segments) await this.deliverSegment(segment);
+    for (const cut of cutAtPartitionPositions(decodeFeedEvents(rest), this.delivered, last, this.positions)) {
+      const segments: FanOutSegment[] = this.cluster
+        ? segmentAroundLargeFanOuts(cut.events, cut.to, (feed) => this.followers.followerCount(feed), this.jobSettings.minReaders)
+        : [cut];
+      for (const segment of segments) await this.deliverSegment(segment);
+    }
   }
 
   private async deliverSegment({ events, to }: FanOutSegment): Promise<void> {
-    const deliveries = await planDeliveries(events, this.followers, this.lookups).catch((error: unknown) => {
+    const deliveries = await planDeliveries(events, this.followers, this.lookupsFor(this.partitionsBehind(to))).catch((error: unknown) => {
       throw new Error(`planning failed: ${describe(error)}`, { cause: error });
     });
     const [only] = deliveries;
     // Shared out only when another process waits for work: on its own the planner delivers faster itself.
     const asJobs =
       this.cluster && events.length === 1 && deliveries.length === 1 && isLargeDelivery(only!, this.jobSettings.minReaders) && (await this.cluster.jobs.idleWorkers()) > 1;
-    const delivering = asJobs ? this.deliverAsJobs(only as ReadersDelivery, events[0]!.position, to) : this.send(chunkDeliveries(deliveries), to);
+    const delivering = asJobs ? this.deliverAsJobs(only as ReadersDelivery, events[0]!.position, to) : this.send(deliveries, to);
     await delivering.catch((error: unknown) => {
       if (error instanceof TimelineMovedError || error instanceof FanoutStoppingError) throw error;
       throw new Error(`delivering to ${subjects.timeline.deliver} failed: ${describe(error)}`, { cause: error });
@@ -425,26 +456,78 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Publishes a large delivery as jobs fenced where timeline stands (just before its event),
-   * waits until every job of the event is done, by whichever process, then moves timeline
-   * to `to`: from then on a late or repeated job of it is refused.
+   * Publishes a large delivery as jobs, each to one partition and fenced where that partition
+   * stands (just before its event), waits until every job of the event is done, by whichever
+   * process, then moves every partition to `to`: from then on a late or repeated job of it is
+   * refused.
    */
   private async deliverAsJobs(delivery: ReadersDelivery, position: number, to: number): Promise<void> {
     const term = this.term;
     if (!term || !this.plans(term)) throw new FanoutStoppingError('fan-out stopped planning');
-    const jobs = deliveryJobs(delivery, this.delivered);
+    const parts = this.byPartition([delivery]);
+    const jobs = this.partitionsBehind(to).flatMap((partition) => parts.get(partition)?.flatMap((part) => deliveryJobs(part as ReadersDelivery, this.positions[partition]!)) ?? []);
     await this.cluster!.jobs.publish(position, jobs, term.run);
     this.jobsPublished += jobs.length;
     const done = await this.cluster!.jobs.untilDone(position, { stallMs: this.jobSettings.stallMs, signal: this.planningSignal() });
     if (!done) throw new FanoutStoppingError('fan-out stopped planning');
-    await this.send([[]], to);
+    await this.send([], to);
   }
 
-  /** Sends chunks from where fan-out stands; the last one moves timeline to `position`. */
-  private async send(chunks: TimelineDelivery[][], position: number): Promise<void> {
-    const reply = await deliverInOrder(this.timeline, chunks, this.delivered, position);
-    if (!reply.applied) throw new TimelineMovedError(reply.position);
-    this.delivered = position;
+  /**
+   * Sends each partition short of `position` its part of `deliveries`, in chunks from where
+   * it stands; the last chunk moves it to `position` (an empty part too). Partitions answer
+   * at once, each on its own; one that stands elsewhere than fan-out thought refuses, and
+   * fan-out replays from the lowest position any partition stands at.
+   */
+  private async send(deliveries: readonly TimelineDelivery[], position: number): Promise<void> {
+    const parts = this.byPartition(deliveries);
+    // A dead letter replayed between batches goes to every partition where it stands, moving none.
+    const inPlace = position === this.delivered;
+    if (!inPlace) this.assertNoPartitionBehind();
+    const sent = await Promise.allSettled(
+      (inPlace ? this.partitioning.all : this.partitionsBehind(position)).map(async (partition) => {
+        const from = this.positions[partition]!;
+        const reply = await deliverInOrder(this.timelines[partition]!, chunkDeliveries(parts.get(partition) ?? []), from, inPlace ? from : position);
+        this.positions[partition] = reply.position;
+        return reply;
+      }),
+    );
+    const failed = sent.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    const lowest = Math.min(...this.positions);
+    if (sent.some((outcome) => outcome.status === 'fulfilled' && !outcome.value.applied)) throw new TimelineMovedError(lowest);
+    this.delivered = lowest;
+  }
+
+  /**
+   * Fails with {@link TimelineMovedError} when a partition answered a position behind where
+   * fan-out stands (to a dead letter's replay, say, which does not rewind): moving it on from
+   * there would skip what lies between, so fan-out replays from it first.
+   */
+  private assertNoPartitionBehind(): void {
+    const lowest = Math.min(...this.positions);
+    if (lowest < this.delivered) throw new TimelineMovedError(lowest);
+  }
+
+  /** The partitions that do not stand at `position` yet (all of them, or none, but for a partition replayed apart). */
+  private partitionsBehind(position: number): number[] {
+    return this.partitioning.all.filter((partition) => this.positions[partition]! < position);
+  }
+
+  /**
+   * Planning's lookups for a segment that goes to `partitions` only (a partition replayed
+   * apart): the follows of other partitions' readers are not backfilled, since their
+   * deliveries would go nowhere, and a replay asks content only what the partition needs.
+   */
+  private lookupsFor(partitions: readonly number[]): PlanLookups {
+    if (partitions.length === this.partitioning.count) return this.lookups;
+    const taking = new Set(partitions);
+    return { ...this.lookups, isTimeline: (feed) => this.lookups.isTimeline(feed) && taking.has(this.partitioning.partitionOf(feed)) };
+  }
+
+  /** Deliveries by partition; with a single one, all of them to it. */
+  private byPartition(deliveries: readonly TimelineDelivery[]): Map<number, TimelineDelivery[]> {
+    return this.partitioning.partitioned ? splitDeliveriesByPartition(deliveries, this.partitioning.count) : new Map([[0, [...deliveries]]]);
   }
 
   /** Runs `attempt` until it succeeds or has failed the policy's number of times, waiting longer each time. */
@@ -482,7 +565,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       time: new Date().toISOString(),
     };
     await this.appendDeadLetterEvent({ type: 'DeliveryDeadLettered', data: letter });
-    await this.send([[]], event.position);
+    await this.send([], event.position);
     // Its follow or unfollow holds in the log (and in graph) all the same.
     this.followers.advance(decodedOrNothing(event), event.position);
     this.deadLettered.add(event.position);
@@ -496,17 +579,6 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms));
   }
-}
-
-/**
- * A failure that says a service is unreachable, timed out or not caught up yet: it passes
- * with time, so it is waited out, never dead-lettered.
- */
-function isTransient(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof FeedmillError) return cause.code === 'unavailable' || cause.code === 'not_ready';
-  }
-  return false;
 }
 
 /** The event decoded, or nothing if it does not decode (which may be why it is a dead letter). */

@@ -1,11 +1,12 @@
-import type { FeedId } from '@feedmill/contracts';
+import type { EdgeBound, FeedId } from '@feedmill/contracts';
 import { FollowerIndex } from '@feedmill/feed-models';
 import { SnapshotCorruptError, SnapshotMismatchError, SnapshotReader, SnapshotWriter, type SnapshotState, type Snapshottable } from '@feedmill/stores';
 
 /**
  * Fan-out's follower index as a snapshot state, so that a start reads only the log's tail
  * for it: the followers and feeds once each as strings, every feed's followers as numbers in
- * one array, and which feeds have had an activity. The index is the one fan-out holds at the
+ * one array, which feeds have had an activity, and the bounded and kept edges (a follow's
+ * `since`, a kept history's end) as columns. The index is the one fan-out holds at the
  * time ({@link current}); a restore hands fan-out a new one ({@link install}).
  */
 export class FollowerIndexSnapshots implements Snapshottable {
@@ -28,8 +29,11 @@ export class FollowerIndexSnapshots implements Snapshottable {
 
   takeSnapshot(): SnapshotState {
     const index = this.current();
-    const { position, followerIds, targetIds, posted, followers } = index.toState();
-    const writer = new SnapshotWriter().strings([this.groups]).strings(followerIds).strings(targetIds).uint8s(posted).int32s(followers.counts).int32s(followers.members);
+    const { position, followerIds, targetIds, posted, followers, bounds = [] } = index.toState();
+    const writer = new SnapshotWriter().strings([this.groups]).strings(followerIds).strings(targetIds).uint8s(posted);
+    writer.strings(bounds.map((bound) => bound.feed)).strings(bounds.map((bound) => bound.reader)).strings(bounds.map((bound) => bound.since ?? ''));
+    writer.float64s(Float64Array.from(bounds, (bound) => bound.followedAt ?? -1)).float64s(Float64Array.from(bounds, (bound) => bound.unfollowedAt ?? -1));
+    writer.int32s(followers.counts).int32s(followers.members);
     return { position, payload: writer.finish() };
   }
 
@@ -40,12 +44,28 @@ export class FollowerIndexSnapshots implements Snapshottable {
     const followerIds = reader.presentStrings() as FeedId[];
     const targetIds = reader.presentStrings() as FeedId[];
     const posted = reader.uint8s();
+    const boundFeeds = reader.presentStrings() as FeedId[];
+    const boundReaders = reader.presentStrings() as FeedId[];
+    const sinces = reader.presentStrings();
+    const followedAts = reader.float64s();
+    const unfollowedAts = reader.float64s();
     const counts = reader.int32s();
     const members = reader.int32s();
     reader.end();
+    const count = boundFeeds.length;
+    if (boundReaders.length !== count || sinces.length !== count || followedAts.length !== count || unfollowedAts.length !== count) {
+      throw new SnapshotCorruptError(`bounded edges of ${count} feeds, ${boundReaders.length} readers, ${sinces.length} bounds, ${followedAts.length} and ${unfollowedAts.length} positions`);
+    }
+    const bounds = boundFeeds.map((feed, i) => {
+      const bound: EdgeBound & { reader: FeedId } = { feed, reader: boundReaders[i]! };
+      if (sinces[i] !== '') bound.since = sinces[i]!;
+      if (followedAts[i]! >= 0) bound.followedAt = followedAts[i]!;
+      if (unfollowedAts[i]! >= 0) bound.unfollowedAt = unfollowedAts[i]!;
+      return bound;
+    });
     let index: FollowerIndex;
     try {
-      index = FollowerIndex.fromState({ position: snapshot.position, followerIds, targetIds, posted, followers: { counts, members } }, this.current().keeps);
+      index = FollowerIndex.fromState({ position: snapshot.position, followerIds, targetIds, posted, followers: { counts, members }, bounds }, this.current().keeps);
     } catch (error) {
       throw new SnapshotCorruptError(`the follower index does not hold together: ${(error as Error).message}`);
     }

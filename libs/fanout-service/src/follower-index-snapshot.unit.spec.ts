@@ -18,11 +18,12 @@ function generateEvents(count: number, seed: number): PositionedEvent[] {
     for (let item = 0, items = next() < 0.1 ? 5 : 1; item < items; item++) {
       const roll = next();
       const follow = { follower: pick(followers), target: pick(producers), time };
+      // Some follows are bounded (a copy limit), some unfollows keep the history.
       const event: FeedEvent =
         roll < 0.55
-          ? { type: 'FeedFollowed', data: follow }
+          ? { type: 'FeedFollowed', data: next() < 0.3 ? { ...follow, since: `${time}|a${position}` } : follow }
           : roll < 0.75
-            ? { type: 'FeedUnfollowed', data: follow }
+            ? { type: 'FeedUnfollowed', data: next() < 0.4 ? { ...follow, keepHistory: true } : follow }
             : { type: 'ActivityAdded', data: { activity: { id: `a${position}`, feed: pick(producers), actor: 'a', verb: 'post', object: 'o', time } } };
       events.push({ position, event });
     }
@@ -31,7 +32,12 @@ function generateEvents(count: number, seed: number): PositionedEvent[] {
 }
 
 function view(index: FollowerIndex) {
-  return [index.position, index.edges, ...producers.flatMap((target) => [target, index.followersOf(target), index.hasHadActivities(target)]), ...followers.map((f) => producers.map((t) => index.follows(f, t)))];
+  return [
+    index.position,
+    index.edges,
+    ...producers.flatMap((target) => [target, index.followersOf(target), index.hasHadActivities(target), [...(index.boundsOf(target) ?? [])].sort()]),
+    ...followers.map((f) => producers.map((t) => index.follows(f, t))),
+  ];
 }
 
 function snapshotsOf(holder: { index: FollowerIndex }, groups = 'groups A') {

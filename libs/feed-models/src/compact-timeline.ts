@@ -1,4 +1,4 @@
-import { justAbove, type FeedId, type SortKey, type TimelineItem } from '@feedmill/contracts';
+import { isAddressedTo, justAbove, type FeedId, type SortKey, type TimelineItem } from '@feedmill/contracts';
 import { NO_HANDLE, probeOf, type ActivityHandle, type ActivityTable, type TimelineOrder } from './activity-table.js';
 import type { StoredTimeline } from './timeline-read.js';
 
@@ -93,12 +93,16 @@ export class CompactTimeline implements StoredTimeline {
     return true;
   }
 
-  /** Drops every entry of one feed (an unfollow). The timeline stays exact above its floor. */
-  removeFeed(feed: FeedId): number {
+  /**
+   * Drops every entry of one feed (an unfollow) but those addressed to `reader`, which it
+   * holds whatever it follows. The timeline stays exact above its floor.
+   */
+  removeFeed(feed: FeedId, reader: FeedId): number {
     let kept = this.start;
     for (let index = this.start; index < this.end; index++) {
       const handle = this.handles[index]!;
-      if (this.table.itemOf(handle).feed === feed) this.table.release(handle);
+      const item = this.table.itemOf(handle);
+      if (item.feed === feed && !isAddressedTo(item, reader)) this.table.release(handle);
       else this.handles[kept++] = handle;
     }
     const removed = this.end - kept;

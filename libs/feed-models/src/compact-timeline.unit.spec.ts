@@ -80,8 +80,17 @@ describe('CompactTimeline', () => {
     expect(timeline.remove('b1')).toBe(false);
     expect(timeline.remove('never')).toBe(false);
     insert(activity('b2', 'user:y', 4));
-    expect(timeline.removeFeed('user:x')).toBe(2);
+    expect(timeline.removeFeed('user:x', 'timeline:r')).toBe(2);
     expect(ids()).toEqual(['b2']);
+  });
+
+  it("keeps, when a feed is unfollowed, its entries addressed to the reader, not another's", () => {
+    const { timeline, insert, ids } = timelineOf(10);
+    insert(activity('a1', 'user:x', 1));
+    insert({ ...activity('a2', 'user:x', 2), to: ['timeline:r'] });
+    insert({ ...activity('a3', 'user:x', 3), to: ['timeline:other'] });
+    expect(timeline.removeFeed('user:x', 'timeline:r')).toBe(2);
+    expect(ids()).toEqual(['a2']);
   });
 
   it('raises its floor when a followed feed has more history than was merged', () => {
@@ -303,7 +312,7 @@ describe('CompactTimeline against a sorted-array reference', () => {
         for (const r of readers) expect(r.compact.timeline.remove(id)).toBe(r.reference.remove(id));
       } else if (roll < 0.76) {
         const feed = pick(feeds);
-        expect(reader.compact.timeline.removeFeed(feed)).toBe(reader.reference.removeFeed(feed));
+        expect(reader.compact.timeline.removeFeed(feed, 'timeline:r')).toBe(reader.reference.removeFeed(feed));
       } else if (roll < 0.86) {
         const feed = pick(feeds);
         const recent = known
@@ -370,7 +379,7 @@ describe('a compact timeline read through the pull path below its floor', () => 
           mergeFeed(recent, recent.length <= timeline.cap);
         }
       } else if (followed.delete(feed)) {
-        timeline.removeFeed(feed);
+        timeline.removeFeed(feed, 'timeline:r');
       }
       expect(timeline.size).toBeLessThanOrEqual(timeline.cap);
     }

@@ -21,6 +21,7 @@ export {
 export type { FollowEdgeCommand, FollowManyCommand, FollowEdgeEvent, FollowRequestEvent, EdgeState } from './aggregates/follow-edge.js';
 export { streamOf } from './aggregates/streams.js';
 export { planDeliveries, replanAsOfNow } from './fanout/delivery-plan.js';
+export { deliveriesByReader } from './fanout/deliveries-by-reader.js';
 export type { PlanLookups } from './fanout/delivery-plan.js';
 export { FollowerIndex } from './fanout/follower-index.js';
 export type { FollowersInBatch, FollowerIndexState } from './fanout/follower-index.js';
@@ -28,6 +29,7 @@ export { chunkDeliveries, MAX_READERS_PER_DELIVERY, DELIVERY_BUDGET_BYTES } from
 export { deliverInOrder, fanOutBatch } from './fanout/fan-out-batch.js';
 export { segmentAroundLargeFanOuts, isLargeDelivery, deliveryJobs } from './fanout/large-fan-outs.js';
 export type { FanOutSegment, ReadersDelivery } from './fanout/large-fan-outs.js';
+export { cutAtPartitionPositions } from './fanout/partition-cuts.js';
 export type { DeliveryTarget } from './fanout/fan-out-batch.js';
 export { ActivityTable, NO_HANDLE } from './activity-table.js';
 export { IdIndex, NOT_INDEXED } from './id-index.js';

@@ -7,6 +7,8 @@ export interface DescendingSource<T> {
   items: readonly T[];
   /** Index of the newest item still to take; -1 when exhausted. */
   next: number;
+  /** Items of this source failing it are passed over (a bounded feed's history). @defaultValue every item is taken */
+  accept?: (item: T) => boolean;
 }
 
 export function mergeNewestFirst<T>(
@@ -36,7 +38,7 @@ export function mergeNewestFirst<T>(
   while (out.length < limit && heap.length > 0) {
     const source = heap[0]!;
     const item = source.items[source.next]!;
-    if (!accept || accept(item)) out.push(item);
+    if ((!source.accept || source.accept(item)) && (!accept || accept(item))) out.push(item);
     source.next -= 1;
     if (source.next < 0) {
       heap[0] = heap[heap.length - 1]!;

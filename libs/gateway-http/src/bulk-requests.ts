@@ -21,15 +21,16 @@ import { resolveFeed } from './feed-params.js';
  * item is refused with the error the single route gives it, its field naming the item
  * (`follows[3].target`), and nothing is written.
  */
-const followsBodySchema = z.strictObject({
+export const followsBodySchema = z.strictObject({
   follows: z
     .array(z.strictObject({ source: z.string(), target: z.string() }))
     .max(MAX_FOLLOWS_PER_REQUEST, `at most ${MAX_FOLLOWS_PER_REQUEST} follows per request`),
 });
 
-const activitiesBodySchema = z.strictObject({
+export const activitiesBodySchema = z.strictObject({
   activities: z
-    .array(newActivitySchema.extend({ feed: z.string() }))
+    // An import records history: addressing (`to`) is checked per post, and an import takes none.
+    .array(newActivitySchema.omit({ to: true }).extend({ feed: z.string() }))
     .max(MAX_ACTIVITIES_PER_REQUEST, `at most ${MAX_ACTIVITIES_PER_REQUEST} activities per request`),
 });
 

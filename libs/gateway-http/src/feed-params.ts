@@ -41,7 +41,7 @@ export function resolveId(id: string, field: string): string {
   return id;
 }
 
-const pageQuerySchema = z.strictObject({
+export const pageQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(25),
   cursor: z.string().min(1).max(1024).optional(),
 });

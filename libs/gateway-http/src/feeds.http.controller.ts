@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseFilters } from '@nestjs/common';
 import { z } from 'zod';
 import {
+  TimelinePartitioning,
   activityChangesSchema,
   bumpBodySchema,
   subjects,
@@ -15,14 +16,16 @@ import {
   type UpdateActivityRequest,
 } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
+import { TIMELINE_PARTITIONING } from '@feedmill/runtime';
 import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { edgeCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { RequestCaller } from './auth/authenticate.js';
 import { requireOwner, type Caller } from './auth/caller.js';
 import { FeedAccess } from './auth/feed-access.js';
+import { parseKeepHistory } from './follow-options.js';
 
-const settingsBodySchema = z.strictObject({ private: z.boolean() });
+export const settingsBodySchema = z.strictObject({ private: z.boolean() });
 
 /**
  * How long an unfollow or a follower's removal waits for the timelines to drop the feed's
@@ -42,6 +45,7 @@ export class FeedsHttpController {
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
     private readonly access: FeedAccess,
+    @Inject(TIMELINE_PARTITIONING) private readonly partitioning: TimelinePartitioning,
   ) {}
 
   @Delete(':group/:id/activities/:activityId')
@@ -81,10 +85,11 @@ export class FeedsHttpController {
 
   @Delete(':group/:id/follows/:targetGroup/:targetId')
   @HttpCode(204)
-  async unfollow(@RequestCaller() caller: Caller, @Param() params: Record<string, string>): Promise<void> {
+  async unfollow(@RequestCaller() caller: Caller, @Param() params: Record<string, string>, @Query() query: unknown): Promise<void> {
     const request = this.followRequest(params);
     requireOwner(caller, request.follower, 'unfollow from');
-    await this.timelinesReach(await this.client.request(subjects.graph.unfollow, request));
+    const keepHistory = parseKeepHistory(query);
+    await this.timelinesReach(request.follower, await this.client.request(subjects.graph.unfollow, keepHistory ? { ...request, keepHistory } : request));
   }
 
   /** The owner of a feed turns it private (new follows wait for approval) or public. */
@@ -128,7 +133,8 @@ export class FeedsHttpController {
   @Delete(':group/:id/followers/:followerGroup/:followerId')
   @HttpCode(204)
   async removeFollower(@RequestCaller() caller: Caller, @Param() params: Record<string, string>): Promise<void> {
-    await this.timelinesReach(await this.client.request(subjects.graph.removeFollower, this.ownersRequest(caller, params, 'remove followers of')));
+    const request = this.ownersRequest(caller, params, 'remove followers of');
+    await this.timelinesReach(request.follower, await this.client.request(subjects.graph.removeFollower, request));
   }
 
   @Get(':group/:id/followers')
@@ -168,9 +174,9 @@ export class FeedsHttpController {
     return { follower, target, time: new Date().toISOString() };
   }
 
-  /** Waits until the timelines have applied a change to an edge (none when nothing changed). */
-  private async timelinesReach({ position }: FollowState): Promise<void> {
-    if (position > 0) await this.client.request(subjects.timeline.reach, { position, timeoutMs: TIMELINES_WAIT_MS });
+  /** Waits until the follower's timeline (its partition) has applied a change to an edge (none when nothing changed). */
+  private async timelinesReach(follower: FeedId, { position }: FollowState): Promise<void> {
+    if (position > 0) await this.client.request(subjects.timeline.reach, { position, timeoutMs: TIMELINES_WAIT_MS }, this.partitioning.routeOf(follower));
   }
 
   private followRequest(params: Record<string, string>): FollowRequest {

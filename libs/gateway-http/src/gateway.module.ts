@@ -4,7 +4,9 @@ import { AdminHttpController } from './admin.http.controller.js';
 import { BulkHttpController } from './bulk.http.controller.js';
 import { HealthHttpController } from './health.http.controller.js';
 import { HotRoutes } from './hot-routes.js';
+import { ApiDocsHttpController } from './api-docs/api-docs.http.controller.js';
+import { ActivityTargets } from './auth/activity-targets.js';
 import { FeedAccess } from './auth/feed-access.js';
 
-@Module({ controllers: [FeedsHttpController, BulkHttpController, HealthHttpController, AdminHttpController], providers: [HotRoutes, FeedAccess] })
+@Module({ controllers: [FeedsHttpController, BulkHttpController, HealthHttpController, AdminHttpController, ApiDocsHttpController], providers: [HotRoutes, FeedAccess, ActivityTargets] })
 export class GatewayModule {}

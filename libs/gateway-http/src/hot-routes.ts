@@ -2,15 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { newActivitySchema, subjects, type AddActivityRequest } from '@feedmill/contracts';
+import { newActivitySchema, subjects, TimelinePartitioning, type AddActivityRequest } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
+import { TIMELINE_PARTITIONING } from '@feedmill/runtime';
 import { activityJson, parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { activityCursor, parsePageQuery, resolveFeed } from './feed-params.js';
 import { toHttpError } from './http-errors.js';
 import { activityPageJson } from './page-json.js';
 import { callerOf } from './auth/authenticate.js';
 import { requireOwner, type Caller } from './auth/caller.js';
+import { ActivityTargets } from './auth/activity-targets.js';
 import { FeedAccess } from './auth/feed-access.js';
+import { followOptions } from './follow-options.js';
 
 type Params = Record<string, string>;
 /** Answers a request with the JSON body it wrote, or undefined for none; or with a status of its own. */
@@ -35,13 +38,15 @@ export class HotRoutes implements OnModuleInit {
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
     private readonly access: FeedAccess,
+    private readonly targets: ActivityTargets,
+    @Inject(TIMELINE_PARTITIONING) private readonly partitioning: TimelinePartitioning,
   ) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.get('/v1/feeds/:group/:id', answer(200, (request) => this.read(callerOf(request), request.params as Params, request.query)));
     fastify.post('/v1/feeds/:group/:id/activities', answer(201, (request) => this.add(callerOf(request), request.params as Params, request.body)));
-    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params)));
+    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params, request.query)));
   }
 
   /** A timeline feed reads its merged timeline; a producer feed reads its own activities. */
@@ -51,7 +56,7 @@ export class HotRoutes implements OnModuleInit {
     const { limit, cursor } = parsePageQuery(query);
     const before = activityCursor.decode(cursor);
     const page = this.groups.isTimeline(feed)
-      ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before })
+      ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before }, this.partitioning.routeOf(feed))
       : await this.client.requestPage(subjects.content.recent, { feeds: [feed], limit, before });
     return activityPageJson(page.itemsJson, activityCursor.encode(page.next));
   }
@@ -61,16 +66,21 @@ export class HotRoutes implements OnModuleInit {
     const feed = resolveFeed(this.groups, params['group']!, params['id']!, 'producer');
     requireOwner(caller, feed, 'post to');
     const activity = parseInput(newActivitySchema, body, 'body');
+    if (activity.to !== undefined) activity.to = await this.targets.allowed(caller, feed, activity.to);
     const request: AddActivityRequest = { feed, activity, id: randomUUID(), receivedAt: new Date().toISOString() };
     return activityJson(await this.client.request(subjects.content.add, request));
   }
 
-  /** 204 once followed; 202 `pending` when the target is private and its owner must approve. */
-  private async follow(caller: Caller, params: Params): Promise<undefined | { status: number; json: string }> {
+  /**
+   * 204 once followed; 202 `pending` when the target is private and its owner must approve.
+   * `copyLimit` bounds the target's history the follow brings.
+   */
+  private async follow(caller: Caller, params: Params, query: unknown): Promise<undefined | { status: number; json: string }> {
     const follower = resolveFeed(this.groups, params['group']!, params['id']!, 'timeline');
     requireOwner(caller, follower, 'follow from');
     const target = resolveFeed(this.groups, params['targetGroup']!, params['targetId']!, 'producer', { group: 'targetGroup', id: 'targetId' });
-    const { state } = await this.client.request(subjects.graph.follow, { follower, target, time: new Date().toISOString() });
+    const options = await followOptions(this.client, target, query, this.groups.capOf(follower));
+    const { state } = await this.client.request(subjects.graph.follow, { follower, target, time: new Date().toISOString(), ...options });
     return state === 'requested' ? PENDING : undefined;
   }
 }

@@ -6,11 +6,14 @@ import { logLevels } from '@feedmill/runtime';
 import { authenticate } from './auth/authenticate.js';
 import { TokenVerifier, type TokenKeys } from './auth/token-verifier.js';
 import { HttpErrorFilter } from './http-errors.js';
+import { limitRates, type RateLimitOptions } from './rate-limits.js';
 
 export interface HttpAppOptions {
   bodyLimit: number;
   logLevel: LogLevel;
   tokens?: TokenKeys;
+  /** Requests each caller may send to `/v1`. @defaultValue no limit */
+  rateLimit?: RateLimitOptions;
 }
 
 /** The HTTP settings of a process's environment. */
@@ -21,6 +24,7 @@ export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
       issuer: config.FEEDMILL_JWT_ISSUER,
       audience: config.FEEDMILL_JWT_AUDIENCE,
     },
+    rateLimit: { perMinute: config.RATE_LIMIT_PER_MINUTE },
   };
 }
 
@@ -42,6 +46,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     logger: logLevels(options.logLevel),
     bufferLogs: false,
   });
+  if (options.rateLimit) await limitRates(app, options.rateLimit);
   // Global, so that Fastify's errors (raised before any route runs) and unknown routes reach it.
   app.useGlobalFilters(new HttpErrorFilter());
   if (!verifier) new Logger('auth').warn('FEEDMILL_JWT_SECRET is not set: the API is open, and anyone who reaches this port may read and write every feed');

@@ -22,6 +22,7 @@ export const httpStatusOf: Readonly<Record<ErrorCode, number>> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   conflict: 409,
+  rate_limited: 429,
   not_ready: 503,
   unavailable: 503,
   internal: 500,

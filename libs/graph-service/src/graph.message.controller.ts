@@ -70,6 +70,11 @@ export class GraphMessageController implements MessageHandlers<typeof subjects.g
     return this.graph.following(parseRequest(subjects.graph.following, payload));
   }
 
+  @MessagePattern(subjects.graph.edgeBounds)
+  edgeBounds(@Payload() payload: unknown) {
+    return this.graph.edgeBounds(parseRequest(subjects.graph.edgeBounds, payload));
+  }
+
   @MessagePattern(subjects.graph.counts)
   counts(@Payload() payload: unknown) {
     return this.graph.counts(parseRequest(subjects.graph.counts, payload).feed);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   FeedmillError,
+  type EdgeBoundsReply,
   type EdgePage,
   type EdgePageRequest,
   type FeedId,
@@ -75,9 +76,9 @@ export class GraphService extends ProjectedService {
     return request.follows.length;
   }
 
-  /** By the follower: an unfollow, or its request withdrawn. */
-  unfollow(request: FollowRequest): Promise<FollowState> {
-    return this.decide({ type: 'Unfollow', data: request });
+  /** By the follower: an unfollow, or its request withdrawn; a private feed's history is not kept. */
+  async unfollow(request: FollowRequest): Promise<FollowState> {
+    return this.decide({ type: 'Unfollow', data: request, targetPrivate: request.keepHistory === true && (await this.store.isPrivate(request.target)) });
   }
 
   /** By the target's owner: the request becomes a follow (and the backfill arrives). */
@@ -89,9 +90,22 @@ export class GraphService extends ProjectedService {
     return this.decide({ type: 'Reject', data: request });
   }
 
-  /** By the target's owner: the follower goes, or its request does. */
-  removeFollower(request: FollowRequest): Promise<FollowState> {
+  /** By the target's owner: the follower goes, or its request does, or the history it kept of the feed. */
+  async removeFollower(request: FollowRequest): Promise<FollowState> {
+    if (await this.keepsHistory(request.follower, request.target)) return this.decide({ type: 'EndKeptHistory', data: request });
     return this.decide({ type: 'RemoveFollower', data: request });
+  }
+
+  private async keepsHistory(follower: FeedId, target: FeedId): Promise<boolean> {
+    return (await this.store.boundsOf(follower)).some((bound) => bound.feed === target && bound.unfollowedAt !== undefined);
+  }
+
+  /** Ends every history kept of a feed that turned private: only its approved followers may see it now. */
+  private async endKeptHistories(feed: FeedId, time: string): Promise<void> {
+    for (const follower of await this.store.keptBy(feed)) {
+      if (!(await this.store.isPrivate(feed))) return;
+      await this.decide({ type: 'EndKeptHistory', data: { follower, target: feed, time } });
+    }
   }
 
   async settings(feed: FeedId): Promise<FeedSettings> {
@@ -99,7 +113,8 @@ export class GraphService extends ProjectedService {
   }
 
   /**
-   * A feed that turns private keeps its followers, and new follows wait for approval; one
+   * A feed that turns private keeps its followers, and new follows wait for approval, and the
+   * histories readers kept of it when they unfollowed end (each a plain unfollow); one
    * that turns public approves the follows waiting (as Mastodon does when an account is
    * unlocked). Each approval is an event of its own: should the process stop between them,
    * a request left waiting becomes a follow when its follower follows again.
@@ -112,6 +127,7 @@ export class GraphService extends ProjectedService {
       }),
     );
     if (!request.private) await this.approveWaiting(request.feed, request.time);
+    else await this.endKeptHistories(request.feed, request.time);
     return settings;
   }
 
@@ -163,6 +179,12 @@ export class GraphService extends ProjectedService {
   async following(request: EdgePageRequest): Promise<EdgePage> {
     await this.store.reach(request.atLeast);
     return toPage(await this.store.following(request.feed, request.after, request.limit + 1), request.limit);
+  }
+
+  /** The follower's bounded and kept edges, as of at least `atLeast`: what a pull of its timeline reads within. */
+  async edgeBounds(request: { feed: FeedId; atLeast?: number }): Promise<EdgeBoundsReply> {
+    await this.store.reach(request.atLeast);
+    return { bounds: await this.store.boundsOf(request.feed) };
   }
 
   counts(feed: FeedId): Promise<FollowCounts> {

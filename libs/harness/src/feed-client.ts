@@ -1,4 +1,5 @@
-import type { Activity } from '@feedmill/contracts';
+import type { Activity, FeedId, NewActivity } from '@feedmill/contracts';
+import { FeedmillApiError, FeedmillClient } from '@feedmill/client';
 
 export interface HttpResult<T = unknown> {
   status: number;
@@ -9,65 +10,80 @@ export interface HttpResult<T = unknown> {
 export type TokenFor = (sub: string | undefined) => Promise<string>;
 
 /**
- * A thin client of the public HTTP API, for tests and benchmarks. With `tokenFor`, each
- * request carries the token of the user who owns the feed in its path (`/v1/feeds/{group}/{id}`
- * acts as `id`), or an admin's for other paths, unless it sets its own `authorization`.
+ * The tests' and the benchmark's view of the HTTP API: {@link FeedmillClient} underneath
+ * (`api`), with each answer given back as its status and body, errors included, since
+ * tests assert statuses. With `tokenFor`, each request carries the token of the user who
+ * owns the feed in its path (`/v1/feeds/{group}/{id}` acts as `id`), or an admin's for other
+ * paths, unless it sets its own `authorization`.
  */
 export class FeedClient {
+  /** The typed client every request goes through. */
+  readonly api: FeedmillClient;
+
   constructor(
     readonly baseUrl: string,
-    private readonly tokenFor?: TokenFor,
-  ) {}
-
-  async call<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult<T>> {
-    const init: RequestInit = { method, headers: { ...(await this.authorization(path)), ...headers } };
-    if (body !== undefined) {
-      init.body = typeof body === 'string' ? body : JSON.stringify(body);
-      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
-    }
-    const response = await fetch(`${this.baseUrl}${path}`, init);
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+    tokenFor?: TokenFor,
+  ) {
+    this.api = new FeedmillClient({ baseUrl, ...(tokenFor && { token: ({ path }) => tokenFor(ownerOf(path)) }) });
   }
 
-  private async authorization(path: string): Promise<Record<string, string>> {
-    if (!this.tokenFor) return {};
-    const owner = /^\/v1\/feeds\/[^/]+\/([^/?]+)/.exec(path)?.[1];
-    return { authorization: `Bearer ${await this.tokenFor(owner === undefined ? undefined : decodeURIComponent(owner))}` };
+  /** Any request, as it is: a body that is a string is sent unchanged, so that tests may send malformed JSON. */
+  async call<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult<T>> {
+    const response = await this.api.send<T>({ method, path, body, headers });
+    return { status: response.status, body: response.body };
   }
 
   post(feed: string, activity: Record<string, unknown>) {
-    return this.call<Activity>('POST', `/v1/feeds/${feed.replace(':', '/')}/activities`, activity);
+    return answered(201, () => this.api.addActivity(feed as FeedId, activity as unknown as NewActivity));
   }
 
   remove(feed: string, id: string) {
-    return this.call('DELETE', `/v1/feeds/${feed.replace(':', '/')}/activities/${id}`);
+    return answered(204, () => this.api.removeActivity(feed as FeedId, id));
   }
 
-  follow(follower: string, target: string) {
-    return this.call('PUT', `/v1/feeds/${follower.replace(':', '/')}/follows/${target.replace(':', '/')}`);
+  /** 204 when followed; 202 `{ status: 'pending' }` when the feed is private. */
+  async follow(follower: string, target: string): Promise<HttpResult> {
+    try {
+      const { status } = await this.api.follow(follower as FeedId, target as FeedId);
+      return status === 'pending' ? { status: 202, body: { status } } : { status: 204, body: undefined };
+    } catch (error) {
+      return refused(error);
+    }
   }
 
   unfollow(follower: string, target: string) {
-    return this.call('DELETE', `/v1/feeds/${follower.replace(':', '/')}/follows/${target.replace(':', '/')}`);
+    return answered(204, () => this.api.unfollow(follower as FeedId, target as FeedId));
   }
 
   page(feed: string, limit = 25, cursor?: string) {
-    const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
-    return this.call<{ items: Activity[]; next: string | null }>('GET', `/v1/feeds/${feed.replace(':', '/')}?${query}`);
+    return answered(200, () => this.api.readFeed(feed as FeedId, { limit, cursor }));
   }
 
-  /** Scrolls a feed to its end with the API's cursors; fails on a non-200 page. */
+  /** Scrolls a feed to its end with the API's cursors; fails on a page that is not 200. */
   async readAll(feed: string, limit = 25): Promise<Activity[]> {
     const items: Activity[] = [];
-    let cursor: string | undefined;
-    for (let pages = 0; pages < 100_000; pages++) {
-      const page = await this.page(feed, limit, cursor);
-      if (page.status !== 200) throw new Error(`GET ${feed} answered ${page.status}: ${JSON.stringify(page.body)}`);
-      items.push(...page.body.items);
-      if (page.body.next === null) return items;
-      cursor = page.body.next;
-    }
-    throw new Error(`${feed} did not end`);
+    for await (const activity of this.api.feedItems(feed as FeedId, { limit })) items.push(activity);
+    return items;
   }
+}
+
+/** The user whose token a path takes: the id of the feed it names, or none (an admin's). */
+function ownerOf(path: string): string | undefined {
+  const owner = /^\/v1\/feeds\/[^/]+\/([^/?]+)/.exec(path)?.[1];
+  return owner === undefined ? undefined : decodeURIComponent(owner);
+}
+
+/** What a call of the typed client answered: `status` and its result, or the error's status and body. */
+async function answered<T>(status: number, call: () => Promise<T>): Promise<HttpResult<T>> {
+  try {
+    return { status, body: await call() };
+  } catch (error) {
+    return refused<T>(error);
+  }
+}
+
+/** An error answer as its status and body; anything else (the server unreachable) is thrown on. */
+function refused<T>(error: unknown): HttpResult<T> {
+  if (error instanceof FeedmillApiError) return { status: error.status, body: error.toBody() as T };
+  throw error;
 }

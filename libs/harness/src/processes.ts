@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { FeedmillClient } from '@feedmill/client';
 import { freePort } from './free-port.js';
 import { waitFor } from './wait-for.js';
 
@@ -42,14 +43,15 @@ export function startApp(app: string, env: Record<string, string>, name = app): 
  * stopping them, so that a failed start leaves nothing running.
  */
 export async function waitUntilReady(baseUrl: string, processes: RunningProcess[], timeoutMs = 30_000): Promise<void> {
+  const probe = new FeedmillClient({ baseUrl });
   try {
     await waitFor(
       async () => {
         for (const p of processes) {
           if (p.child.exitCode !== null || p.child.signalCode !== null) throw new Error(`${p.name} exited early`);
         }
-        const response = await fetch(`${baseUrl}/readyz`).catch(() => undefined);
-        return response?.status === 200 ? true : undefined;
+        const readiness = await probe.readiness().catch(() => undefined);
+        return readiness?.ready ? true : undefined;
       },
       { timeoutMs, intervalMs: 100, what: `${baseUrl}/readyz` },
     );
@@ -75,14 +77,38 @@ export async function startStandalone(options: { dataDir: string; env?: Record<s
   return { baseUrl, processes: [app], stop: () => app.stop() };
 }
 
+export interface ClusterOptions {
+  natsUrl: string;
+  stream: string;
+  env?: Record<string, string>;
+  readyTimeoutMs?: number;
+  /** How many fan-out processes. @defaultValue 1 */
+  fanoutWorkers?: number;
+  /** How many partitions timelines are split into (`TIMELINE_PARTITIONS`). @defaultValue 1 */
+  timelinePartitions?: number;
+  /** How many timeline processes share them. @defaultValue 1 */
+  timelineReplicas?: number;
+  /**
+   * How the timeline processes share the partitions: each given its place
+   * (`TIMELINE_REPLICA_INDEX`), or by leases they claim. @defaultValue 'fixed'
+   */
+  timelineOwnership?: 'fixed' | 'leases';
+}
+
 /**
  * Five processes over NATS, the log on JetStream in its own stream; with `fanoutWorkers`
- * (default 1), that many fan-out processes.
+ * (default 1), that many fan-out processes, and with `timelineReplicas`, that many timeline
+ * processes (`timeline-0`, `timeline-1`, ...) sharing the `timelinePartitions` as
+ * `timelineOwnership` says.
  */
-export async function startCluster(options: { natsUrl: string; stream: string; env?: Record<string, string>; readyTimeoutMs?: number; fanoutWorkers?: number }): Promise<Deployment> {
+export async function startCluster(options: ClusterOptions): Promise<Deployment> {
   const port = await freePort();
-  const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', JETSTREAM_STREAM: options.stream, ...options.env };
-  const processes = ['content', 'graph', 'timeline'].map((name) => startApp(name, env));
+  const partitions = options.timelinePartitions ?? 1;
+  const replicas = options.timelineReplicas ?? 1;
+  const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', JETSTREAM_STREAM: options.stream, TIMELINE_PARTITIONS: String(partitions), TIMELINE_REPLICAS: String(replicas), ...options.env };
+  const processes = ['content', 'graph'].map((name) => startApp(name, env));
+  const place = (i: number): Record<string, string> => (options.timelineOwnership === 'leases' ? {} : { TIMELINE_REPLICA_INDEX: String(i) });
+  for (let i = 0; i < replicas; i++) processes.push(replicas === 1 ? startApp('timeline', env) : startApp('timeline', { ...env, ...place(i) }, `timeline-${i}`));
   for (let i = 1; i <= (options.fanoutWorkers ?? 1); i++) processes.push(startApp('fanout', env, i === 1 ? 'fanout' : `fanout-${i}`));
   processes.push(startApp('gateway', { ...env, PORT: String(port) }));
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -1,8 +1,8 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import type { FeedConfig } from '@feedmill/contracts';
+import { TimelinePartitioning, type FeedConfig } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
-import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
+import { SERVICE_CLIENT, SUBJECT_SERVER, type ServiceClient, type SubjectServer } from '@feedmill/transport';
 import { memoryStores, STORE_FACTORY, type StoreFactory } from './store-factory.js';
 
 export interface CoreOptions {
@@ -15,7 +15,14 @@ export interface CoreOptions {
   client?: ServiceClient;
   /** @defaultValue memory stores */
   stores?: StoreFactory;
+  /** How many partitions timelines are split into (`TIMELINE_PARTITIONS`). @defaultValue 1 */
+  timelinePartitions?: number;
+  /** Where a service answers subjects it takes on while it runs (timeline partitions). @defaultValue none */
+  subjectServer?: SubjectServer;
 }
+
+/** Injection token of the {@link TimelinePartitioning} every process of a cluster shares. */
+export const TIMELINE_PARTITIONING = Symbol('TimelinePartitioning');
 
 /** Injection token of a function that reads the feed config again. */
 export const FEED_CONFIG_LOADER = Symbol('FeedConfigLoader');
@@ -31,9 +38,11 @@ export class CoreModule {
       { provide: EVENT_LOG, useValue: options.eventLog ?? null },
       { provide: SERVICE_CLIENT, useValue: options.client ?? null },
       { provide: STORE_FACTORY, useValue: options.stores ?? memoryStores },
+      { provide: TIMELINE_PARTITIONING, useValue: new TimelinePartitioning(options.timelinePartitions) },
+      { provide: SUBJECT_SERVER, useValue: options.subjectServer ?? null },
       CoreShutdown,
     ];
-    return { module: CoreModule, providers, exports: [FEED_GROUPS, FEED_CONFIG_LOADER, EVENT_LOG, SERVICE_CLIENT, STORE_FACTORY] };
+    return { module: CoreModule, providers, exports: [FEED_GROUPS, FEED_CONFIG_LOADER, EVENT_LOG, SERVICE_CLIENT, STORE_FACTORY, TIMELINE_PARTITIONING, SUBJECT_SERVER] };
   }
 }
 

@@ -1,6 +1,6 @@
 export { SerialQueues } from './serial-queues.js';
 export { openEventLog } from './event-log-factory.js';
-export { CoreModule, FEED_CONFIG_LOADER } from './core.module.js';
+export { CoreModule, FEED_CONFIG_LOADER, TIMELINE_PARTITIONING } from './core.module.js';
 export { STORE_FACTORY, memoryStores, openStores, snapshottingMemoryStores } from './store-factory.js';
 export type { StoreFactory, OpenStoresOptions } from './store-factory.js';
 export type { CoreOptions } from './core.module.js';

@@ -1,8 +1,8 @@
 import { Logger, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { ServerNats } from '@nestjs/microservices';
 import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
-import { natsClient } from '@feedmill/transport';
+import { natsClient, NatsSubjectServer } from '@feedmill/transport';
 import { openEventLog } from './event-log-factory.js';
 import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
@@ -26,12 +26,21 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
   const eventLog = options.usesLog ? await openEventLog(config, 'jetstream') : undefined;
   const client = options.callsServices ? natsClient(config.NATS_URL) : undefined;
   const stores = await openStores(config);
-  const app = await NestFactory.createMicroservice<MicroserviceOptions>(rootModule([options.feature], { feedConfig, reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG), eventLog, client, stores }), {
-    transport: Transport.NATS,
-    options: { servers: [config.NATS_URL], queue: `feedmill-${options.name}` },
-    logger,
+  const queue = `feedmill-${options.name}`;
+  const server = new ServerNats({ servers: [config.NATS_URL], queue });
+  const subjectServer = new NatsSubjectServer(server, queue);
+  const module = rootModule([options.feature], {
+    feedConfig,
+    reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG),
+    eventLog,
+    client,
+    stores,
+    timelinePartitions: config.TIMELINE_PARTITIONS,
+    subjectServer,
   });
+  const app = await NestFactory.createMicroservice(module, { strategy: server, logger });
   app.enableShutdownHooks();
   await app.listen();
+  subjectServer.listens();
   new Logger(options.name).log(`listening on ${config.NATS_URL}`);
 }

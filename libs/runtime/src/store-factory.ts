@@ -11,6 +11,7 @@ import {
   MongoGraphStore,
   MongoTimelineStore,
   mongoTimelineModels,
+  timelinePositionId,
   DriverCollection,
   timelineCollections,
   projectionCollections,
@@ -32,10 +33,27 @@ export interface TimelineStoreOptions {
   policies?: string;
   /** Each timeline group's model, so that a backend refuses at start a model it does not keep. @defaultValue none checked */
   groupModels?: Readonly<Record<string, TimelineModel>>;
+  /**
+   * The timeline partition the store holds, of how many: it keeps its own position (and its
+   * own snapshots). @defaultValue partition 0 of 1, which keeps the names timelines had before partitions
+   */
+  partition?: { index: number; of: number };
+}
+
+/** The name a timeline partition's memory store (and its snapshots) go by. */
+function memoryTimelineName(partition: TimelineStoreOptions['partition']): string {
+  // The count is in the name: a partition's readers are another set under another count, so a
+  // snapshot of partition 2 of 4 must not restore as partition 2 of 3.
+  return partition === undefined || partition.of <= 1 ? 'timeline' : `timeline-p${partition.index}of${partition.of}`;
 }
 
 /** Makes the stores of the configured backend (`STORE`) for the services of this process. */
 export interface StoreFactory {
+  /**
+   * Whether timelines live outside the process (MongoDB): then any timeline process serves
+   * any partition, and none owns one.
+   */
+  readonly sharedTimelines: boolean;
   content(): Promise<ContentStore>;
   graph(): Promise<GraphStore>;
   /** A timeline store of the active generation, or of a new one for a rebuild. */
@@ -55,9 +73,10 @@ export const STORE_FACTORY = Symbol('StoreFactory');
 
 /** Memory stores: rebuilt from the log at every start. */
 export const memoryStores: StoreFactory = {
+  sharedTimelines: false,
   content: async () => new MemoryContentStore(),
   graph: async () => new MemoryGraphStore(),
-  timeline: async (policyOf, options) => new MemoryTimelineStore(policyOf, undefined, options?.policies),
+  timeline: async (policyOf, options) => new MemoryTimelineStore(policyOf, undefined, options?.policies, memoryTimelineName(options?.partition)),
   // Memory timelines are rebuilt from the log at every start: nothing to remember.
   activateTimeline: async () => undefined,
   restoreAndKeep: async () => undefined,
@@ -70,25 +89,26 @@ export const memoryStores: StoreFactory = {
  * stores close (at shutdown, after the services stopped applying).
  */
 export function snapshottingMemoryStores(keeper: SnapshotKeeper, log: EventLog): StoreFactory {
-  /** Rebuilt timeline stores by generation, until one is activated. */
-  const rebuilt = new Map<number, MemoryTimelineStore>();
+  /** Rebuilt timeline stores (one per partition) by generation, until one is activated. */
+  const rebuilt = new Map<number, MemoryTimelineStore[]>();
   const restored = async <T extends Snapshottable>(state: T): Promise<T> => {
     await keeper.restoreAndKeep(state, await log.headPosition());
     return state;
   };
   return {
+    sharedTimelines: false,
     content: () => restored(new MemoryContentStore()),
     graph: () => restored(new MemoryGraphStore()),
-    timeline: async (policyOf, { generation, policies } = {}) => {
-      const store = new MemoryTimelineStore(policyOf, undefined, policies);
+    timeline: async (policyOf, { generation, policies, partition } = {}) => {
+      const store = new MemoryTimelineStore(policyOf, undefined, policies, memoryTimelineName(partition));
       if (generation === undefined) return restored(store);
-      rebuilt.set(generation, store);
+      rebuilt.set(generation, [...(rebuilt.get(generation) ?? []), store]);
       return store;
     },
     activateTimeline: async (generation) => {
-      const store = rebuilt.get(generation);
+      const stores = rebuilt.get(generation) ?? [];
       rebuilt.clear();
-      if (store) await keeper.replace(store);
+      for (const store of stores) await keeper.replace(store);
     },
     restoreAndKeep: async (state, options) => keeper.restoreAndKeep(state, await log.headPosition(), options),
     close: () => keeper.close(),
@@ -118,17 +138,24 @@ export async function openStores(config: RuntimeConfig, options: OpenStoresOptio
   const generations = new TimelineGenerations(new DriverCollection(db.collection('timeline_generations')));
   new Logger('stores').log(`MongoDB stores in database ${config.MONGODB_DB}`);
   return {
+    sharedTimelines: true,
     content: async () => new MongoContentStore(await projectionCollections(db), new DriverCollection(db.collection('activities'))),
     graph: async () =>
-      new MongoGraphStore(await projectionCollections(db), new DriverCollection(db.collection('follows')), new DriverCollection(db.collection('follow_requests')), new DriverCollection(db.collection('feed_settings'))),
-    timeline: async (policyOf, { generation, groupModels = {} } = {}) => {
+      new MongoGraphStore(
+        await projectionCollections(db),
+        new DriverCollection(db.collection('follows')),
+        new DriverCollection(db.collection('follow_requests')),
+        new DriverCollection(db.collection('feed_settings')),
+        new DriverCollection(db.collection('kept_follows')),
+      ),
+    timeline: async (policyOf, { generation, groupModels = {}, partition } = {}) => {
       for (const [group, model] of Object.entries(groupModels)) {
         if (!(mongoTimelineModels as readonly string[]).includes(model)) {
           throw new Error(`timeline group "${group}": MongoDB timelines keep the models ${mongoTimelineModels.join(', ')}, not ${model}; use STORE=memory or another model`);
         }
       }
       const prefix = TimelineGenerations.prefixOf(generation ?? (await generations.active()));
-      return new MongoTimelineStore(await timelineCollections(db, prefix), policyOf);
+      return new MongoTimelineStore(await timelineCollections(db, prefix), policyOf, undefined, timelinePositionId(partition?.index ?? 0, partition?.of ?? 1));
     },
     activateTimeline: (generation) => generations.activate(generation),
     // MongoDB stores are durable themselves; the services' own memory states are rebuilt.

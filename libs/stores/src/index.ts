@@ -5,7 +5,7 @@ export { StreamRevisions } from './stream-revisions.js';
 export { MemoryContentStore } from './memory/memory-content-store.js';
 export { MemoryGraphStore } from './memory/memory-graph-store.js';
 export { MemoryTimelineStore } from './memory/memory-timeline-store.js';
-export { MongoTimelineStore, mongoTimelineModels } from './mongodb/mongo-timeline-store.js';
+export { MongoTimelineStore, mongoTimelineModels, timelinePositionId } from './mongodb/mongo-timeline-store.js';
 export { DriverCollection, timelineCollections, projectionCollections } from './mongodb/driver-collection.js';
 export { MongoContentStore } from './mongodb/mongo-content-store.js';
 export { TimelineGenerations } from './mongodb/timeline-generations.js';

@@ -1,4 +1,4 @@
-import type { Activity, DeliverReply, DeliverRequest, FeedId, FeedLogEvent, SortKey, TimelineModel } from '@feedmill/contracts';
+import type { Activity, EdgeBound, DeliverReply, DeliverRequest, FeedId, FeedLogEvent, SortKey, TimelineModel } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
 import type { EdgeState, HybridPolicy, PullPath, TimelinePage } from '@feedmill/feed-models';
 
@@ -21,12 +21,16 @@ export interface ContentStore extends Projection {
   /** Revision of an event stream as applied here (-1 when none). */
   streamRevision(stream: string): Promise<number>;
   get(ids: readonly string[]): Promise<Activity[]>;
+  /** The log position each activity was added at, in the order asked; null for one not held. */
+  positionsOf(ids: readonly string[]): Promise<Array<number | null>>;
   byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined>;
   /**
    * Newest first (by time, or by relevance), keys strictly below `before`, added at or
-   * before log position `atMost` when given.
+   * before log position `atMost` when given. A feed with a bound among `bounds` gives only
+   * the activities the bound lets in (`isWithinBound`); what is addressed to a feed is not
+   * bounded.
    */
-  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance'): Promise<Activity[]>;
+  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance', bounds?: readonly EdgeBound[]): Promise<Activity[]>;
 }
 
 export interface GraphStore extends Projection {
@@ -38,6 +42,15 @@ export interface GraphStore extends Projection {
   followers(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
   following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]>;
   counts(feed: FeedId): Promise<{ followers: number; following: number }>;
+  /**
+   * The follower's edges that bound its timeline: follows made with a `since` (with the
+   * follow's position), and kept edges, feeds unfollowed with `keepHistory` (with the
+   * unfollow's position). Kept edges are not followed: no list or count shows them, and a
+   * follow of the feed replaces its kept edge.
+   */
+  boundsOf(follower: FeedId): Promise<EdgeBound[]>;
+  /** The readers that keep `target`'s history (kept edges), in no particular order. */
+  keptBy(target: FeedId): Promise<FeedId[]>;
   /** Followed, asked for (a private feed's follow waiting for its owner), or neither. */
   edgeState(follower: FeedId, target: FeedId): Promise<EdgeState>;
   /** Feeds waiting for `feed`'s owner to approve their follow, in id order, after `after`. */
@@ -71,6 +84,12 @@ export interface TimelineStore {
    * of at least it misses nothing those deliveries brought.
    */
   pullPosition(): Promise<number>;
+  /**
+   * Applies the request's deliveries if the store stands at `after`, and moves it to
+   * `position`; else applies nothing and answers where it stands. A request with `position`
+   * equal to `after` (a job, or one reader's part of a request that failed) leaves the
+   * position where it is. Every delivery is idempotent: applied again, it changes nothing.
+   */
   deliver(request: DeliverRequest): Promise<DeliverReply>;
   readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage>;
   /** Number of entries the reader's materialized timeline holds (0 when none). */

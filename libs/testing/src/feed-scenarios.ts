@@ -28,14 +28,14 @@ export function describeFeedScenarios(
     let configDir: string;
     let run = 0;
     /** Fresh feed names per test, so tests share one deployment without sharing feeds. */
-    const feed = (group: 'user' | 'timeline' | 'hot' | 'deep', id: string) => `${group}:t${run}-${id}`;
+    const feed = (group: 'user' | 'timeline' | 'hot' | 'deep' | 'notify', id: string) => `${group}:t${run}-${id}`;
     /** The largest cap the model allows: past what one request to content may ask for. */
     const deepCap = model === 'cache' || model === 'time-buckets' ? MAX_SINGLE_DOCUMENT_CAP : MAX_CAP;
 
     beforeAll(async () => {
       configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
       const configPath = join(configDir, 'feeds.json');
-      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed } } }));
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed }, notify: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, acceptsTargets: true } } }));
       deployment = await start({ FEED_CONFIG: configPath });
       api = new FeedClient(deployment.baseUrl, tokenFor);
     });
@@ -84,6 +84,27 @@ export function describeFeedScenarios(
       expect(ids(await api.readAll(alice))).not.toContain(second.id);
     });
 
+    it('delivers an addressed activity to its targets whoever follows whom, keeps it past an unfollow, and removes it with the activity', async () => {
+      const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('notify', 'carol')];
+      expect((await api.follow(alice, bob)).status).toBe(204);
+      const mention = await api.post(bob, { actor: 'bob', verb: 'mention', object: 'note:1', to: [carol, feed('timeline', 'bob')] });
+      expect(mention.status).toBe(201);
+      expect(mention.body.to).toEqual([carol, feed('timeline', 'bob')]);
+      const plain = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'note:2' })).body;
+      await timelineEquals(carol, () => [mention.body]);
+      await timelineEquals(alice, () => [plain, mention.body]);
+      await timelineEquals(feed('timeline', 'bob'), () => [mention.body]);
+      expect((await api.page(carol)).body.items).toEqual([mention.body]);
+      // A target that follows the feed holds the activity once, and keeps it when it unfollows.
+      expect((await api.follow(carol, bob)).status).toBe(204);
+      await timelineEquals(carol, () => [plain, mention.body]);
+      expect((await api.unfollow(carol, bob)).status).toBe(204);
+      await timelineEquals(carol, () => [mention.body]);
+      expect((await api.remove(bob, mention.body.id)).status).toBe(204);
+      await timelineEquals(carol, () => []);
+      await timelineEquals(alice, () => [plain]);
+    });
+
     it('removes a deleted activity from the feed and from every timeline', async () => {
       const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('timeline', 'carol')];
       await api.follow(alice, bob);
@@ -130,6 +151,116 @@ export function describeFeedScenarios(
         cursor = page.body.next;
       }
       expect(ids([...first.body.items, ...rest])).toEqual(ids(older));
+    });
+
+    it('keeps no history of a private feed: not at an unfollow, not once the feed turns private, not after its owner removes the reader', async () => {
+      const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('timeline', 'carol')];
+      const path = (name: string) => name.replace(':', '/');
+      const unfollowKeeping = async (reader: string) => expect((await api.call('DELETE', `/v1/feeds/${path(reader)}/follows/${path(bob)}?keepHistory=true`)).status).toBe(204);
+      const setPrivate = async (value: boolean) => expect((await api.call('PUT', `/v1/feeds/${path(bob)}/settings`, { private: value })).status).toBe(200);
+      await api.follow(alice, bob);
+      await api.follow(carol, bob);
+      const post = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'kept for now' })).body;
+      await timelineEquals(alice, () => [post]);
+      await timelineEquals(carol, () => [post]);
+      // Kept while the feed is public; its turning private ends the kept history.
+      await unfollowKeeping(alice);
+      expect(ids(await api.readAll(alice))).toEqual([post.id]);
+      await setPrivate(true);
+      await timelineEquals(alice, () => []);
+      // An approved follower of the private feed unfollows keeping its history: nothing is kept.
+      await unfollowKeeping(carol);
+      expect(ids(await api.readAll(carol))).toEqual([]);
+      // Public again, a kept history ends when the owner removes the reader.
+      await setPrivate(false);
+      await api.follow(carol, bob);
+      await timelineEquals(carol, () => [post]);
+      await unfollowKeeping(carol);
+      expect(ids(await api.readAll(carol))).toEqual([post.id]);
+      expect((await api.call('DELETE', `/v1/feeds/${path(bob)}/followers/${path(carol)}`)).status).toBe(204);
+      expect(ids(await api.readAll(carol))).toEqual([]);
+    });
+
+    it('follows with a copy limit and unfollows keeping the history: every model shows the same, scrolled, after a removal and after a rebuild', async () => {
+      const [bob, dan, alice, carol] = [feed('user', 'bob'), feed('user', 'dan'), feed('timeline', 'alice'), feed('timeline', 'carol')];
+      const path = (name: string) => name.replace(':', '/');
+      const newestFirst = (items: Activity[]) => [...items].sort((a, b) => (a.time === b.time ? (a.id < b.id ? 1 : -1) : a.time < b.time ? 1 : -1));
+      const older: Activity[] = [];
+      for (let i = 0; i < 5; i++) older.unshift((await api.post(bob, { actor: 'bob', verb: 'post', object: `o${i}` })).body);
+      // dan's whole history passes the cap, so that alice's pages cross the stored floor.
+      await api.follow(alice, dan);
+      const dans: Activity[] = [];
+      for (let i = 0; i < 2 * SCENARIO_CAP; i++) dans.unshift((await api.post(dan, { actor: 'dan', verb: 'post', object: `d${i}` })).body);
+      expect((await api.call('PUT', `/v1/feeds/${path(alice)}/follows/${path(bob)}?copyLimit=2`)).status).toBe(204);
+      await api.follow(carol, bob);
+      const later = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'later' })).body;
+      // Posted after the follow, however old its time: it belongs.
+      const backdated = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'backdated', time: '2020-01-01T00:00:00.000Z' })).body;
+      const followed = newestFirst([...dans, older[0]!, older[1]!, later, backdated]);
+      await timelineEquals(alice, () => followed);
+      expect(ids(await api.readAll(alice, 1))).toEqual(ids(followed));
+      expect(ids(await api.readAll(alice, 3))).toEqual(ids(followed));
+
+      expect((await api.call('DELETE', `/v1/feeds/${path(alice)}/follows/${path(bob)}?keepHistory=true`)).status).toBe(204);
+      expect(ids(await api.readAll(alice, 2))).toEqual(ids(followed));
+      const after = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'after' })).body;
+      const afterBackdated = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'after, backdated', time: '2020-01-02T00:00:00.000Z' })).body;
+      await timelineEquals(carol, () => newestFirst([...older, later, backdated, after, afterBackdated]));
+      expect(ids(await api.readAll(alice, 1))).toEqual(ids(followed));
+      // A kept edge is not a follow: neither listed nor counted.
+      expect((await api.call<{ items: Array<{ feed: string }> }>('GET', `/v1/feeds/${path(alice)}/following`)).body.items).toEqual([{ feed: dan }]);
+      expect((await api.call('GET', `/v1/feeds/${path(bob)}/counts`)).body).toEqual({ followers: 1, following: 0 });
+      // A removal reaches the kept history.
+      expect((await api.remove(bob, older[0]!.id)).status).toBe(204);
+      const kept = followed.filter((a) => a.id !== older[0]!.id);
+      await timelineEquals(alice, () => kept);
+
+      // The log holds the options: rebuilt from it, the timelines show the same pages.
+      expect((await api.call('POST', '/v1/admin/rebuild/timeline')).status).toBe(202);
+      await waitFor(async () => ((await api.call<{ state: string }>('GET', '/v1/admin/rebuild/timeline')).body.state === 'done' ? true : undefined), { what: 'the timeline rebuild to finish' });
+      expect(ids(await api.readAll(alice, 1))).toEqual(ids(kept));
+      expect(ids(await api.readAll(alice, 4))).toEqual(ids(kept));
+      expect(ids(await api.readAll(carol, 2))).toEqual(ids(newestFirst([...older.slice(1), later, backdated, after, afterBackdated])));
+
+      // A plain follow again brings the whole history back.
+      expect((await api.follow(alice, bob)).status).toBe(204);
+      await timelineEquals(alice, () => newestFirst([...dans, ...older.slice(1), later, backdated, after, afterBackdated]));
+    });
+
+    it('raises only what a copy limit let in when activities are bumped in a relevancy timeline', async () => {
+      const [bob, hot, all] = [feed('user', 'bob'), feed('hot', 'alice'), feed('hot', 'carol')];
+      const posts: Activity[] = [];
+      for (let i = 0; i < 4; i++) posts.unshift((await api.post(bob, { actor: 'bob', verb: 'post', object: `o${i}` })).body);
+      expect((await api.call('PUT', `/v1/feeds/${hot.replace(':', '/')}/follows/${bob.replace(':', '/')}?copyLimit=1`)).status).toBe(204);
+      await api.follow(all, bob);
+      const bump = async (activity: Activity, time: string) => (await api.call<Activity>('POST', `/v1/feeds/${bob.replace(':', '/')}/activities/${activity.id}/bump`, { time })).body;
+      // The oldest, left out by the copy limit, rises for a reader that follows the whole feed only.
+      const risen = await bump(posts[3]!, '2099-01-01T00:00:00.000Z');
+      await timelineEquals(all, () => [risen, posts[0]!, posts[1]!, posts[2]!]);
+      await timelineEquals(hot, () => [posts[0]!]);
+      expect(ids(await api.readAll(hot, 1))).toEqual([posts[0]!.id]);
+      const copied = await bump(posts[0]!, '2099-01-02T00:00:00.000Z');
+      await timelineEquals(hot, () => [copied]);
+    });
+
+    it('answers bad follow options with a 400 naming the parameter, and writes nothing', async () => {
+      const [bob, alice] = [feed('user', 'bob'), feed('timeline', 'alice')];
+      const follows = `/v1/feeds/${alice.replace(':', '/')}/follows/${bob.replace(':', '/')}`;
+      const cases: Array<[string, string, string]> = [
+        ['PUT', `${follows}?copyLimit=-1`, 'query.copyLimit'],
+        ['PUT', `${follows}?copyLimit=two`, 'query.copyLimit'],
+        ['PUT', `${follows}?copyLimit=${SCENARIO_CAP + 1}`, 'query.copyLimit'],
+        ['PUT', `${follows}?copylimit=2`, 'query.copylimit'],
+        ['DELETE', `${follows}?keepHistory=yes`, 'query.keepHistory'],
+      ];
+      for (const [method, url, field] of cases) {
+        const result = await api.call(method, url);
+        expect({ url, status: result.status, body: result.body }).toEqual({ url, status: 400, body: expect.objectContaining({ code: 'invalid_request', field, message: expect.stringContaining(field) }) });
+      }
+      expect((await api.call('GET', `/v1/feeds/${alice.replace(':', '/')}/counts`)).body).toEqual({ followers: 0, following: 0 });
+      expect((await api.call('PUT', `${follows}?copyLimit=${SCENARIO_CAP}`)).status).toBe(204);
+      expect((await api.call('DELETE', `${follows}?keepHistory=false`)).status).toBe(204);
+      expect((await api.call('GET', `/v1/feeds/${alice.replace(':', '/')}/counts`)).body).toEqual({ followers: 0, following: 0 });
     });
 
     it('raises a bumped activity in relevancy-ordered timelines only', async () => {
@@ -265,6 +396,10 @@ export function describeFeedScenarios(
         ['unknown field', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', mood: 'happy' }), 400, 'invalid_request', 'body.mood'],
         ['wrong type', () => api.call('POST', path, { actor: 'bob', verb: 7, object: 'x' }), 400, 'invalid_request', 'body.verb'],
         ['bad time', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', time: 'soon' }), 400, 'invalid_request', 'body.time'],
+        ['target not a feed', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', to: ['nobody'] }), 400, 'invalid_request', 'body.to.0'],
+        ['target named twice', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', to: [feed('notify', 'c'), feed('notify', 'c')] }), 400, 'invalid_request', 'body.to'],
+        ['target a producer feed', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', to: [feed('notify', 'c'), feed('user', 'c')] }), 400, 'invalid_request', 'to[1]'],
+        ['over 100 targets', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', to: Array.from({ length: 101 }, (_, i) => feed('notify', `c${i}`)) }), 400, 'invalid_request', 'body.to'],
         ['body over the limit', () => api.call('POST', path, { actor: 'x'.repeat(70_000), verb: 'post', object: 'x' }), 413, 'payload_too_large', 'body'],
         ['id with bad characters', () => api.call('POST', '/v1/feeds/user/b%20b/activities', { actor: 'b', verb: 'p', object: 'x' }), 400, 'invalid_request', 'id'],
         ['id over 128 characters', () => api.call('POST', `/v1/feeds/user/${'b'.repeat(129)}/activities`, { actor: 'b', verb: 'p', object: 'x' }), 400, 'invalid_request', 'id'],

@@ -1,2 +1,3 @@
 export { referenceTimelines } from './reference-timelines.js';
 export { describeFeedScenarios, SCENARIO_CAP } from './feed-scenarios.js';
+export { describePublicApi, RATE_LIMIT } from './public-api-scenarios.js';

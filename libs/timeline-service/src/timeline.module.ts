@@ -1,19 +1,40 @@
-import { Module } from '@nestjs/common';
-import { FEED_GROUPS, type FeedGroups } from '@feedmill/config';
-import { STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
-import { TIMELINE_STORE } from '@feedmill/stores';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { TimelineMessageController } from './timeline.message.controller.js';
 import { TimelineService } from './timeline.service.js';
+import { PARTITION_OWNERSHIP, type PartitionOwnership } from './partition-ownership.js';
+import { READER_RETRY_POLICY, type ReaderRetryPolicy } from './reader-isolation/reader-isolation.js';
+
+/** What a timeline process may be given beside its defaults. */
+export interface TimelineModuleOptions {
+  /**
+   * Which partitions this process owns (memory stores in a cluster of several timeline
+   * processes). @defaultValue every partition
+   */
+  ownership?: PartitionOwnership;
+  /** The retry policy for a reader's failing deliveries (tests shorten it). @defaultValue timeline's own */
+  readerRetry?: ReaderRetryPolicy;
+}
 
 @Module({
   controllers: [TimelineMessageController],
-  providers: [
-    TimelineService,
-    {
-      provide: TIMELINE_STORE,
-      inject: [FEED_GROUPS, STORE_FACTORY],
-      useFactory: (groups: FeedGroups, stores: StoreFactory) => stores.timeline((reader) => groups.timelinePolicyOf(reader), { policies: groups.fingerprint, groupModels: groups.timelineModels }),
-    },
-  ],
+  providers: [TimelineService],
 })
-export class TimelineModule {}
+export class TimelineModule {
+  /** Timeline with the options given: one module, whichever of them are set. */
+  static configured(options: TimelineModuleOptions): DynamicModule {
+    const providers: Provider[] = [];
+    if (options.ownership) providers.push({ provide: PARTITION_OWNERSHIP, useValue: options.ownership });
+    if (options.readerRetry) providers.push({ provide: READER_RETRY_POLICY, useValue: options.readerRetry });
+    return { module: TimelineModule, providers };
+  }
+
+  /** Timelines whose partitions this process owns as `ownership` says. */
+  static owning(ownership: PartitionOwnership): DynamicModule {
+    return TimelineModule.configured({ ownership });
+  }
+
+  /** Timeline with its own retry policy for a reader's failing deliveries (tests shorten it). */
+  static withReaderRetryPolicy(retry: ReaderRetryPolicy): DynamicModule {
+    return TimelineModule.configured({ readerRetry: retry });
+  }
+}

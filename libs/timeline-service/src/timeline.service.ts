@@ -1,10 +1,18 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import {
+  FeedmillError,
+  feedOwner,
   isReference,
+  partitionedSubjects,
+  partitionOfDeliveries,
+  partitionSubject,
   subjects,
+  TimelinePartitioning,
+  type ServiceStatus,
   type TimelineItem,
   type Activity,
+  type EdgeBound,
   type DeliverReply,
   type DeliverRequest,
   type FeedConfig,
@@ -16,10 +24,13 @@ import {
 } from '@feedmill/contracts';
 import type { PullScope, TimelinePage } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
-import { FEED_CONFIG_LOADER, STORE_FACTORY, type StoreFactory } from '@feedmill/runtime';
-import { allEdges, recentActivities, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
+import { FEED_CONFIG_LOADER, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
+import { allEdges, parseRequest, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type ServiceClient, type SubjectServer } from '@feedmill/transport';
+import type { TimelineStore } from '@feedmill/stores';
+import { FixedPartitions, PARTITION_OWNERSHIP, type PartitionOwnership } from './partition-ownership.js';
 import { TimelineRebuild } from './timeline-rebuild.js';
-import { TIMELINE_STORE, type TimelineStore } from '@feedmill/stores';
+import { ReaderDeadLetters } from './reader-isolation/reader-dead-letters.js';
+import { READER_RETRY_POLICY, ReaderIsolation, type ReaderRetryPolicy } from './reader-isolation/reader-isolation.js';
 
 interface PositionWaiter {
   position: number;
@@ -27,77 +38,268 @@ interface PositionWaiter {
   timer: ReturnType<typeof setTimeout>;
 }
 
-/** Materialized timelines: receives deliveries from fan-out, serves merged reads, rebuilds. */
+/** A partition this process holds: its store, and the waits for its position. */
+interface HeldPartition {
+  store: TimelineStore;
+  readonly waiters: Set<PositionWaiter>;
+  /** Feeds read by pulls since it was taken, summed over reads: the read side of fan-out's work. */
+  feedsQueried: number;
+  /** Takes over a request the store fails, so that one reader's failure stays that reader's. */
+  readonly readers: ReaderIsolation;
+  /** Stops answering its subjects. */
+  stopAnswering?: () => void;
+}
+
+/** How long a status waits for each partition before it says that one does not answer. */
+const PARTITION_STATUS_TIMEOUT_MS = 2_000;
+
+/**
+ * Materialized timelines: receives deliveries from fan-out, serves merged reads, rebuilds.
+ *
+ * Timelines may be split into partitions by a hash of the reader (`TIMELINE_PARTITIONS`).
+ * Each partition this process holds has a store of its own, with its own position, and
+ * answers subjects of its own (`feed.timeline.p<n>.deliver`, `read`, `reach`, `status`,
+ * `rebuild`, `rebuild-status`).
+ * The plain subjects, which any timeline process answers, go to the reader's partition (a
+ * read), wait for every partition (a reach), or sum them up (a status). With one partition
+ * (the default) there are no partition subjects: the plain ones are partition 0's.
+ */
 @Injectable()
-export class TimelineService implements OnModuleDestroy {
+export class TimelineService implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('timeline');
   private readonly rebuild: TimelineRebuild;
-  /** Feeds read by pulls since start, summed over reads: the read side of fan-out's work. */
-  private feedsQueried = 0;
-  private readonly waiters = new Set<PositionWaiter>();
+  private readonly held = new Map<number, HeldPartition>();
+  private readonly ownership: PartitionOwnership;
+  /** Where a reader's failed delivery is kept, for the reader isolation of each partition. */
+  private readonly readerDeadLetters: ReaderDeadLetters;
 
   constructor(
-    @Inject(TIMELINE_STORE) private store: TimelineStore,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private groups: FeedGroups,
     @Inject(EVENT_LOG) log: EventLog,
-    @Inject(STORE_FACTORY) stores: StoreFactory,
+    @Inject(STORE_FACTORY) private readonly stores: StoreFactory,
     @Inject(FEED_CONFIG_LOADER) loadConfig: () => FeedConfig,
+    @Optional() @Inject(READER_RETRY_POLICY) private readonly readerRetry?: ReaderRetryPolicy,
+    @Optional() @Inject(TIMELINE_PARTITIONING) private readonly partitioning: TimelinePartitioning = new TimelinePartitioning(),
+    @Optional() @Inject(SUBJECT_SERVER) private readonly subjectServer?: SubjectServer | null,
+    @Optional() @Inject(PARTITION_OWNERSHIP) ownership?: PartitionOwnership | null,
   ) {
-    this.rebuild = new TimelineRebuild(log, stores, client, loadConfig, (rebuilt) => {
-      this.store = rebuilt.store;
-      this.groups = rebuilt.groups;
+    this.readerDeadLetters = new ReaderDeadLetters(log);
+    // Shared (MongoDB) timelines belong to no process: every one answers every partition.
+    this.ownership = ownership && !stores.sharedTimelines ? ownership : new FixedPartitions(this.partitioning.all);
+    this.rebuild = new TimelineRebuild(
+      log,
+      stores,
+      client,
+      loadConfig,
+      (rebuilt) => {
+        // A partition let go meanwhile is left to whoever holds it now.
+        for (const [partition, store] of rebuilt.stores) {
+          const held = this.held.get(partition);
+          if (held) held.store = store;
+        }
+        this.groups = rebuilt.groups;
+      },
+      this.partitioning,
+      () => this.heldPartitions(),
+    );
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (!this.partitioning.partitioned) await this.open(0);
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.partitioning.partitioned) return;
+    if (!this.subjectServer) throw new Error(`timelines in ${this.partitioning.count} partitions need a server for their subjects`);
+    this.ownership.start({
+      take: (partition) =>
+        this.take(partition).catch((error: unknown) => {
+          // It stays without an owner here: readiness says so, and a lease lets another take it.
+          this.logger.error(`cannot take timeline partition ${partition}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+          throw error;
+        }),
+      release: (partition) => this.release(partition),
     });
   }
 
-  onModuleDestroy(): Promise<void> {
-    for (const waiter of this.waiters) this.stopWaiting(waiter, false);
-    return this.rebuild.stop();
+  async onModuleDestroy(): Promise<void> {
+    await this.ownership.stop();
+    for (const partition of [...this.held.keys()]) await this.release(partition);
+    await this.rebuild.stop();
   }
 
-  startRebuild(): Promise<RebuildStatus> {
-    return this.rebuild.start();
+  /** The partitions this process holds now, in order. */
+  heldPartitions(): number[] {
+    return [...this.held.keys()].sort((a, b) => a - b);
   }
 
-  rebuildStatus(): RebuildStatus {
-    return this.rebuild.status();
+  /**
+   * Takes a partition on: opens its store (empty, or from its snapshot; fan-out replays the
+   * log from where it stands) and answers its subjects.
+   */
+  private async take(partition: number): Promise<void> {
+    if (this.held.has(partition)) return;
+    await this.open(partition);
+    const held = this.held.get(partition)!;
+    const answering = await Promise.all(partitionedSubjects.map((subject) => this.subjectServer!.answer(partitionSubject(subject, partition), (payload) => this.answerPartition(partition, subject, payload))));
+    held.stopAnswering = () => answering.forEach((handle) => handle.stop());
+    this.logger.log(`holds timeline partition ${partition} of ${this.partitioning.count}, at position ${await held.store.position()}`);
   }
 
-  async deliver(request: DeliverRequest): Promise<DeliverReply> {
-    const reply = await this.store.deliver(request);
-    if (reply.applied) this.reached(reply.position);
+  private async open(partition: number): Promise<void> {
+    const store = await this.stores.timeline((reader) => this.groups.timelinePolicyOf(reader), {
+      policies: this.groups.fingerprint,
+      groupModels: this.groups.timelineModels,
+      partition: { index: partition, of: this.partitioning.count },
+    });
+    this.held.set(partition, { store, waiters: new Set(), feedsQueried: 0, readers: new ReaderIsolation(this.readerDeadLetters, this.readerRetry) });
+  }
+
+  /** Lets a partition go: its subjects first, then the waits for it, then its store. */
+  private async release(partition: number): Promise<void> {
+    const held = this.held.get(partition);
+    if (!held) return;
+    held.stopAnswering?.();
+    this.held.delete(partition);
+    for (const waiter of held.waiters) this.stopWaiting(held, waiter, false);
+  }
+
+  private answerPartition(partition: number, subject: (typeof partitionedSubjects)[number], payload: unknown): Promise<unknown> {
+    switch (subject) {
+      case subjects.timeline.read:
+        return this.readIn(partition, parseRequest(subject, payload));
+      case subjects.timeline.deliver:
+        return this.deliverIn(partition, parseRequest(subject, payload));
+      case subjects.timeline.reach: {
+        const { position, timeoutMs } = parseRequest(subject, payload);
+        return this.reachIn(partition, position, timeoutMs);
+      }
+      case subjects.timeline.status:
+        return this.statusOf(partition);
+      // The process that holds the partition rebuilds every partition it holds, once.
+      case subjects.timeline.rebuild:
+        return this.rebuild.start();
+      case subjects.timeline.rebuildStatus:
+        return Promise.resolve(this.rebuild.status());
+    }
+  }
+
+  private heldPartition(partition: number): HeldPartition {
+    const held = this.held.get(partition);
+    if (!held) throw new FeedmillError('unavailable', `timeline partition ${partition} is not held by this process (it moved): try again`);
+    return held;
+  }
+
+  /**
+   * Starts a rebuild of the timelines. With memory timelines in partitions, every partition
+   * is asked, and each process rebuilds those it holds; shared (MongoDB) timelines are all
+   * held here, and rebuilt here in one generation.
+   */
+  async startRebuild(): Promise<RebuildStatus> {
+    if (!this.partitioning.partitioned || this.stores.sharedTimelines) return this.rebuild.start();
+    return combinedRebuildStatus(await Promise.all(this.partitioning.all.map((partition) => this.client.request(subjects.timeline.rebuild, {}, { partition }))));
+  }
+
+  /** How the rebuild goes: with memory timelines in partitions, as every partition's process says. */
+  async rebuildStatus(): Promise<RebuildStatus> {
+    if (!this.partitioning.partitioned || this.stores.sharedTimelines) return this.rebuild.status();
+    return combinedRebuildStatus(await Promise.all(this.partitioning.all.map((partition) => this.client.request(subjects.timeline.rebuildStatus, {}, { partition }))));
+  }
+
+  /** A delivery on the plain subject: partition 0's when there is one; partitioned ones go to their partition's subject. */
+  deliver(request: DeliverRequest): Promise<DeliverReply> {
+    if (!this.partitioning.partitioned) return this.deliverIn(0, request);
+    const partition = partitionOfDeliveries(request, this.partitioning.count);
+    throw new FeedmillError(
+      'invalid_request',
+      `timelines are in ${this.partitioning.count} partitions: deliveries go to their partition's subject (${partitionSubject(subjects.timeline.deliver, partition ?? 0)})`,
+      'deliveries',
+    );
+  }
+
+  private async deliverIn(partition: number, request: DeliverRequest): Promise<DeliverReply> {
+    const held = this.heldPartition(partition);
+    let reply: DeliverReply;
+    try {
+      reply = await held.store.deliver(request);
+    } catch (failure) {
+      reply = await held.readers.deliverReaderByReader(held.store, request, failure);
+    }
+    if (reply.applied) this.reached(held, reply.position);
     return reply;
   }
 
   /**
    * Resolves once the timelines have applied the log up to `position` (an unfollow, say,
    * whose entries must be gone from the reader's next page), or after `timeoutMs` with
-   * `reached: false`.
+   * `reached: false`. With partitions, once every one has: the reader's is among them.
    */
   async reach(position: number, timeoutMs: number): Promise<{ reached: boolean; position: number }> {
+    if (!this.partitioning.partitioned) return this.reachIn(0, position, timeoutMs);
+    const replies = await Promise.all(this.partitioning.all.map((partition) => this.client.request(subjects.timeline.reach, { position, timeoutMs }, { partition })));
+    return { reached: replies.every((reply) => reply.reached), position: Math.min(...replies.map((reply) => reply.position)) };
+  }
+
+  private async reachIn(partition: number, position: number, timeoutMs: number): Promise<{ reached: boolean; position: number }> {
+    const held = this.heldPartition(partition);
     // Waiting before looking: a delivery applied while the position is read still wakes it.
     let waiter!: PositionWaiter;
     const reached = new Promise<boolean>((resolve) => {
-      waiter = { position, resolve, timer: setTimeout(() => this.stopWaiting(waiter, false), timeoutMs) };
-      this.waiters.add(waiter);
+      waiter = { position, resolve, timer: setTimeout(() => this.stopWaiting(held, waiter, false), timeoutMs) };
+      held.waiters.add(waiter);
     });
-    if ((await this.store.position()) >= position) this.stopWaiting(waiter, true);
-    return { reached: await reached, position: await this.store.position() };
+    if ((await held.store.position()) >= position) this.stopWaiting(held, waiter, true);
+    return { reached: await reached, position: await held.store.position() };
   }
 
-  private reached(position: number): void {
-    for (const waiter of this.waiters) if (waiter.position <= position) this.stopWaiting(waiter, true);
+  private reached(held: HeldPartition, position: number): void {
+    for (const waiter of held.waiters) if (waiter.position <= position) this.stopWaiting(held, waiter, true);
   }
 
-  private stopWaiting(waiter: PositionWaiter, reached: boolean): void {
+  private stopWaiting(held: HeldPartition, waiter: PositionWaiter, reached: boolean): void {
     clearTimeout(waiter.timer);
-    this.waiters.delete(waiter);
+    held.waiters.delete(waiter);
     waiter.resolve(reached);
   }
 
+  /** A read on the plain subject: answered here when this process holds the reader's partition, else by the one that does. */
   async read(request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
+    if (!this.partitioning.partitioned) return this.readIn(0, request);
+    const partition = this.partitioning.partitionOf(request.feed);
+    if (this.held.has(partition)) return this.readIn(partition, request);
+    return this.client.request(subjects.timeline.read, request, { partition });
+  }
+
+  private async readIn(partition: number, request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
+    const held = this.heldPartition(partition);
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
-    const page = await this.store.readPage(request.feed, request.before, request.limit, (before, limit, scope) => this.pull(request.feed, before, limit, order, scope));
-    return { items: await this.hydrate(page.items), next: page.next };
+    const page = await held.store.readPage(request.feed, request.before, request.limit, (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope));
+    return { items: await this.readableBy(request.feed, await this.hydrate(page.items)), next: page.next };
+  }
+
+  /**
+   * The items but those addressed to the reader from a feed its owner may no longer read (a
+   * private feed that removed the owner's timeline from its followers): an entry arrives by
+   * `to` only if its owner might read the feed then, and a read checks again. Entries that
+   * came by a follow go with the follow. Graph is asked only about addressed entries of
+   * other users' feeds, once per feed.
+   */
+  private async readableBy(reader: FeedId, items: Activity[]): Promise<Activity[]> {
+    const owner = feedOwner(reader);
+    let feeds: Set<FeedId> | undefined;
+    for (const item of items) {
+      if (item.to !== undefined && feedOwner(item.feed) !== owner && item.to.includes(reader)) (feeds ??= new Set()).add(item.feed);
+    }
+    if (!feeds) return items;
+    const readers = this.groups.timelinesOf(owner);
+    const refused = new Set<FeedId>();
+    await Promise.all(
+      [...feeds].map(async (feed) => {
+        if (!(await this.client.request(subjects.graph.mayRead, { feed, readers })).allowed) refused.add(feed);
+      }),
+    );
+    return refused.size === 0 ? items : items.filter((item) => !refused.has(item.feed) || !item.to?.includes(reader));
   }
 
   /**
@@ -111,23 +313,63 @@ export class TimelineService implements OnModuleDestroy {
     return items.flatMap((item) => (isReference(item) ? (found.has(item.id) ? [found.get(item.id)!] : []) : [item]));
   }
 
-  async status() {
-    return { service: 'timeline', ready: true, position: await this.store.position(), counters: { ...(await this.store.counters()), feedsQueried: this.feedsQueried } };
+  /**
+   * The timelines' status. With partitions, every partition is asked: ready only when each
+   * answers, at the position of the one furthest behind, with their counters summed.
+   */
+  async status(): Promise<ServiceStatus> {
+    if (!this.partitioning.partitioned) return this.statusOf(0);
+    const answers = await Promise.allSettled(this.partitioning.all.map((partition) => withTimeout(this.client.request(subjects.timeline.status, {}, { partition }), PARTITION_STATUS_TIMEOUT_MS)));
+    const answered = answers.flatMap((answer) => (answer.status === 'fulfilled' ? [answer.value] : []));
+    const counters: Record<string, number> = { partitions: this.partitioning.count, partitionsAnswering: answered.length };
+    for (const status of answered) for (const [name, value] of Object.entries(status.counters ?? {})) counters[name] = (counters[name] ?? 0) + value;
+    return {
+      service: 'timeline',
+      ready: answered.length === this.partitioning.count && answered.every((status) => status.ready),
+      position: answered.length === 0 ? 0 : Math.min(...answered.map((status) => status.position)),
+      counters,
+    };
+  }
+
+  private async statusOf(partition: number): Promise<ServiceStatus> {
+    const { store, feedsQueried, readers } = this.heldPartition(partition);
+    const counters = await store.counters();
+    // Shared (MongoDB) stores count what their collections hold, which every partition shares: partition 0 alone reports it, so that a sum counts it once.
+    if (this.stores.sharedTimelines && partition !== 0) Object.assign(counters, { timelines: 0, entries: 0 });
+    return { service: 'timeline', ready: true, position: await store.position(), counters: { ...counters, feedsQueried, readerDeadLettered: readers.deadLettered } };
   }
 
   /**
-   * Fan-out on read: the newest activities of every feed the reader follows. Graph and
-   * content answer as of at least what this store holds or is taking in when the pull
-   * starts (with several replicas, either may lag): a cache built from the pull then misses
-   * no follow and no post that a delivery brought here before the cache existed.
+   * Fan-out on read: the newest activities of every feed the reader follows, and of the
+   * feeds it unfollowed keeping their history, each within its edge's bound (a follow's
+   * `since`, a kept history's end), as every stored model holds them. Graph and content
+   * answer as of at least what this store holds or is taking in when the pull starts (with
+   * several replicas, either may lag): a cache built from the pull then misses no follow
+   * and no post that a delivery brought here before the cache existed.
    */
-  private async pull(reader: FeedId, before: SortKey | undefined, limit: number, order: TimelineOrder, scope?: PullScope): Promise<Activity[]> {
-    const atLeast = await this.store.pullPosition();
-    const feeds = scope && 'only' in scope ? scope.only : without(await allEdges(this.client, 'following', reader, atLeast), scope?.except);
-    if (feeds.length === 0) return [];
-    this.feedsQueried += feeds.length;
-    return recentActivities(this.client, { feeds: feeds as FeedId[], before, limit, atLeast, order });
+  private async pull(held: HeldPartition, reader: FeedId, before: SortKey | undefined, limit: number, order: TimelineOrder, scope?: PullScope): Promise<Activity[]> {
+    const atLeast = await held.store.pullPosition();
+    const boundsAsked = this.client.request(subjects.graph.edgeBounds, { feed: reader, atLeast });
+    if (scope && 'only' in scope) {
+      held.feedsQueried += scope.only.length;
+      const { bounds } = await boundsAsked;
+      return recentActivities(this.client, { feeds: scope.only as FeedId[], before, limit, atLeast, order, ...boundsOption(bounds) });
+    }
+    const [following, { bounds }] = await Promise.all([allEdges(this.client, 'following', reader, atLeast), boundsAsked]);
+    // Kept edges are read with the followed feeds; a hybrid timeline may read one apart. Two
+    // graph replicas may answer as of different positions: a feed is read once all the same.
+    const kept = bounds.filter((bound) => bound.unfollowedAt !== undefined && !following.includes(bound.feed)).map((bound) => bound.feed);
+    const followed = without(kept.length === 0 ? following : following.concat(kept), scope?.except);
+    held.feedsQueried += followed.length;
+    // The reader's own feed brings what was addressed to it (content indexes it there).
+    const feeds = [reader, ...followed];
+    return recentActivities(this.client, { feeds: feeds as FeedId[], before, limit, atLeast, order, ...boundsOption(bounds) });
   }
+}
+
+/** The request's `bounds`, left out when there are none. */
+function boundsOption(bounds: EdgeBound[]): { bounds?: EdgeBound[] } {
+  return bounds.length === 0 ? {} : { bounds };
 }
 
 /** `feeds` less those of `left` (a hybrid reader's pulled edges, read apart). */
@@ -135,4 +377,29 @@ function without(feeds: FeedId[], left: readonly FeedId[] | undefined): FeedId[]
   if (!left || left.length === 0) return feeds;
   const leaving = new Set(left);
   return feeds.filter((feed) => !leaving.has(feed));
+}
+
+/** `promise`, or a failure once `ms` have passed without its answer. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Rebuilds of several processes as one: failed if one failed, running while one runs, done
+ * once all are; at the lowest position any reached.
+ */
+function combinedRebuildStatus(statuses: readonly RebuildStatus[]): RebuildStatus {
+  const states = statuses.map((status) => status.state);
+  const state = states.includes('failed') ? 'failed' : states.includes('running') ? 'running' : states.every((s) => s === 'done') ? 'done' : 'idle';
+  const error = statuses.find((status) => status.error !== undefined)?.error;
+  return {
+    projection: 'timeline',
+    state,
+    position: Math.min(...statuses.map((status) => status.position)),
+    head: Math.max(...statuses.map((status) => status.head)),
+    events: Math.max(...statuses.map((status) => status.events)),
+    ...(error !== undefined && { error }),
+  };
 }

@@ -21,6 +21,12 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
 
   private readonly handlerCache = new Map<string, MessageHandler>();
 
+  /** Stops answering `subject` (a timeline partition let go). */
+  removeHandler(subject: string): void {
+    this.messageHandlers.delete(subject);
+    this.handlerCache.delete(subject);
+  }
+
   async dispatch(subject: string, payload: unknown): Promise<Observable<unknown>> {
     // Nest normalizes the pattern on every lookup; subjects are plain strings, so once is enough.
     let handler = this.handlerCache.get(subject) ?? null;

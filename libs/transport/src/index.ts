@@ -3,8 +3,8 @@ export { parseRequest } from './message-handlers.js';
 export type { MessageHandlers } from './message-handlers.js';
 export { toErrorBody, toFeedmillError } from './error-body.js';
 export { RpcErrorFilter } from './rpc-error.filter.js';
-export { SERVICE_CLIENT, ProxyServiceClient, InProcessServiceClient, natsClient } from './service-client.js';
-export type { ServiceClient } from './service-client.js';
+export { SERVICE_CLIENT, ProxyServiceClient, InProcessServiceClient, natsClient, routedSubject } from './service-client.js';
+export type { ServiceClient, PartitionRoute } from './service-client.js';
 export { InProcessServer } from './in-process.server.js';
 export { allEdges, recentActivities } from './paged-queries.js';
 export { servicePlanLookups, serviceDeliveryTarget } from './service-plan-lookups.js';
@@ -12,3 +12,5 @@ export { activityJson, writeHeldPage, writeArrivedPage } from './written-page.js
 export type { PageSubject, WrittenPage } from './written-page.js';
 export { LinkedServiceClient, serveLink } from './linked-services.js';
 export type { MessageLink } from './linked-services.js';
+export { SUBJECT_SERVER, NatsSubjectServer, InProcessSubjectServer } from './subject-server.js';
+export type { SubjectServer, SubjectHandler } from './subject-server.js';

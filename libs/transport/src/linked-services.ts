@@ -1,6 +1,6 @@
 import { FeedmillError, type ErrorBody, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
 import { toErrorBody, toFeedmillError } from './error-body.js';
-import type { ServiceClient } from './service-client.js';
+import type { PartitionRoute, ServiceClient } from './service-client.js';
 import type { PageSubject, WrittenPage } from './written-page.js';
 
 /**
@@ -15,7 +15,7 @@ export interface MessageLink {
 
 /** What asks: `request` answers the reply, `page` a {@link WrittenPage}. */
 type Kind = 'request' | 'page';
-type Call = [id: number, kind: Kind, subject: Subject, payload: unknown];
+type Call = [id: number, kind: Kind, subject: Subject, payload: unknown, route: PartitionRoute | undefined];
 type Answer = [id: number, ok: true, value: unknown] | [id: number, ok: false, error: ErrorBody];
 
 /**
@@ -60,21 +60,21 @@ export class LinkedServiceClient implements ServiceClient {
     link.on('message', (message) => this.settle(message as Answer[]));
   }
 
-  request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>> {
-    return this.call('request', subject, payload) as Promise<ReplyOf<S>>;
+  request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>> {
+    return this.call('request', subject, payload, route) as Promise<ReplyOf<S>>;
   }
 
-  requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>): Promise<WrittenPage> {
-    return this.call('page', subject, payload) as Promise<WrittenPage>;
+  requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<WrittenPage> {
+    return this.call('page', subject, payload, route) as Promise<WrittenPage>;
   }
 
   async close(): Promise<void> {}
 
-  private call(kind: Kind, subject: Subject, payload: unknown): Promise<unknown> {
+  private call(kind: Kind, subject: Subject, payload: unknown, route: PartitionRoute | undefined): Promise<unknown> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject, subject });
-      this.calls.push([id, kind, subject, payload]);
+      this.calls.push([id, kind, subject, payload, route]);
     });
   }
 
@@ -97,11 +97,11 @@ export class LinkedServiceClient implements ServiceClient {
  */
 export function serveLink(link: MessageLink, client: ServiceClient, ready: () => boolean = () => true): void {
   const answers = new Batches<Answer>(link);
-  const answer = async ([id, kind, subject, payload]: Call): Promise<void> => {
+  const answer = async ([id, kind, subject, payload, route]: Call): Promise<void> => {
     try {
       if (!ready()) throw new FeedmillError('unavailable', 'the services are starting: they answer once they have caught up with the log');
       // The casts join a subject to its own payload type, which a tuple cannot express.
-      const value = kind === 'page' ? await client.requestPage(subject as PageSubject, payload as never) : await client.request(subject, payload as never);
+      const value = kind === 'page' ? await client.requestPage(subject as PageSubject, payload as never, route) : await client.request(subject, payload as never, route);
       answers.push([id, true, value]);
     } catch (error) {
       answers.push([id, false, toErrorBody(toFeedmillError(error, subject))]);

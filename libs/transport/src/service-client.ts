@@ -1,6 +1,6 @@
 import { ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom, lastValueFrom, timeout } from 'rxjs';
-import type { ReplyOf, RequestOf, Subject } from '@feedmill/contracts';
+import { partitionSubject, type PartitionedSubject, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
 import { checkedReply } from './checked-reply.js';
 import { toFeedmillError } from './error-body.js';
 import type { InProcessServer } from './in-process.server.js';
@@ -13,10 +13,21 @@ import { writeArrivedPage, writeHeldPage, type PageSubject, type WrittenPage } f
  * returned. Failures arrive as {@link FeedmillError}s.
  */
 export interface ServiceClient {
-  request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>>;
+  /** With a `route`, the request goes to one timeline partition's subject ({@link partitionSubject}). */
+  request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>>;
   /** A page subject's reply with its items written as JSON, where they are held if it can. */
-  requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>): Promise<WrittenPage>;
+  requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<WrittenPage>;
   close(): Promise<void>;
+}
+
+/** Which timeline partition a request goes to (none: the plain subject). */
+export interface PartitionRoute {
+  partition: number;
+}
+
+/** The subject a request travels on: the partition's own when it is routed to one. */
+export function routedSubject(subject: Subject, route: PartitionRoute | undefined): string {
+  return route === undefined ? subject : partitionSubject(subject as PartitionedSubject, route.partition);
 }
 
 export const SERVICE_CLIENT = Symbol('ServiceClient');
@@ -31,18 +42,18 @@ export class ProxyServiceClient implements ServiceClient {
     private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
   ) {}
 
-  async request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>> {
+  async request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>> {
     let reply: unknown;
     try {
-      reply = await firstValueFrom(this.proxy.send<unknown>(subject, payload).pipe(timeout(this.timeoutMs)), { defaultValue: undefined });
+      reply = await firstValueFrom(this.proxy.send<unknown>(routedSubject(subject, route), payload).pipe(timeout(this.timeoutMs)), { defaultValue: undefined });
     } catch (error) {
       throw toFeedmillError(error, subject);
     }
     return checkedReply(subject, reply);
   }
 
-  async requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>): Promise<WrittenPage> {
-    return writeArrivedPage(await this.request(subject, payload));
+  async requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<WrittenPage> {
+    return writeArrivedPage(await this.request(subject, payload, route));
   }
 
   async close(): Promise<void> {
@@ -60,16 +71,16 @@ export class ProxyServiceClient implements ServiceClient {
 export class InProcessServiceClient implements ServiceClient {
   constructor(private readonly server: InProcessServer) {}
 
-  async request<S extends Subject>(subject: S, payload: RequestOf<S>): Promise<ReplyOf<S>> {
+  async request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>> {
     try {
-      return (await lastValueFrom(await this.server.dispatch(subject, handOver(payload)), { defaultValue: undefined })) as ReplyOf<S>;
+      return (await lastValueFrom(await this.server.dispatch(routedSubject(subject, route), handOver(payload)), { defaultValue: undefined })) as ReplyOf<S>;
     } catch (error) {
       throw toFeedmillError(error, subject);
     }
   }
 
-  async requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>): Promise<WrittenPage> {
-    return writeHeldPage(await this.request(subject, payload));
+  async requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<WrittenPage> {
+    return writeHeldPage(await this.request(subject, payload, route));
   }
 
   async close(): Promise<void> {}

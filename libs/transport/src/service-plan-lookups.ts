@@ -2,8 +2,8 @@ import { subjects } from '@feedmill/contracts';
 import type { DeliveryTarget, PlanLookups } from '@feedmill/feed-models';
 import type { FeedGroups } from '@feedmill/config';
 import { batchedRecent } from './batched-recent.js';
-import { allEdges } from './paged-queries.js';
-import type { ServiceClient } from './service-client.js';
+import { allEdges, recentActivities } from './paged-queries.js';
+import type { PartitionRoute, ServiceClient } from './service-client.js';
 
 /**
  * Planning's lookups, asked of content (and of graph when a dead letter is replayed) through
@@ -12,17 +12,21 @@ import type { ServiceClient } from './service-client.js';
  * stores what its own policy needs) gets the same deliveries.
  */
 export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): PlanLookups {
+  const batched = batchedRecent(client);
   return {
-    recent: batchedRecent(client),
+    // A bounded follow's backfill is read alone, with its bound: rare, and its page must stop where the bound does.
+    recent: (feed, limit, atLeast, atMost, order, since) =>
+      since === undefined ? batched(feed, limit, atLeast, atMost, order) : recentActivities(client, { feeds: [feed], limit, atLeast, atMost, order, bounds: [{ feed, since }] }),
     isTimeline: (feed) => groups.isTimeline(feed),
     capOf: (reader) => groups.capOf(reader),
     orderOf: (reader) => (groups.timelinePolicyOf(reader).relevancy ? 'relevance' : 'time'),
     follows: async (follower, target, atLeast) => (await allEdges(client, 'following', follower, atLeast)).includes(target),
     activities: (ids, atLeast) => client.request(subjects.content.get, { ids: [...ids], atLeast }),
+    positions: async (ids, atLeast) => (await client.request(subjects.content.positions, { ids: [...ids], atLeast })).positions,
   };
 }
 
-/** The timeline service as fan-out's delivery target. */
-export function serviceDeliveryTarget(client: ServiceClient): DeliveryTarget {
-  return { deliver: (request) => client.request(subjects.timeline.deliver, request) };
+/** The timeline service as fan-out's delivery target: one partition of it, with a `route`. */
+export function serviceDeliveryTarget(client: ServiceClient, route?: PartitionRoute): DeliveryTarget {
+  return { deliver: (request) => client.request(subjects.timeline.deliver, request, route) };
 }

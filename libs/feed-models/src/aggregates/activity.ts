@@ -58,7 +58,7 @@ export function decideActivity(command: ActivityCommand, state: Activity | undef
     case 'AddActivity': {
       if (state) return [];
       const { feed, id, receivedAt } = command.data;
-      const { actor, verb, object, time, foreignId, extra } = command.data.activity;
+      const { actor, verb, object, time, foreignId, extra, to } = command.data.activity;
       const activity: Activity = {
         id,
         feed,
@@ -68,12 +68,15 @@ export function decideActivity(command: ActivityCommand, state: Activity | undef
         time: time ?? receivedAt,
         ...(foreignId === undefined ? {} : { foreignId }),
         ...(extra === undefined ? {} : { extra }),
+        ...(to === undefined || to.length === 0 ? {} : { to: to as FeedId[] }),
       };
       return [{ type: 'ActivityAdded', data: { activity } }];
     }
-    case 'RemoveActivity':
-      inFeed(state, command.data);
-      return [{ type: 'ActivityRemoved', data: { ...command.data } }];
+    case 'RemoveActivity': {
+      // The feeds it was addressed to hold it too: the removal reaches them without a lookup.
+      const { to } = inFeed(state, command.data);
+      return [{ type: 'ActivityRemoved', data: { ...command.data, ...(to === undefined ? {} : { to }) } }];
+    }
     case 'BumpActivity':
       // A bump no later than the activity's current relevance changes nothing and records nothing.
       return command.data.time <= relevanceOf(inFeed(state, command.data)) ? [] : [{ type: 'ActivityBumped', data: { ...command.data } }];
@@ -152,12 +155,13 @@ export function evolveActivity(state: Activity | undefined, event: ActivityEvent
  * log then serialize to the same JSON.
  */
 function inSchemaOrder(activity: Activity): Activity {
-  const { id, feed, actor, verb, object, time, foreignId, extra, bumpedAt, updatedAt } = activity;
+  const { id, feed, actor, verb, object, time, foreignId, extra, bumpedAt, updatedAt, to } = activity;
   const ordered: Activity = { id, feed, actor, verb, object, time };
   if (foreignId !== undefined) ordered.foreignId = foreignId;
   if (extra !== undefined) ordered.extra = extra;
   if (bumpedAt !== undefined) ordered.bumpedAt = bumpedAt;
   if (updatedAt !== undefined) ordered.updatedAt = updatedAt;
+  if (to !== undefined) ordered.to = to;
   return ordered;
 }
 

@@ -135,6 +135,24 @@ describe('follow edge', () => {
     expect(decideFollowEdge({ type: 'Unfollow', data: follow }, 'none')).toEqual([]);
   });
 
+  it('records a follow’s since bound and an unfollow that keeps the history, and nothing of them where they do not apply', () => {
+    const since = '2026-01-01T00:00:00.000Z|x';
+    expect(decideFollowEdge({ type: 'Follow', data: { ...follow, since } }, 'none')).toEqual([{ type: 'FeedFollowed', data: { ...follow, since } }]);
+    expect(decideFollowEdge({ type: 'Follow', data: { ...follow, since } }, 'following')).toEqual([]);
+    // A follow of a private feed waits: the request keeps no bound, and its approval brings the whole history.
+    expect(decideFollowEdge({ type: 'Follow', data: { ...follow, since }, targetPrivate: true }, 'none')).toEqual([{ type: 'FollowRequested', data: follow }]);
+    expect(decideFollowEdge({ type: 'Unfollow', data: { ...follow, keepHistory: true } }, 'following')).toEqual([{ type: 'FeedUnfollowed', data: { ...follow, keepHistory: true } }]);
+    expect(decideFollowEdge({ type: 'Unfollow', data: { ...follow, keepHistory: false } }, 'following')).toEqual([{ type: 'FeedUnfollowed', data: follow }]);
+    expect(decideFollowEdge({ type: 'Unfollow', data: { ...follow, keepHistory: true } }, 'requested')).toEqual([{ type: 'FollowRequestRejected', data: follow }]);
+    expect(decideFollowEdge({ type: 'Unfollow', data: { ...follow, keepHistory: true } }, 'none')).toEqual([]);
+    // A private feed's history is for its approved followers only: not kept.
+    expect(decideFollowEdge({ type: 'Unfollow', data: { ...follow, keepHistory: true }, targetPrivate: true }, 'following')).toEqual([{ type: 'FeedUnfollowed', data: follow }]);
+    // A kept history ends as a plain unfollow; a live follow or a request is left alone.
+    expect(decideFollowEdge({ type: 'EndKeptHistory', data: follow }, 'none')).toEqual([{ type: 'FeedUnfollowed', data: follow }]);
+    expect(decideFollowEdge({ type: 'EndKeptHistory', data: follow }, 'following')).toEqual([]);
+    expect(decideFollowEdge({ type: 'EndKeptHistory', data: follow }, 'requested')).toEqual([]);
+  });
+
   it('refuses following oneself', () => {
     expect(() => decideFollowEdge({ type: 'Follow', data: { ...follow, target: 'timeline:a' } }, 'none')).toThrow(expect.objectContaining({ code: 'invalid_request' }));
   });

@@ -37,10 +37,21 @@ export const graphEventTypes: ReadonlySet<string> = new Set([...followEdgeEventT
 type EdgeData = { follower: FeedId; target: FeedId; time: string };
 
 export type FollowEdgeCommand =
-  /** By the follower; a private target's follow waits for approval. */
-  | { type: 'Follow'; data: EdgeData; targetPrivate?: boolean }
-  /** By the follower: unfollows, or withdraws its request. */
-  | { type: 'Unfollow'; data: EdgeData }
+  /**
+   * By the follower; a private target's follow waits for approval. `since` bounds the
+   * target's history the follow brings (a time key; activities added later always come).
+   */
+  | { type: 'Follow'; data: EdgeData & { since?: string }; targetPrivate?: boolean }
+  /**
+   * By the follower: unfollows (keeping what the feed delivered with `keepHistory`, unless
+   * the feed is private: only its approved followers may see it), or withdraws its request.
+   */
+  | { type: 'Unfollow'; data: EdgeData & { keepHistory?: boolean }; targetPrivate?: boolean }
+  /**
+   * Ends a reader's kept history of a feed it no longer follows (the feed turned private, or
+   * its owner removed the reader): recorded as a plain unfollow, which drops the entries.
+   */
+  | { type: 'EndKeptHistory'; data: EdgeData }
   /** By the target's owner. */
   | { type: 'Approve'; data: EdgeData }
   | { type: 'Reject'; data: EdgeData }
@@ -48,17 +59,27 @@ export type FollowEdgeCommand =
   | { type: 'RemoveFollower'; data: EdgeData };
 
 export function decideFollowEdge(command: FollowEdgeCommand, state: EdgeState): Array<FollowEdgeEvent | FollowRequestEvent> {
-  const data = { ...command.data };
+  // Only the edge's own fields: a command's options become an event's only where they apply.
+  const data: EdgeData = { follower: command.data.follower, target: command.data.target, time: command.data.time };
   switch (command.type) {
-    case 'Follow':
+    case 'Follow': {
       if (data.follower === data.target) throw new FeedmillError('invalid_request', 'a feed cannot follow itself', 'target');
       // A request to a feed that has turned public since is a follow now.
       if (state === 'following' || (state === 'requested' && command.targetPrivate)) return [];
-      return [{ type: command.targetPrivate ? 'FollowRequested' : 'FeedFollowed', data }];
+      if (command.targetPrivate) return [{ type: 'FollowRequested', data }];
+      const { since } = command.data;
+      return [{ type: 'FeedFollowed', data: since === undefined ? data : { ...data, since } }];
+    }
     case 'Unfollow':
     case 'RemoveFollower':
-      if (state === 'following') return [{ type: 'FeedUnfollowed', data }];
+      if (state === 'following') {
+        const keep = command.type === 'Unfollow' && command.data.keepHistory === true && command.targetPrivate !== true;
+        return [{ type: 'FeedUnfollowed', data: keep ? { ...data, keepHistory: true } : data }];
+      }
       return state === 'requested' ? [{ type: 'FollowRequestRejected', data }] : [];
+    case 'EndKeptHistory':
+      // A follow since (or a request) is the edge's own business: only a kept history ends.
+      return state === 'none' ? [{ type: 'FeedUnfollowed', data }] : [];
     case 'Approve':
     case 'Reject':
       if (state === 'following' && command.type === 'Approve') return [];

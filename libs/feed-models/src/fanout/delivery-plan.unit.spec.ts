@@ -1,5 +1,5 @@
 import type { Activity, DeliverRequest, FeedEvent, FeedId, PositionedEvent, TimelineDelivery } from '@feedmill/contracts';
-import { planDeliveries, type PlanLookups } from './delivery-plan.js';
+import { planDeliveries, replanAsOfNow, type PlanLookups } from './delivery-plan.js';
 import { fanOutBatch } from './fan-out-batch.js';
 import { FollowerIndex } from './follower-index.js';
 
@@ -31,6 +31,7 @@ describe('planDeliveries', () => {
     capOf: () => 1,
     orderOf: (reader) => (reader.startsWith('hot:') ? 'relevance' : 'time'),
     follows: async () => true,
+    positions: async (ids) => ids.map(() => null),
     activities: async (ids) => ids.map((id) => ({ ...activity(id, 'user:a'), bumpedAt: '2026-02-01T00:00:00.000Z' })),
   };
 
@@ -47,11 +48,11 @@ describe('planDeliveries', () => {
     ], 10);
     const deliveries = await planDeliveries(events, followersOfA(), lookups);
     expect(deliveries).toEqual([
-      { kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: activity('a1', 'user:a') },
-      { kind: 'follow', reader: 'timeline:t', target: 'user:b', recent: [activity('old2', 'user:b'), activity('old1', 'user:b')], exhausted: false },
-      { kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: activity('a2', 'user:a') },
-      { kind: 'remove', readers: ['timeline:r', 'timeline:s'], id: 'a1' },
-      { kind: 'unfollow', reader: 'timeline:t', target: 'user:b' },
+      { kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: activity('a1', 'user:a'), eventPosition: 10 },
+      { kind: 'follow', reader: 'timeline:t', target: 'user:b', recent: [activity('old2', 'user:b'), activity('old1', 'user:b')], exhausted: false, eventPosition: 11 },
+      { kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: activity('a2', 'user:a'), eventPosition: 12 },
+      { kind: 'remove', readers: ['timeline:r', 'timeline:s'], id: 'a1', eventPosition: 14 },
+      { kind: 'unfollow', reader: 'timeline:t', target: 'user:b', eventPosition: 15 },
     ]);
     expect(calls).toEqual(['recent user:b 2 >=15 <=11 by time']);
   });
@@ -97,9 +98,9 @@ describe('planDeliveries', () => {
     ], 10);
     const deliveries = await planDeliveries(events, followersOfA(), lookups);
     expect(deliveries.filter((d) => d.kind === 'follow')).toEqual([
-      { kind: 'follow', reader: 'timeline:t', target: 'user:new', recent: [], exhausted: true },
-      { kind: 'follow', reader: 'timeline:u', target: 'user:new', recent: [activity('old2', 'user:new'), activity('old1', 'user:new')], exhausted: false },
-      { kind: 'follow', reader: 'timeline:v', target: 'user:new', recent: [activity('old2', 'user:new'), activity('old1', 'user:new')], exhausted: false },
+      { kind: 'follow', reader: 'timeline:t', target: 'user:new', recent: [], exhausted: true, eventPosition: 10 },
+      { kind: 'follow', reader: 'timeline:u', target: 'user:new', recent: [activity('old2', 'user:new'), activity('old1', 'user:new')], exhausted: false, eventPosition: 12 },
+      { kind: 'follow', reader: 'timeline:v', target: 'user:new', recent: [activity('old2', 'user:new'), activity('old1', 'user:new')], exhausted: false, eventPosition: 14 },
     ]);
     // Once it has had one, it is asked for (whatever was removed since): here after n1, at 12 and 14.
     expect(calls).toEqual(['recent user:new 2 >=14 <=12 by time', 'recent user:new 2 >=14 <=14 by time']);
@@ -132,9 +133,9 @@ describe('planDeliveries', () => {
     const events = recorded([update('a1'), follow('timeline:t', 'user:a'), update('a2'), { type: 'ActivityBumped', data: { id: 'a3', feed: 'user:a', time: 't' } }, update('gone')], 10);
     const deliveries = (await planDeliveries(events, followersOfA(), content)).filter((d) => d.kind !== 'follow');
     expect(deliveries).toEqual([
-      { kind: 'update', readers: ['timeline:r', 'timeline:s'], activity: now('a1') },
-      { kind: 'update', readers: ['timeline:r', 'timeline:s', 'timeline:t'], activity: now('a2') },
-      { kind: 'bump', readers: ['timeline:r', 'timeline:s', 'timeline:t'], activity: now('a3') },
+      { kind: 'update', readers: ['timeline:r', 'timeline:s'], activity: now('a1'), eventPosition: 10 },
+      { kind: 'update', readers: ['timeline:r', 'timeline:s', 'timeline:t'], activity: now('a2'), eventPosition: 12 },
+      { kind: 'bump', readers: ['timeline:r', 'timeline:s', 'timeline:t'], activity: now('a3'), eventPosition: 13 },
     ]);
     // One lookup for every changed activity of the batch.
     expect(asked).toEqual([['a1', 'a2', 'a3', 'gone']]);
@@ -167,6 +168,68 @@ describe('planDeliveries', () => {
   });
 });
 
+describe('bounded and kept edges', () => {
+  // The activity's time key is below the bound: only its log position can let it in.
+  const since = '2026-06-01T00:00:00.000Z|z';
+  const index = new FollowerIndex();
+  index.advance(
+    recorded([
+      { type: 'FeedFollowed', data: { follower: 'hot:r', target: 'user:a', time: 't', since } },
+      { type: 'FeedFollowed', data: { follower: 'timeline:t', target: 'user:a', time: 't', since } },
+      follow('hot:k', 'user:a'),
+      { type: 'FeedUnfollowed', data: { follower: 'hot:k', target: 'user:a', time: 't', keepHistory: true } },
+      follow('hot:w', 'user:a'),
+    ]),
+    5,
+  );
+  const lookupsAddedAt = (position: number): PlanLookups => ({
+    recent: async (feed, _limit, _atLeast, _atMost, _order, bound) => [activity(`${feed} since ${bound ?? '-'}`, feed)],
+    isTimeline: () => true,
+    capOf: () => 10,
+    orderOf: (reader) => (reader.startsWith('hot:') ? 'relevance' : 'time'),
+    follows: async () => true,
+    positions: async (ids) => ids.map(() => position),
+    activities: async (ids) => ids.map((id) => ({ ...activity(id, 'user:a'), bumpedAt: '2026-02-01T00:00:00.000Z' })),
+  });
+  const readersOf = async (event: FeedEvent, addedAt: number) => (await planDeliveries(recorded([event], 6), index, lookupsAddedAt(addedAt))).map((d) => ('readers' in d ? [...d.readers].sort() : []));
+
+  it('takes a bump to a relevancy reader only where its edge’s bound lets the activity in, by log position', async () => {
+    const bump: FeedEvent = { type: 'ActivityBumped', data: { id: 'x', feed: 'user:a', time: 't' } };
+    // Added before every follow: out of the bounded follow, in the kept history.
+    expect(await readersOf(bump, 0)).toEqual([['hot:k', 'hot:w', 'timeline:t']]);
+    // Added after the follows and the unfollow: in the bounded follow, out of the kept history.
+    expect(await readersOf(bump, 5)).toEqual([['hot:r', 'hot:w', 'timeline:t']]);
+  });
+
+  it('takes removals and updates to the readers keeping the history, posts to followers only, and a bounded follow’s backfill within its bound', async () => {
+    expect(await readersOf({ type: 'ActivityRemoved', data: { id: 'x', feed: 'user:a', time: 't' } }, 0)).toEqual([['hot:k', 'hot:r', 'hot:w', 'timeline:t']]);
+    expect(await readersOf({ type: 'ActivityUpdated', data: { id: 'x', feed: 'user:a', time: 't', object: 'o2' } }, 0)).toEqual([['hot:k', 'hot:r', 'hot:w', 'timeline:t']]);
+    expect(await readersOf(add('y', 'user:a'), 6)).toEqual([['hot:r', 'hot:w', 'timeline:t']]);
+    const deliveries = await planDeliveries(recorded([add('y', 'user:b'), { type: 'FeedFollowed', data: { follower: 'hot:n', target: 'user:b', time: 't', since } }], 6), index, lookupsAddedAt(0));
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({ kind: 'follow', reader: 'hot:n', target: 'user:b', since, recent: [{ id: `user:b since ${since}` }] });
+  });
+});
+
+describe('replanAsOfNow', () => {
+  it('plans as the log stands at the head, and names the event’s own position in every delivery', async () => {
+    const asOf: number[] = [];
+    const lookups: PlanLookups = {
+      recent: async () => [],
+      isTimeline: (feed) => feed.startsWith('timeline:'),
+      capOf: () => 10,
+      orderOf: () => 'time',
+      follows: async () => true,
+      positions: async (ids) => ids.map(() => null),
+      activities: async (ids, atLeast) => (asOf.push(atLeast), ids.map((id) => ({ ...activity(id, 'user:a'), object: 'now' }))),
+    };
+    const [posted] = recorded([add('a1', 'user:a')], 7);
+    const deliveries = await replanAsOfNow(posted!, 40, followersOfA(), lookups);
+    expect(deliveries).toEqual([{ kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: { ...activity('a1', 'user:a'), object: 'now' }, eventPosition: 7 }]);
+    expect(asOf).toEqual([40]);
+  });
+});
+
 describe('fanOutBatch', () => {
   const lookups: PlanLookups = {
     recent: async () => [],
@@ -174,6 +237,7 @@ describe('fanOutBatch', () => {
     capOf: () => 10,
     orderOf: () => 'time',
     follows: async () => true,
+    positions: async (ids) => ids.map(() => null),
     activities: async () => [],
   };
   const events = recorded([follow('timeline:t', 'user:a'), add('a1', 'user:a')], 10);

@@ -1,4 +1,4 @@
-import type { FeedEvent, FeedId, PositionedEvent } from '@feedmill/contracts';
+import type { EdgeBound, FeedEvent, FeedId, PositionedEvent } from '@feedmill/contracts';
 import { evolveFollowEdge, isFollowEdgeEvent } from '../aggregates/follow-edge.js';
 import { SortedRuns, type SortedRunsState } from './sorted-runs.js';
 
@@ -23,6 +23,12 @@ export class FollowerIndex {
   /** Per followed-or-posting feed number: 1 once an activity was added to the feed. */
   private posted = new Uint8Array(256);
   private at = 0;
+  /**
+   * Per feed, the readers whose edge bounds what they hold of it: follows with a `since`, and
+   * readers that unfollowed it keeping its history (kept edges), whom its removals, updates
+   * and bumps still reach and its posts do not. Few, so plain maps.
+   */
+  private readonly bounds = new Map<FeedId, Map<FeedId, EdgeBound>>();
 
   /**
    * @param keeps Which followers the index holds; fan-out keeps timelines only, since no
@@ -52,6 +58,11 @@ export class FollowerIndex {
     return number === undefined ? [] : this.runs.map(number, (follower) => this.followerIds[follower]!);
   }
 
+  /** The bounds of the readers whose edge to `target` has one (followed with a `since`, or kept). */
+  boundsOf(target: FeedId): ReadonlyMap<FeedId, EdgeBound> | undefined {
+    return this.bounds.get(target);
+  }
+
   /** Whether `follower` follows `target`. */
   follows(follower: FeedId, target: FeedId): boolean {
     const from = this.followerNumbers.get(follower);
@@ -73,7 +84,7 @@ export class FollowerIndex {
    */
   advance(events: readonly PositionedEvent[], to: number): void {
     for (const { position, event } of events) {
-      if (position > this.at && position <= to) this.apply(event);
+      if (position > this.at && position <= to) this.apply(event, position);
     }
     if (to > this.at) this.at = to;
   }
@@ -95,6 +106,7 @@ export class FollowerIndex {
       targetIds: [...this.targetNumbers.keys()],
       posted: this.posted.subarray(0, this.targetNumbers.size),
       followers: this.runs.toState(),
+      bounds: [...this.bounds].flatMap(([target, readers]) => [...readers].map(([reader, bound]) => ({ ...bound, feed: target, reader }))),
     };
   }
 
@@ -117,21 +129,34 @@ export class FollowerIndex {
     index.posted = new Uint8Array(Math.max(256, posted.length * 2));
     index.posted.set(posted);
     index.at = state.position;
+    for (const { reader, ...bound } of state.bounds ?? []) index.bound(bound.feed, reader, bound);
     return index;
   }
 
-  private apply(event: FeedEvent): void {
+  private apply(event: FeedEvent, position: number): void {
     if (event.type === 'ActivityAdded') this.posted[this.targetNumberOf(event.data.activity.feed)] = 1;
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     if (!this.keeps(follower)) return;
     // The edge's state before does not change the outcome (adding is idempotent): no lookup first.
-    if (evolveFollowEdge(false, event)) this.runs.add(this.targetNumberOf(target), this.followerNumberOf(follower));
-    else {
+    if (evolveFollowEdge(false, event)) {
+      this.runs.add(this.targetNumberOf(target), this.followerNumberOf(follower));
+      this.bound(target, follower, boundAfter(event, position, undefined, true));
+    } else {
+      this.bound(target, follower, boundAfter(event, position, this.bounds.get(target)?.get(follower), this.follows(follower, target)));
       const to = this.targetNumbers.get(target);
       const from = this.followerNumbers.get(follower);
       if (to !== undefined && from !== undefined) this.runs.delete(to, from);
     }
+  }
+
+  /** Records the bound of `reader`'s edge to `target`, or that it has none. */
+  private bound(target: FeedId, reader: FeedId, bound: EdgeBound | undefined): void {
+    let readers = this.bounds.get(target);
+    if (bound) {
+      if (!readers) this.bounds.set(target, (readers = new Map()));
+      readers.set(reader, bound);
+    } else if (readers?.delete(reader) && readers.size === 0) this.bounds.delete(target);
   }
 
   private followerNumberOf(follower: FeedId): number {
@@ -171,7 +196,25 @@ export interface FollowerIndexState {
   posted: Uint8Array;
   /** Per feed number, its followers' numbers, sorted. */
   followers: SortedRunsState;
+  /** Bounded and kept edges, each with its target (`feed`) and reader. @defaultValue none */
+  bounds?: ReadonlyArray<EdgeBound & { reader: FeedId }>;
 }
+
+/**
+ * The bound of an edge after a follow or unfollow at `position`: a follow's `since` (none
+ * for a plain follow); an unfollow that keeps the history of a followed edge keeps its
+ * bound and ends it at `position`; any other unfollow leaves none.
+ */
+function boundAfter(event: FeedEvent, position: number, before: EdgeBound | undefined, followedBefore: boolean): EdgeBound | undefined {
+  if (event.type === 'FeedFollowed') return event.data.since === undefined ? undefined : { feed: event.data.target, since: event.data.since, followedAt: position };
+  if (event.type !== 'FeedUnfollowed') return undefined;
+  if (!event.data.keepHistory) return undefined;
+  // Unfollowing what it did not follow changes nothing of what it keeps.
+  return followedBefore ? { ...before, feed: event.data.target, unfollowedAt: position } : before;
+}
+
+/** Whether a bound is a kept edge's: the feed is no longer followed. */
+const isKept = (bound: EdgeBound) => bound.unfollowedAt !== undefined;
 
 /**
  * The followers of feeds as of each event of one batch: the index as it stood before the
@@ -185,19 +228,55 @@ export class FollowersInBatch {
   private readonly known = new Map<FeedId, FeedId[]>();
   /** Feeds the batch has added activities to so far. */
   private readonly posted = new Set<FeedId>();
+  /** Per target: the readers whose edge's bound the batch has changed so far, and the bound each has now (null: none). */
+  private readonly boundsChanged = new Map<FeedId, Map<FeedId, EdgeBound | null>>();
 
   constructor(private readonly index: FollowerIndex) {}
 
-  /** Takes in the next event of the batch; events that change no edge and add no activity are ignored. */
-  apply(event: FeedEvent): void {
+  /** Takes in the next event of the batch, at its log position; events that change no edge and add no activity are ignored. */
+  apply(event: FeedEvent, position: number): void {
     if (event.type === 'ActivityAdded') this.posted.add(event.data.activity.feed);
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     if (!this.index.keeps(follower)) return;
     let edges = this.changed.get(target);
     if (!edges) this.changed.set(target, (edges = new Map()));
-    edges.set(follower, evolveFollowEdge(edges.get(follower) ?? this.index.follows(follower, target), event));
+    const followedBefore = edges.get(follower) ?? this.index.follows(follower, target);
+    edges.set(follower, evolveFollowEdge(followedBefore, event));
     this.known.delete(target);
+    const before = this.boundOf(target, follower);
+    const after = boundAfter(event, position, before, followedBefore);
+    if (after !== before) {
+      let changed = this.boundsChanged.get(target);
+      if (!changed) this.boundsChanged.set(target, (changed = new Map()));
+      changed.set(follower, after ?? null);
+    }
+  }
+
+  /** The bound of `reader`'s edge to `target` as of the events applied so far. */
+  boundOf(target: FeedId, reader: FeedId): EdgeBound | undefined {
+    const changed = this.boundsChanged.get(target)?.get(reader);
+    return changed === undefined ? this.index.boundsOf(target)?.get(reader) : (changed ?? undefined);
+  }
+
+  /** Whether some reader's edge to `target` has a bound, as of the events applied so far. */
+  hasBounds(target: FeedId): boolean {
+    return this.boundsChanged.has(target) || this.index.boundsOf(target) !== undefined;
+  }
+
+  /**
+   * The readers an activity's removal, update or bump reaches beyond `followersOf(target)`:
+   * those keeping `target`'s history, as of the events applied so far.
+   */
+  keptBy(target: FeedId): FeedId[] {
+    if (!this.hasBounds(target)) return [];
+    const readers = new Set<FeedId>();
+    for (const reader of this.index.boundsOf(target)?.keys() ?? []) readers.add(reader);
+    for (const reader of this.boundsChanged.get(target)?.keys() ?? []) readers.add(reader);
+    return [...readers].filter((reader) => {
+      const bound = this.boundOf(target, reader);
+      return bound !== undefined && isKept(bound);
+    });
   }
 
   /** Whether an activity was ever added to `feed`, as of the events applied so far. */

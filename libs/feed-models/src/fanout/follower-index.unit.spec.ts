@@ -120,8 +120,42 @@ describe('FollowerIndex', () => {
     const index = indexOf([post('user:a'), follow('timeline:r', 'user:b'), { type: 'ActivityRemoved', data: { id: 'a', feed: 'user:a' as FeedId, time: 't' } }]);
     expect([index.hasHadActivities('user:a' as FeedId), index.hasHadActivities('user:b' as FeedId), index.hasHadActivities('user:c' as FeedId)]).toEqual([true, false, false]);
     const batch = index.inBatch();
-    batch.apply(post('user:b'));
+    batch.apply(post('user:b'), 4);
     expect([batch.hasHadActivities('user:b' as FeedId), index.hasHadActivities('user:b' as FeedId)]).toEqual([true, false]);
+  });
+});
+
+describe('bounded and kept edges', () => {
+  const since = '2026-01-01T00:00:00.000Z|x';
+  const boundedFollow = (follower: string, target: string): FeedEvent => ({ type: 'FeedFollowed', data: { follower: follower as FeedId, target: target as FeedId, time: 't', since } });
+  const keepingUnfollow = (follower: string, target: string): FeedEvent => ({ type: 'FeedUnfollowed', data: { follower: follower as FeedId, target: target as FeedId, time: 't', keepHistory: true } });
+  const events = [boundedFollow('timeline:r', 'user:a'), follow('timeline:s', 'user:a'), keepingUnfollow('timeline:r', 'user:a'), keepingUnfollow('timeline:s', 'user:a'), keepingUnfollow('timeline:t', 'user:a'), follow('timeline:q', 'user:a')];
+  const expected = new Map([
+    ['timeline:r', { feed: 'user:a', since, followedAt: 1, unfollowedAt: 3 }],
+    ['timeline:s', { feed: 'user:a', unfollowedAt: 4 }],
+  ]);
+
+  it('keeps a follow’s bound, ends it at a keeping unfollow, forgets it at a follow, and keeps it through a snapshot', () => {
+    const index = indexOf(events);
+    expect(index.boundsOf('user:a' as FeedId)).toEqual(expected);
+    expect(index.followersOf('user:a' as FeedId)).toEqual(['timeline:q']);
+    const restored = FollowerIndex.fromState(index.toState());
+    expect(restored.boundsOf('user:a' as FeedId)).toEqual(expected);
+    index.advance(at([follow('timeline:r', 'user:a'), unfollow('timeline:s', 'user:a')], 7), 8);
+    expect(index.boundsOf('user:a' as FeedId)).toBeUndefined();
+  });
+
+  it('gives the readers keeping a feed’s history as of each event of a batch', () => {
+    const index = indexOf(events.slice(0, 2));
+    const batch = index.inBatch();
+    expect(batch.keptBy('user:a' as FeedId)).toEqual([]);
+    expect(batch.boundOf('user:a' as FeedId, 'timeline:r' as FeedId)).toEqual({ feed: 'user:a', since, followedAt: 1 });
+    events.slice(2).forEach((event, i) => batch.apply(event, 3 + i));
+    expect(batch.keptBy('user:a' as FeedId).sort()).toEqual(['timeline:r', 'timeline:s']);
+    expect(batch.boundOf('user:a' as FeedId, 'timeline:r' as FeedId)).toEqual(expected.get('timeline:r'));
+    batch.apply(follow('timeline:r', 'user:a'), 7);
+    expect(batch.keptBy('user:a' as FeedId)).toEqual(['timeline:s']);
+    expect(index.boundsOf('user:a' as FeedId)).toEqual(new Map([['timeline:r', { feed: 'user:a', since, followedAt: 1 }]]));
   });
 });
 
@@ -131,7 +165,8 @@ describe('FollowersInBatch', () => {
   it('gives the followers as of each event of the batch, and leaves the index as it was', () => {
     const index = before();
     const batch = index.inBatch();
-    const asOf = (event: FeedEvent) => (batch.apply(event), [...batch.followersOf('user:a' as FeedId)]);
+    let position = 2;
+    const asOf = (event: FeedEvent) => (batch.apply(event, ++position), [...batch.followersOf('user:a' as FeedId)]);
     expect([
       asOf(post('user:a')),
       asOf(follow('timeline:t', 'user:a')),
@@ -153,8 +188,8 @@ describe('FollowersInBatch', () => {
   it('sees only the followers the index keeps', () => {
     const index = new FollowerIndex((follower) => follower.startsWith('timeline:'));
     const batch = index.inBatch();
-    batch.apply(follow('user:b', 'user:a'));
-    batch.apply(follow('timeline:r', 'user:a'));
+    batch.apply(follow('user:b', 'user:a'), 1);
+    batch.apply(follow('timeline:r', 'user:a'), 2);
     expect(batch.followersOf('user:a' as FeedId)).toEqual(['timeline:r']);
   });
 });

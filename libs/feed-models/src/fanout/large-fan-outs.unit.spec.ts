@@ -70,6 +70,7 @@ describe('segmentAroundLargeFanOuts', () => {
       capOf: () => 10,
       orderOf: () => 'time',
       follows: async () => true,
+      positions: async (ids) => ids.map(() => null),
       activities: async (ids) => ids.map((id) => ({ ...activity(id, 'user:a'), object: 'as content holds it' })),
     };
     for (let round = 0; round < 20; round++) {

@@ -26,7 +26,8 @@ export function authenticate(fastify: FastifyInstance, verifier: TokenVerifier |
   fastify.decorate('openAccess', verifier === undefined);
   if (!verifier) return;
   fastify.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/v1/')) return;
+    // The route matched, not the raw URL, which may spell `/v1/` percent-encoded.
+    if (!(request.routeOptions.url ?? '').startsWith('/v1/')) return;
     try {
       request.caller = await verifier.callerOf(request.headers.authorization);
     } catch (error) {

@@ -23,15 +23,16 @@ export function owns(caller: Caller, feed: FeedId): boolean {
  */
 export function requireOwner(caller: Caller, feed: FeedId, action: string, field = 'id'): void {
   if (owns(caller, feed)) return;
-  throw new FeedmillError('forbidden', `${describe(caller)} may not ${action} ${feed}: a user owns only the feeds whose id is its own`, field);
+  throw new FeedmillError('forbidden', `${describeCaller(caller)} may not ${action} ${feed}: a user owns only the feeds whose id is its own`, field);
 }
 
 /** Throws `forbidden` unless the caller is a trusted backend. */
 export function requireAdmin(caller: Caller, action: string): void {
   if (caller.admin) return;
-  throw new FeedmillError('forbidden', `${describe(caller)} may not ${action}: it takes an admin token`, 'authorization');
+  throw new FeedmillError('forbidden', `${describeCaller(caller)} may not ${action}: it takes an admin token`, 'authorization');
 }
 
-function describe(caller: Caller): string {
+/** The caller as a refusal names it. */
+export function describeCaller(caller: Caller): string {
   return caller.sub === undefined ? 'this token' : `user "${caller.sub}"`;
 }

@@ -7,14 +7,10 @@ import { owns, requireOwner, type Caller } from './caller.js';
 /** Who may read a feed and its follow lists, which needs graph for a private feed. */
 @Injectable()
 export class FeedAccess {
-  private readonly timelineGroups: readonly string[];
-
   constructor(
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
-  ) {
-    this.timelineGroups = Object.keys(groups.timelineModels);
-  }
+  ) {}
 
   /**
    * Throws `forbidden` unless the caller may read `feed`: a timeline only its owner; a
@@ -25,7 +21,7 @@ export class FeedAccess {
   async requireReader(caller: Caller, feed: FeedId): Promise<void> {
     if (this.groups.isTimeline(feed)) return requireOwner(caller, feed, 'read');
     if (owns(caller, feed)) return;
-    const readers = caller.sub === undefined ? [] : this.timelineGroups.map((group): FeedId => `${group}:${caller.sub}`);
+    const readers = caller.sub === undefined ? [] : this.groups.timelinesOf(caller.sub);
     if ((await this.client.request(subjects.graph.mayRead, { feed, readers })).allowed) return;
     throw new FeedmillError('forbidden', `${feed} is private: only its owner and its approved followers may read it`, 'id');
   }

@@ -1,4 +1,4 @@
-import { activitiesImportStream, activityStream, relevanceKeyOf } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, justAbove, relevanceKeyOf, sortKeyOf } from '@feedmill/contracts';
 import type { ContentStore } from '../ports.js';
 import { activityAt, decidedOf, recordEvents } from './recorded.js';
 
@@ -112,6 +112,57 @@ export function describeContentStoreContract(name: string, create: () => Promise
       expect((await store.recent(['user:a', 'user:c'], undefined, 10, 6)).map((a) => a.id)).toEqual(['c1', 'a2']);
       expect(await store.streamRevision(activitiesImportStream('b1'))).toBe(0);
       expect(await store.position()).toBe(7);
+    });
+
+    it('answers the activities addressed to a feed with its own, each once, in both orders, until removed', async () => {
+      await store.apply(events);
+      const addressed = recordEvents(
+        [
+          [activityStream('user:a'), { type: 'ActivityAdded', data: { activity: activity('t1', 'user:a', 5, { to: ['notification:r', 'timeline:r'] }) } }],
+          [activityStream('user:c'), { type: 'ActivityAdded', data: { activity: activity('t2', 'user:c', 6, { to: ['notification:r'] }) } }],
+          [activityStream('user:c'), { type: 'ActivityBumped', data: { id: 't2', feed: 'user:c', time: '2026-01-01T00:00:01.000Z' } }],
+          [activityStream('user:a'), { type: 'ActivityBumped', data: { id: 't1', feed: 'user:a', time: '2026-01-01T00:00:09.000Z' } }],
+        ],
+        7,
+      ).map((e) => ({ ...e, revision: e.stream === activityStream('user:a') ? e.revision + 3 : e.revision + 1 }));
+      await store.apply(addressed);
+      const ids = async (feeds: Parameters<ContentStore['recent']>[0], order?: 'time' | 'relevance') => (await store.recent(feeds, undefined, 10, undefined, order)).map((a) => a.id);
+      expect(await ids(['notification:r'])).toEqual(['t2', 't1']);
+      // Posted to a feed read and addressed to another read: once.
+      expect(await ids(['timeline:r', 'user:a', 'notification:r'])).toEqual(['t2', 't1', 'a2']);
+      expect(await ids(['notification:r', 'user:c'], 'relevance')).toEqual(['t1', 't2', 'c1']);
+      expect((await store.recent(['notification:r'], undefined, 10, 7)).map((a) => a.id)).toEqual(['t1']);
+      expect((await store.get(['t1']))[0]?.to).toEqual(['notification:r', 'timeline:r']);
+      await store.apply(recordEvents([[activityStream('user:a'), { type: 'ActivityRemoved', data: { id: 't1', feed: 'user:a', time: 't', to: ['notification:r', 'timeline:r'] } }]], 11).map((e) => ({ ...e, revision: 5 })));
+      expect(await ids(['notification:r', 'timeline:r'])).toEqual(['t2']);
+      expect(await ids(['notification:r'], 'relevance')).toEqual(['t2']);
+    });
+
+    it('reads each bounded feed within its bound, by time key and log position, in both orders, and leaves other feeds whole', async () => {
+      await store.apply(events);
+      // b2 (time 0) was added at position 4, after a follow at 3 and before one at 4.
+      await store.apply(recordEvents([[activityStream('user:b'), { type: 'ActivityBumped', data: { id: 'b2', feed: 'user:b', time: '2026-01-01T00:00:09.000Z' } }]], 7).map((e) => ({ ...e, revision: 2 })));
+      const since = sortKeyOf(activity('b1', 'user:b', 2));
+      const read = async (bFollowedAt: number, order: 'time' | 'relevance' = 'time', before?: string) =>
+        (
+          await store.recent(['user:a', 'user:b', 'user:c'], before, 10, undefined, order, [
+            { feed: 'user:b', since, followedAt: bFollowedAt },
+            // a2 was added at 3, after this kept history ended.
+            { feed: 'user:a', unfollowedAt: 2 },
+            { feed: 'user:c', since: justAbove(sortKeyOf(activity('c1', 'user:c', 4))), followedAt: 6 },
+          ])
+        ).map((a) => a.id);
+      // Where each was added: what places it within a bound (a1 was removed).
+      expect(await store.positionsOf(['b2', 'a1', 'c1', 'zz'])).toEqual([4, null, 6, null]);
+      expect(await store.positionsOf([])).toEqual([]);
+      expect(await read(3)).toEqual(['b1', 'b2']);
+      expect(await read(4)).toEqual(['b1']);
+      expect(await read(3, 'relevance')).toEqual(['b2', 'b1']);
+      // Bumped above everything, b2 stays out: a bound is by time key and position.
+      expect(await read(4, 'relevance')).toEqual(['b1']);
+      expect(await read(3, 'time', since)).toEqual(['b2']);
+      expect((await store.recent(['user:a', 'user:b', 'user:c'], undefined, 10, undefined, 'time', [{ feed: 'user:b', since, followedAt: 4 }])).map((a) => a.id)).toEqual(['c1', 'a2', 'b1']);
+      expect((await store.recent(['user:a'], undefined, 10, undefined, 'time', [{ feed: 'user:a', since: '2026-01-01T00:00:03.000Z|a2', unfollowedAt: 3 }])).map((a) => a.id)).toEqual(['a2']);
     });
 
     it('lets a query wait for a position it has not applied yet', async () => {

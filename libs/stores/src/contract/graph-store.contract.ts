@@ -86,6 +86,58 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.position()).toBe(8);
     });
 
+    it('keeps a follow’s since bound and a kept edge with its positions, lists and counts no kept edge, and lets a follow replace it', async () => {
+      const follow = (target: 'user:a' | 'user:b' | 'user:c', since?: string): [string, FeedLogEvent] => [followStream('timeline:r'), { type: 'FeedFollowed', data: { follower: 'timeline:r', target, time: 't', ...(since && { since }) } }];
+      const unfollow = (target: 'user:a' | 'user:b' | 'user:c', keepHistory?: true): [string, FeedLogEvent] => [followStream('timeline:r'), { type: 'FeedUnfollowed', data: { follower: 'timeline:r', target, time: 't', ...(keepHistory && { keepHistory }) } }];
+      const log = recordEvents([
+        follow('user:a', '2026-01-01T00:00:05.000Z|a5'),
+        follow('user:b'),
+        follow('user:c', '2026-01-01T00:00:01.000Z|c1'),
+        // A bounded edge kept, a whole one kept, and one dropped.
+        unfollow('user:a', true),
+        unfollow('user:b', true),
+        unfollow('user:c'),
+        // A kept edge followed again (whole), and a follow that is plain replaces its bound.
+        follow('user:b'),
+        follow('user:c', '2026-01-01T00:00:02.000Z|c2'),
+        follow('user:c'),
+      ]);
+      const byFeed = (bounds: Array<{ feed: string }>) => [...bounds].sort((x, y) => (x.feed < y.feed ? -1 : 1));
+      await store.apply(log.slice(0, 3));
+      expect(byFeed(await store.boundsOf('timeline:r'))).toEqual([
+        { feed: 'user:a', since: '2026-01-01T00:00:05.000Z|a5', followedAt: 1 },
+        { feed: 'user:c', since: '2026-01-01T00:00:01.000Z|c1', followedAt: 3 },
+      ]);
+      await store.apply(log.slice(3, 6));
+      await store.apply(log.slice(3, 6));
+      expect(byFeed(await store.boundsOf('timeline:r'))).toEqual([
+        { feed: 'user:a', since: '2026-01-01T00:00:05.000Z|a5', followedAt: 1, unfollowedAt: 4 },
+        { feed: 'user:b', unfollowedAt: 5 },
+      ]);
+      expect(await store.following('timeline:r', undefined, 10)).toEqual([]);
+      expect(await store.followers('user:a', undefined, 10)).toEqual([]);
+      expect(await store.counts('timeline:r')).toEqual({ followers: 0, following: 0 });
+      expect(await store.edgeState('timeline:r', 'user:a')).toBe('none');
+      expect(await store.boundsOf('timeline:s')).toEqual([]);
+      expect(await store.keptBy('user:a')).toEqual(['timeline:r']);
+      expect(await store.keptBy('user:c')).toEqual([]);
+      await store.apply(log.slice(6));
+      expect(byFeed(await store.boundsOf('timeline:r'))).toEqual([{ feed: 'user:a', since: '2026-01-01T00:00:05.000Z|a5', followedAt: 1, unfollowedAt: 4 }]);
+      expect(await store.following('timeline:r', undefined, 10)).toEqual(['user:b', 'user:c']);
+      expect(await store.keptBy('user:b')).toEqual([]);
+      // A plain unfollow of a kept edge (its feed turned private, say) ends it.
+      await store.apply(recordEvents([unfollow('user:a')], 10).map((e) => ({ ...e, revision: 9 })));
+      expect(await store.keptBy('user:a')).toEqual([]);
+      expect(byFeed(await store.boundsOf('timeline:r'))).toEqual([]);
+      // An import's follow replaces a kept edge too.
+      await store.apply(recordEvents([follow('user:a'), unfollow('user:a', true)], 11).map((e, i) => ({ ...e, revision: 10 + i })));
+      expect(await store.keptBy('user:a')).toEqual(['timeline:r']);
+      const batch = recordEvents([[followsImportStream('b3'), { type: 'FeedsFollowed', data: { id: 'b3', time: 't', follows: [['timeline:r', 'user:a']] } }]], 13);
+      await store.apply(batch);
+      expect(await store.boundsOf('timeline:r')).toEqual([]);
+      expect(await store.following('timeline:r', undefined, 10)).toEqual(['user:a', 'user:b', 'user:c']);
+    });
+
     it('follows again after an unfollow', async () => {
       await store.apply(events);
       await store.apply(

@@ -1,4 +1,4 @@
-import { isReference, relevanceKeyOf, sortKeyOf, timelineModels, type Activity, type FeedId, type KeyOf, type TimelineDelivery, type TimelineItem, type TimelineModel } from '@feedmill/contracts';
+import { isReference, isWithinBound, justAbove, relevanceKeyOf, sortKeyOf, timelineModels, type Activity, type EdgeBound, type FeedId, type KeyOf, type TimelineDelivery, type TimelineItem, type TimelineModel } from '@feedmill/contracts';
 import type { PullScope } from '@feedmill/feed-models';
 import type { TimelinePolicy, TimelineStore } from '../ports.js';
 import { activityAt } from './recorded.js';
@@ -26,9 +26,15 @@ function timelineModelsWithEntries(models: readonly TimelineModel[]): TimelineMo
   return models.filter((model) => model !== 'pull');
 }
 
-function inScope(feed: FeedId, scope: PullScope | undefined): boolean {
+/**
+ * Whether a pull in `scope` reads an activity of the reader's timeline: by name, only its
+ * feed's; else every followed feed's but the excepted, and whatever was addressed to the
+ * reader (the reader's own feed is read too).
+ */
+function inScope(a: Activity, reader: FeedId, scope: PullScope | undefined): boolean {
   if (!scope) return true;
-  return 'only' in scope ? scope.only.includes(feed) : !scope.except.includes(feed);
+  if ('only' in scope) return scope.only.includes(a.feed);
+  return !scope.except.includes(a.feed) || (a.to?.includes(reader) ?? false);
 }
 
 /**
@@ -43,7 +49,11 @@ const versionOf = (a: Activity) => `${a.id} ${a.object} ${JSON.stringify(a.extra
 /**
  * Plays random posts, removals, bumps, updates, follows, unfollows and reads against a store
  * and a reference (the activities of the feeds each reader follows now, in the timeline's
- * order, as they are now), delivering as fan-out does, then scrolls every reader's timeline
+ * order, as they are now), delivering as fan-out does, then scrolls every reader's timeline.
+ * Some follows carry a `since` bound (a copy limit) and some unfollows keep the history: the
+ * reference then holds what the bounds let in, by time key and log position, as the pull
+ * path reads it; removals, updates and bumps reach the readers keeping a history.
+ * It then scrolls every reader's timeline
  * and compares it with the reference: the same activities in the same places, each in its
  * latest version. References are read as the timeline service reads them, from the
  * activities as they are now.
@@ -62,11 +72,25 @@ async function playAgainstReference(
   const readers: FeedId[] = ['timeline:r', 'wide:s'];
   const posted = new Map<FeedId, Activity[]>(feeds.map((f) => [f, []]));
   const following = new Map<FeedId, Set<FeedId>>(readers.map((r) => [r, new Set()]));
-  const followersOf = (feed: FeedId) => readers.filter((r) => following.get(r)!.has(feed));
-  const timelineOf = (reader: FeedId) => [...following.get(reader)!].flatMap((f) => posted.get(f)!).sort(newestFirst);
+  /** Per reader, the bound of each bounded follow and of each feed unfollowed with its history kept. */
+  const bounds = new Map<FeedId, Map<FeedId, EdgeBound>>(readers.map((r) => [r, new Map()]));
+  /** Each activity's log position: the delivery that added it. */
+  const addedAt = new Map<string, number>();
+  const follows = (reader: FeedId, a: Activity) => following.get(reader)!.has(a.feed) || bounds.get(reader)!.get(a.feed)?.unfollowedAt !== undefined;
+  const shows = (reader: FeedId, a: Activity) => {
+    if (a.to?.includes(reader)) return true;
+    if (!follows(reader, a)) return false;
+    const bound = bounds.get(reader)!.get(a.feed);
+    return !bound || isWithinBound(bound, sortKeyOf(a), addedAt.get(a.id)!);
+  };
+  /** Who an activity reaches: its feed's followers and the readers it was addressed to. */
+  const readersOf = (a: Activity) => readers.filter((r) => following.get(r)!.has(a.feed) || a.to?.includes(r));
+  /** Who a change to a held activity reaches: those whose timeline shows it. */
+  const holdersOf = (a: Activity) => readers.filter((r) => shows(r, a));
+  const timelineOf = (reader: FeedId) => feeds.flatMap((f) => posted.get(f)!.filter((a) => shows(reader, a))).sort(newestFirst);
   const pullFor = (reader: FeedId) => async (before: string | undefined, limit: number, scope?: PullScope) =>
     timelineOf(reader)
-      .filter((a) => inScope(a.feed, scope) && (before === undefined || keyOf(a) < before))
+      .filter((a) => inScope(a, reader, scope) && (before === undefined || keyOf(a) < before))
       .slice(0, limit);
   let position = 0;
   let counter = 0;
@@ -100,8 +124,11 @@ async function playAgainstReference(
     const reader = readers[Math.floor(random() * readers.length)]!;
     if (roll < 0.5) {
       const a = activity(`p${++counter}`, feed, Math.floor(random() * 500));
+      // Some are addressed to a reader, which holds them whether or not it follows the feed.
+      if (random() < 0.25) a.to = [reader];
       posted.get(feed)!.push(a);
-      const to = followersOf(feed);
+      addedAt.set(a.id, position + 1);
+      const to = readersOf(a);
       if (to.length > 0) await deliver([{ kind: 'insert', readers: to, activity: a }]);
     } else if (roll < 0.56) {
       const list = posted.get(feed)!;
@@ -109,7 +136,7 @@ async function playAgainstReference(
       const index = Math.floor(random() * list.length);
       const bumped = { ...list[index]!, bumpedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 500 + Math.floor(random() * 500))).toISOString() };
       list[index] = bumped;
-      const to = followersOf(feed);
+      const to = holdersOf(bumped);
       if (to.length > 0) await deliver([{ kind: 'bump', readers: to, activity: bumped }]);
     } else if (roll < 0.62) {
       const list = posted.get(feed)!;
@@ -119,22 +146,39 @@ async function playAgainstReference(
       const updated: Activity = { ...list[index]!, object: `edit${edit}`, updatedAt: new Date(Date.UTC(2026, 0, 2, 0, 0, edit)).toISOString() };
       if (random() < 0.5) updated.extra = { edit };
       list[index] = updated;
-      const to = followersOf(feed);
+      const to = holdersOf(updated);
       if (to.length > 0) await deliver([{ kind: 'update', readers: to, activity: updated }]);
     } else if (roll < 0.68) {
       const list = posted.get(feed)!;
       if (list.length === 0) continue;
       const [removed] = list.splice(Math.floor(random() * list.length), 1);
-      await deliver([{ kind: 'remove', readers: followersOf(feed), id: removed!.id }]);
+      await deliver([{ kind: 'remove', readers: readers.filter((r) => shows(r, removed!) || follows(r, removed!)), id: removed!.id }]);
     } else if (roll < 0.77) {
       if (following.get(reader)!.has(feed)) continue;
       following.get(reader)!.add(feed);
+      bounds.get(reader)!.delete(feed);
       const { cap } = policyOf(reader);
-      const recent = [...posted.get(feed)!].sort(newestFirst).slice(0, cap + 1);
-      await deliver([{ kind: 'follow', reader, target: feed, recent, exhausted: recent.length <= cap }]);
+      // A third of the follows take a copy limit: a bound at one of the feed's activities, or above them all.
+      const byTime = [...posted.get(feed)!].sort((a, b) => (sortKeyOf(a) < sortKeyOf(b) ? 1 : -1));
+      const limit = random() < 0.33 ? Math.floor(random() * 4) : undefined;
+      const since = limit === undefined || byTime.length <= limit ? undefined : limit === 0 ? justAbove(sortKeyOf(byTime[0]!)) : sortKeyOf(byTime[limit - 1]!);
+      if (since !== undefined) bounds.get(reader)!.set(feed, { feed, since, followedAt: position + 1 });
+      const recent = posted
+        .get(feed)!
+        .filter((a) => since === undefined || sortKeyOf(a) >= since)
+        .sort(newestFirst)
+        .slice(0, cap + 1);
+      await deliver([since === undefined ? { kind: 'follow', reader, target: feed, recent, exhausted: recent.length <= cap } : { kind: 'follow', reader, target: feed, recent, exhausted: recent.length <= cap, since }]);
     } else if (roll < 0.84) {
       if (!following.get(reader)!.delete(feed)) continue;
-      await deliver([{ kind: 'unfollow', reader, target: feed }]);
+      // Half of the unfollows keep the history the feed delivered.
+      if (random() < 0.5) {
+        bounds.get(reader)!.set(feed, { ...bounds.get(reader)!.get(feed), feed, unfollowedAt: position + 1 });
+        await deliver([{ kind: 'unfollow', reader, target: feed, keepHistory: true }]);
+      } else {
+        bounds.get(reader)!.delete(feed);
+        await deliver([{ kind: 'unfollow', reader, target: feed }]);
+      }
     } else {
       // A first page, which the cache model builds from.
       const page = await store.readPage(reader, undefined, 3, pullFor(reader));
@@ -353,6 +397,23 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
       await store.deliver({ after: 4, position: 5, deliveries: [insert(activity('a1', 'user:a', 1)), insert(activity('a1', 'user:a', 1))] });
       expect(await store.size(reader)).toBe(1);
       expect(await store.position()).toBe(5);
+    });
+
+    it('applies a request fenced where it stands without moving, reader by reader, and moves with an empty one', async () => {
+      // Timeline applies a failed request this way, one reader at a time, then moves the position.
+      const store = await create(3);
+      const other: FeedId = 'timeline:other';
+      await store.deliver({ after: 0, position: 4, deliveries: [follow('user:a'), { kind: 'follow', reader: other, target: 'user:a', recent: [], exhausted: true }] });
+      expect(await store.deliver({ after: 4, position: 4, deliveries: [insert(activity('a1', 'user:a', 1))] })).toEqual({ applied: true, position: 4 });
+      expect(await store.position()).toBe(4);
+      expect(await store.size(reader)).toBe(1);
+      expect(await store.size(other)).toBe(0);
+      expect(await store.deliver({ after: 4, position: 4, deliveries: [insert(activity('a1', 'user:a', 1), [other])] })).toEqual({ applied: true, position: 4 });
+      expect(await store.size(other)).toBe(1);
+      expect(await store.deliver({ after: 4, position: 7, deliveries: [] })).toEqual({ applied: true, position: 7 });
+      expect(await store.position()).toBe(7);
+      expect(await store.deliver({ after: 4, position: 4, deliveries: [insert(activity('a2', 'user:a', 2))] })).toEqual({ applied: false, position: 7 });
+      expect(await store.size(reader)).toBe(1);
     });
 
     it('never holds more than the cap, and serves what fell below it from the pull path', async () => {

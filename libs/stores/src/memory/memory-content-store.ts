@@ -1,4 +1,4 @@
-import { type Activity, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
+import { boundsByFeed, isWithinBound, type Activity, type EdgeBound, type FeedEvent, type FeedId, type SortKey } from '@feedmill/contracts';
 import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import { readItems, writeItems } from '../snapshots/item-columns.js';
@@ -20,6 +20,13 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
   /** The same activities per feed by relevance key: only bumps make it differ from byFeed. */
   private byFeedRelevance = new Map<FeedId, Stored[]>();
   private byForeign = new Map<string, string>();
+  /**
+   * The activities addressed to each timeline feed (`to`), by time and by relevance: a pull
+   * of that reader's timeline reads them with the feeds it follows. Not in snapshots: rebuilt
+   * from the activities.
+   */
+  private byTarget = new Map<FeedId, Stored[]>();
+  private byTargetRelevance = new Map<FeedId, Stored[]>();
 
   /**
    * Every activity once, feed by feed in each feed's time order, as columns; each one's log
@@ -99,11 +106,14 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
       if (activity?.foreignId === undefined) throw new SnapshotCorruptError(`a foreign id names activity ${index}, which has none`);
       byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
     }
+    const [byTarget, byTargetRelevance] = targetIndexesOf(all);
     return () => {
       this.byId = byId;
       this.byFeed = byFeed;
       this.byFeedRelevance = byFeedRelevance;
       this.byForeign = byForeign;
+      this.byTarget = byTarget;
+      this.byTargetRelevance = byTargetRelevance;
     };
   }
 
@@ -124,6 +134,10 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     insertOrdered(listOf(this.byFeed, activity.feed), stored, keyOfStored);
     insertOrdered(listOf(this.byFeedRelevance, activity.feed), stored, relevanceOfStored);
     if (activity.foreignId !== undefined) this.byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
+    for (const target of activity.to ?? []) {
+      insertOrdered(listOf(this.byTarget, target), stored, keyOfStored);
+      insertOrdered(listOf(this.byTargetRelevance, target), stored, relevanceOfStored);
+    }
   }
 
   private unindex(stored: Stored): void {
@@ -132,6 +146,10 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     removeOrdered(this.byFeed.get(activity.feed)!, stored, keyOfStored);
     removeOrdered(this.byFeedRelevance.get(activity.feed)!, stored, relevanceOfStored);
     if (activity.foreignId !== undefined) this.byForeign.delete(foreignKey(activity.feed, activity.foreignId));
+    for (const target of activity.to ?? []) {
+      removeOrdered(this.byTarget.get(target)!, stored, keyOfStored);
+      removeOrdered(this.byTargetRelevance.get(target)!, stored, relevanceOfStored);
+    }
   }
 
   /**
@@ -143,10 +161,10 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
       stored.replace(activity);
       return;
     }
-    const relevance = this.byFeedRelevance.get(activity.feed)!;
-    removeOrdered(relevance, stored, relevanceOfStored);
+    const lists = [this.byFeedRelevance.get(activity.feed)!, ...(activity.to ?? []).map((target) => this.byTargetRelevance.get(target)!)];
+    for (const list of lists) removeOrdered(list, stored, relevanceOfStored);
     stored.replace(activity);
-    insertOrdered(relevance, stored, relevanceOfStored);
+    for (const list of lists) insertOrdered(list, stored, relevanceOfStored);
   }
 
   async get(ids: readonly string[]): Promise<Activity[]> {
@@ -158,23 +176,57 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     return out;
   }
 
+  async positionsOf(ids: readonly string[]): Promise<Array<number | null>> {
+    return ids.map((id) => this.byId.get(id)?.position ?? null);
+  }
+
   async byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined> {
     const id = this.byForeign.get(foreignKey(feed, foreignId));
     return id === undefined ? undefined : this.byId.get(id)?.activity;
   }
 
-  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order: 'time' | 'relevance' = 'time'): Promise<Activity[]> {
-    const [index, keyOf] = order === 'relevance' ? [this.byFeedRelevance, relevanceOfStored] : [this.byFeed, keyOfStored];
+  /**
+   * The newest activities of the feeds, and of those addressed to them: a timeline feed
+   * among `feeds` brings what was addressed to it. An activity both posted to one of the
+   * feeds and addressed to another is taken once. A bounded feed's source passes over what
+   * its bound leaves out (by time key and log position, whatever the order).
+   */
+  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order: 'time' | 'relevance' = 'time', bounds?: readonly EdgeBound[]): Promise<Activity[]> {
+    const [index, targets, keyOf] = order === 'relevance' ? [this.byFeedRelevance, this.byTargetRelevance, relevanceOfStored] : [this.byFeed, this.byTarget, keyOfStored];
     const sources: DescendingSource<Stored>[] = [];
-    for (const feed of feeds) {
-      const items = index.get(feed);
-      if (!items || items.length === 0) continue;
+    const addSource = (items: Stored[] | undefined, bound?: EdgeBound) => {
+      if (!items || items.length === 0) return;
       const end = before === undefined ? items.length : lowerBound(items, before, keyOf);
-      if (end > 0) sources.push({ items, next: end - 1 });
-    }
+      if (end > 0) sources.push(bound ? { items, next: end - 1, accept: (s) => isWithinBound(bound, s.key, s.position) } : { items, next: end - 1 });
+    };
+    const bounded = boundsByFeed(bounds);
+    for (const feed of feeds) addSource(index.get(feed), bounded?.get(feed));
+    const fromFeeds = sources.length;
+    if (targets.size > 0) for (const feed of feeds) addSource(targets.get(feed));
     const addedBy = atMost === undefined ? undefined : (s: Stored) => s.position <= atMost;
-    return mergeNewestFirst(sources, keyOf, limit, addedBy).map((s) => s.activity);
+    if (sources.length === fromFeeds) return mergeNewestFirst(sources, keyOf, limit, addedBy).map((s) => s.activity);
+    // Two sources may give the same activity; the merge gives its copies one after the other (same key).
+    let last: Stored | undefined;
+    const once = (s: Stored): boolean => {
+      if (s === last || (addedBy !== undefined && !addedBy(s))) return false;
+      last = s;
+      return true;
+    };
+    return mergeNewestFirst(sources, keyOf, limit, once).map((s) => s.activity);
   }
+}
+
+/** The target indexes, by time and by relevance, of activities restored in any order. */
+function targetIndexesOf(all: readonly Stored[]): [Map<FeedId, Stored[]>, Map<FeedId, Stored[]>] {
+  const byTarget = new Map<FeedId, Stored[]>();
+  for (const stored of all) for (const target of stored.activity.to ?? []) listOf(byTarget, target).push(stored);
+  const byTargetRelevance = new Map<FeedId, Stored[]>();
+  const ascending = (keyOf: (s: Stored) => SortKey) => (a: Stored, b: Stored) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
+  for (const [target, list] of byTarget) {
+    list.sort(ascending(keyOfStored));
+    byTargetRelevance.set(target, list.slice().sort(ascending(relevanceOfStored)));
+  }
+  return [byTarget, byTargetRelevance];
 }
 
 function foreignKey(feed: FeedId, foreignId: string): string {

@@ -1,5 +1,5 @@
-import type { FeedEvent, FeedId, FeedLogEvent } from '@feedmill/contracts';
-import { evolveFollowEdge, graphEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
+import type { EdgeBound, FeedEvent, FeedId, FeedLogEvent } from '@feedmill/contracts';
+import { graphEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
@@ -19,6 +19,11 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   private readonly followingOf = new SortedFeedSets();
   private readonly requestsOf = new SortedFeedSets();
   private readonly privateFeeds = new Set<FeedId>();
+  /**
+   * Per follower, its edges that bound its timeline ({@link boundsOf}): few, since only
+   * follows with a copy limit and unfollows that keep history make them.
+   */
+  private readonly bounded = new Map<FeedId, Map<FeedId, EdgeBound>>();
 
   /**
    * The edges once, compactly: a sorted table of feed ids, and per target its followers as
@@ -50,6 +55,10 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     const requests = [...this.requestsOf.keys()].flatMap((target) => [...this.requestsOf.members(target)].map((follower) => [target, follower]));
     writer.strings(requests.map(([target]) => target)).strings(requests.map(([, follower]) => follower));
     writer.strings([...this.privateFeeds]);
+    const bounds = [...this.bounded].flatMap(([follower, edges]) => [...edges.values()].map((bound) => ({ follower, bound })));
+    writer.strings(bounds.map(({ follower }) => follower)).strings(bounds.map(({ bound }) => bound.feed));
+    writer.strings(bounds.map(({ bound }) => bound.since ?? ''));
+    writer.float64s(Float64Array.from(bounds, ({ bound }) => bound.followedAt ?? -1)).float64s(Float64Array.from(bounds, ({ bound }) => bound.unfollowedAt ?? -1));
   }
 
   /**
@@ -84,17 +93,36 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     const requestFollowers = reader.presentStrings() as FeedId[];
     const privateFeeds = reader.presentStrings() as FeedId[];
     if (requestTargets.length !== requestFollowers.length) throw new SnapshotCorruptError(`${requestTargets.length} requested feeds and ${requestFollowers.length} requesting ones`);
+    const boundFollowers = reader.presentStrings() as FeedId[];
+    const boundFeeds = reader.presentStrings() as FeedId[];
+    const sinces = reader.presentStrings();
+    const followedAts = reader.float64s();
+    const unfollowedAts = reader.float64s();
+    const boundCount = boundFollowers.length;
+    if (boundFeeds.length !== boundCount || sinces.length !== boundCount || followedAts.length !== boundCount || unfollowedAts.length !== boundCount) {
+      throw new SnapshotCorruptError(`bounded edges of ${boundCount} followers, ${boundFeeds.length} feeds, ${sinces.length} bounds, ${followedAts.length} and ${unfollowedAts.length} positions`);
+    }
     // Nothing changes until the whole snapshot has been read: a corrupt one leaves the store empty.
     return () => {
       for (const [target, keys] of followersOf) this.followersOf.restore(target, keys);
       for (const [follower, keys] of followingKeys) this.followingOf.restore(feeds[follower]!, keys);
       requestTargets.forEach((target, i) => this.requestsOf.add(target, requestFollowers[i]!));
       for (const feed of privateFeeds) this.privateFeeds.add(feed);
+      boundFollowers.forEach((follower, i) => {
+        const bound: EdgeBound = { feed: boundFeeds[i]! };
+        if (sinces[i] !== '') bound.since = sinces[i]!;
+        if (followedAts[i]! >= 0) bound.followedAt = followedAts[i]!;
+        if (unfollowedAts[i]! >= 0) bound.unfollowedAt = unfollowedAts[i]!;
+        this.setBound(follower, bound);
+      });
     };
   }
 
-  /** Keeps or drops the edge as {@link evolveFollowEdge} leaves it; keeps requests and privacy. */
-  protected evolve(event: FeedEvent): void {
+  /**
+   * Keeps or drops the edge as `evolveFollowEdge` leaves it, with its bound (a follow's
+   * `since`, an unfollow's kept history); keeps requests and privacy.
+   */
+  protected evolve(event: FeedEvent, position: number): void {
     switch (event.type) {
       case 'FollowRequested':
         this.requestsOf.add(event.data.target, event.data.follower);
@@ -110,11 +138,29 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     // The edge's state before does not change the outcome: no lookup first.
-    if (evolveFollowEdge(false, event)) this.addEdge(follower, target);
-    else {
-      this.followersOf.delete(target, follower);
-      this.followingOf.delete(follower, target);
+    if (event.type === 'FeedFollowed') {
+      this.addEdge(follower, target);
+      if (event.data.since !== undefined) this.setBound(follower, { feed: target, since: event.data.since, followedAt: position });
+      return;
     }
+    if (event.data.keepHistory && this.followingOf.has(follower, target)) {
+      const live = this.bounded.get(follower)?.get(target);
+      this.setBound(follower, { ...live, feed: target, unfollowedAt: position });
+    } else this.deleteBound(follower, target);
+    this.followersOf.delete(target, follower);
+    this.followingOf.delete(follower, target);
+  }
+
+  private setBound(follower: FeedId, bound: EdgeBound): void {
+    let edges = this.bounded.get(follower);
+    if (!edges) this.bounded.set(follower, (edges = new Map()));
+    edges.set(bound.feed, bound);
+  }
+
+  private deleteBound(follower: FeedId, target: FeedId): void {
+    const edges = this.bounded.get(follower);
+    if (!edges?.delete(target)) return;
+    if (edges.size === 0) this.bounded.delete(follower);
   }
 
   /** An import's items are follows: each pair is added as its `FeedFollowed` would be, with no object made for it. */
@@ -124,11 +170,24 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     for (let index = 0; index < follows.length; index++) this.addEdge(follows[index]![0], follows[index]![1]);
   }
 
-  /** A follow; an approved request is one, and is no longer waiting. */
+  /** A follow (it replaces a kept edge, and a bound of its own is set after); an approved request is one, and is no longer waiting. */
   private addEdge(follower: FeedId, target: FeedId): void {
+    if (this.bounded.size > 0) this.deleteBound(follower, target);
     this.followersOf.add(target, follower);
     this.followingOf.add(follower, target);
     this.requestsOf.delete(target, follower);
+  }
+
+  async boundsOf(follower: FeedId): Promise<EdgeBound[]> {
+    const edges = this.bounded.get(follower);
+    return edges ? [...edges.values()].map((bound) => ({ ...bound })) : [];
+  }
+
+  /** Looks through every bounded follower: asked only when a feed turns private, and bounded edges are few. */
+  async keptBy(target: FeedId): Promise<FeedId[]> {
+    const readers: FeedId[] = [];
+    for (const [follower, edges] of this.bounded) if (edges.get(target)?.unfollowedAt !== undefined) readers.push(follower);
+    return readers;
   }
 
   async edgeState(follower: FeedId, target: FeedId): Promise<EdgeState> {

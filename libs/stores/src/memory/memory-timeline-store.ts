@@ -1,4 +1,4 @@
-import { justAbove, keyOfOrder, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
+import { isAddressedTo, justAbove, keyOfOrder, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery } from '@feedmill/contracts';
 import {
   ActivityTable,
   CompactTimeline,
@@ -35,6 +35,7 @@ class Materialized extends CompactTimeline {
   readonly reads: DecayedCount | undefined;
 
   constructor(
+    readonly reader: FeedId,
     policy: TimelinePolicy,
     activities: ActivityTable,
     /** Whether the reader's group stores references instead of copies. */
@@ -75,7 +76,6 @@ const SWEEP_INTERVAL_MS = 10_000;
  * content) replaces the one it holds.
  */
 export class MemoryTimelineStore implements TimelineStore, Snapshottable {
-  readonly name = 'timeline';
   // Not readonly: a snapshot restore replaces them whole.
   private timelines = new Map<FeedId, Materialized>();
   private activities = new ActivityTable();
@@ -95,11 +95,13 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
    * @param now the clock for inactivity. @defaultValue Date.now
    * @param policies names the feed config `policyOf` answers from: a snapshot taken under
    *   another is not restored, since the config shapes every timeline. @defaultValue ''
+   * @param name names its snapshots: each timeline partition keeps its own. @defaultValue 'timeline'
    */
   constructor(
     private readonly policyOf: (reader: FeedId) => TimelinePolicy,
     private readonly now: () => number = Date.now,
     private readonly policies = '',
+    readonly name = 'timeline',
   ) {}
 
   get appliedEvents(): number {
@@ -128,7 +130,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     const restored = readTimelineSnapshot(snapshot.payload, this.policies, (reader, table, lastReadAt) => {
       const policy = this.policyOf(reader);
       if (!materializesOnFollow(policy) && policy.model !== 'cache') throw new SnapshotMismatchError(`${reader} has a timeline, but its group's model is ${policy.model}`);
-      return new Materialized(policy, table, policy.embed === false, lastReadAt);
+      return new Materialized(reader, policy, table, policy.embed === false, lastReadAt);
     });
     this.activities = restored.table;
     this.timelines = restored.timelines;
@@ -163,9 +165,10 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         // One handle for all readers (two when some link), held while the readers take it.
         const delivered = new DeliveredActivity(this.activities, delivery.activity);
         for (const reader of delivery.readers) {
-          const timeline = this.timelines.get(reader);
+          const timeline = this.timelines.get(reader) ?? this.materializeAddressed(reader, delivery.activity);
           if (!timeline) continue;
-          if (timeline.pulledEdges && !this.pushesPost(timeline, delivered)) continue;
+          // An entry addressed to the reader is stored whatever its feed's edge, which it may not follow.
+          if (timeline.pulledEdges && !isAddressedTo(delivery.activity, reader) && !this.pushesPost(timeline, delivered)) continue;
           // The hot path: a closure only while a build holds changes back.
           if (timeline.held) this.holdActivity(timeline.held, delivery.activity, this.insertCounted);
           else this.insertCounted(timeline, delivered.handleFor(timeline));
@@ -178,7 +181,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         for (const reader of delivery.readers) {
           const timeline = this.timelines.get(reader);
           if (!timeline) continue;
-          if (timeline.pulledEdges && this.bumpIsPulled(timeline, delivered)) continue;
+          if (timeline.pulledEdges && !isAddressedTo(delivery.activity, reader) && this.bumpIsPulled(timeline, delivered)) continue;
           if (timeline.held) this.holdActivity(timeline.held, delivery.activity, applyBump);
           else applyBump(timeline, delivered.handleFor(timeline));
         }
@@ -209,6 +212,9 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       }
       case 'follow': {
         const policy = this.policyOf(delivery.reader);
+        // A bounded follow decides anew what of the feed the timeline shows: entries kept
+        // from an earlier follow go first, and a hybrid edge starts over as a new one.
+        if (delivery.since !== undefined) this.forgetFeed(delivery.reader, delivery.target);
         if (policy.model === 'hybrid') {
           this.followHybrid(this.materialize(delivery.reader, policy), delivery.target, delivery.recent, delivery.exhausted);
         } else if (materializesOnFollow(policy)) {
@@ -220,12 +226,21 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         return;
       }
       case 'unfollow': {
-        const timeline = this.timelines.get(delivery.reader);
-        if (timeline) this.change(timeline, removingFeed(delivery.target));
-        timeline?.pulledEdges?.delete(delivery.target);
+        // With its history kept, what the feed delivered stays, and a hybrid edge stays as it
+        // is: its pulled part is read within the kept edge's bounds, and fan-out delivers it
+        // nothing new.
+        if (!delivery.keepHistory) this.forgetFeed(delivery.reader, delivery.target);
         return;
       }
     }
+  }
+
+  /** Takes a feed's entries out of a reader's timeline (those addressed to the reader stay), and forgets its hybrid edge. */
+  private forgetFeed(reader: FeedId, feed: FeedId): void {
+    const timeline = this.timelines.get(reader);
+    if (!timeline) return;
+    this.change(timeline, removingFeed(feed));
+    timeline.pulledEdges?.delete(feed);
   }
 
   private readonly insertCounted = (timeline: Materialized, handle: ActivityHandle): void => {
@@ -258,7 +273,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       return false;
     }
     if (!shouldPush(reads, posts, true, policy)) {
-      timeline.removeFeed(activity.feed);
+      timeline.removeFeed(activity.feed, timeline.reader);
       timeline.pulledEdges!.set(activity.feed, PULLED_WHOLE);
       return false;
     }
@@ -283,7 +298,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     // A new edge and a pushed one look alike here: both take the side the ratio gives.
     const pushedNow = from === undefined ? undefined : from !== PULLED_WHOLE;
     if (!shouldPush(timeline.reads!.valueAt(now, policy.windowMs), producers.valueAt(target, now), pushedNow, policy)) {
-      timeline.removeFeed(target);
+      timeline.removeFeed(target, timeline.reader);
       timeline.pulledEdges!.set(target, PULLED_WHOLE);
     } else if (from === undefined) {
       this.mergeFeed(timeline, recent, exhausted);
@@ -386,10 +401,21 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     }
   }
 
+  /**
+   * The timeline of a reader that follows nothing yet, started by an activity addressed to it
+   * as a first follow starts it: from then on it holds every entry, from before only what it
+   * pulls. A `cache` is built by its next read, and `pull` stores nothing.
+   */
+  private materializeAddressed(reader: FeedId, activity: Activity): Materialized | undefined {
+    if (!isAddressedTo(activity, reader)) return undefined;
+    const policy = this.policyOf(reader);
+    return materializesOnFollow(policy) ? this.materialize(reader, policy) : undefined;
+  }
+
   private materialize(reader: FeedId, policy: TimelinePolicy): Materialized {
     let timeline = this.timelines.get(reader);
     if (!timeline) {
-      this.timelines.set(reader, (timeline = new Materialized(policy, this.activities, policy.embed === false, this.now())));
+      this.timelines.set(reader, (timeline = new Materialized(reader, policy, this.activities, policy.embed === false, this.now())));
     }
     return timeline;
   }
@@ -493,7 +519,7 @@ function removing(id: string): (timeline: Materialized) => void {
 }
 
 function removingFeed(feed: FeedId): (timeline: Materialized) => void {
-  return (timeline) => timeline.removeFeed(feed);
+  return (timeline) => timeline.removeFeed(feed, timeline.reader);
 }
 
 /** Models whose timeline exists from the first follow on; in memory they share one shape. */

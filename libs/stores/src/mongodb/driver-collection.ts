@@ -2,7 +2,7 @@ import { MongoBulkWriteError, type Collection, type Db, type Document } from 'mo
 import type { ArrayFieldOf, DocumentCollection, StoredDocument, TimelineCollections } from './document-collection.js';
 import { DUPLICATE_KEY } from './duplicate-key.js';
 import type { ProjectionCollections } from './mongo-projection.js';
-import { activityDocuments, edgeDocuments, followRequestDocuments, projectionDocuments } from './projection-documents.js';
+import { activityDocuments, edgeDocuments, followRequestDocuments, keptEdgeDocuments, projectionDocuments } from './projection-documents.js';
 import { cacheDocuments, readerMetaDocuments, ringDocuments, sizeBucketDocuments, timeBucketDocuments, type FindOperation, type ReplaceOperation, type UpdateOperation } from './timeline-documents.js';
 
 /**
@@ -107,6 +107,8 @@ export async function projectionCollections(db: Db, prefix = ''): Promise<Projec
   for (const index of edgeDocuments.indexes) await edges.createIndex(index.key);
   const requests = db.collection(prefix + followRequestDocuments.collection);
   for (const index of followRequestDocuments.indexes) await requests.createIndex(index.key);
+  const kept = db.collection(prefix + keptEdgeDocuments.collection);
+  for (const index of keptEdgeDocuments.indexes) await kept.createIndex(index.key);
   return {
     positions: new DriverCollection(db.collection(prefix + projectionDocuments.positions)),
     revisions: new DriverCollection(db.collection(prefix + projectionDocuments.revisions)),

@@ -1,4 +1,4 @@
-import type { Activity, FeedEvent, FeedId, SortKey } from '@feedmill/contracts';
+import type { Activity, EdgeBound, FeedEvent, FeedId, SortKey } from '@feedmill/contracts';
 import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
@@ -50,12 +50,18 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
     return ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
   }
 
+  async positionsOf(ids: readonly string[]): Promise<Array<number | null>> {
+    if (ids.length === 0) return [];
+    const found = new Map((await this.activities.find(activityDocuments.byIds(ids))).map((d) => [d._id, d.p]));
+    return ids.map((id) => found.get(id) ?? null);
+  }
+
   async byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined> {
     return (await this.activities.findOne(activityDocuments.byForeignId(feed, foreignId)))?.a;
   }
 
-  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance'): Promise<Activity[]> {
+  async recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance', bounds?: readonly EdgeBound[]): Promise<Activity[]> {
     if (feeds.length === 0) return [];
-    return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost, order))).map((d) => d.a);
+    return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost, order, bounds))).map((d) => d.a);
   }
 }

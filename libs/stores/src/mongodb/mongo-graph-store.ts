@@ -1,5 +1,5 @@
-import type { FeedEvent, FeedId } from '@feedmill/contracts';
-import { evolveFollowEdge, graphEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
+import type { EdgeBound, FeedEvent, FeedId } from '@feedmill/contracts';
+import { graphEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { bulkUpdateAll, MongoProjection, type ProjectionCollections } from './mongo-projection.js';
@@ -18,15 +18,19 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
     private readonly edges: DocumentCollection<EdgeDocument>,
     private readonly requested: DocumentCollection<EdgeDocument>,
     private readonly settings: DocumentCollection<SettingsDocument>,
+    /** Kept edges: feeds unfollowed with their history kept. */
+    private readonly kept: DocumentCollection<EdgeDocument>,
   ) {
     super(meta);
   }
 
   /**
-   * Keeps or drops the edge document as {@link evolveFollowEdge} leaves it. The edge's state
-   * before does not change the outcome, and both writes are idempotent: no read first.
+   * Keeps or drops the edge document as `evolveFollowEdge` leaves it, with its bound. A
+   * follow's writes are idempotent whatever the edge was: no read first. An unfollow that
+   * keeps the history reads the live edge for its bound; applied again after a crash between
+   * its writes, it finds no live edge and leaves the kept one it wrote.
    */
-  protected async evolve(event: FeedEvent): Promise<void> {
+  protected async evolve(event: FeedEvent, position: number): Promise<void> {
     switch (event.type) {
       case 'FollowRequested':
         await this.requested.replaceOne(edgeDocuments.followed(event.data.follower, event.data.target));
@@ -40,13 +44,22 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
     }
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
-    if (evolveFollowEdge(false, event)) {
-      await this.edges.replaceOne(edgeDocuments.followed(follower, target));
-      // An approved request is a follow, no longer waiting.
-      await this.requested.deleteMany({ _id: edgeDocuments.id(follower, target) });
-    } else {
-      await this.edges.deleteMany({ _id: edgeDocuments.id(follower, target) });
+    const id = edgeDocuments.id(follower, target);
+    if (event.type === 'FeedFollowed') {
+      const { since } = event.data;
+      await this.edges.replaceOne(edgeDocuments.followed(follower, target, since === undefined ? undefined : { since, followedAt: position }));
+      // A follow replaces a kept edge; an approved request is a follow, no longer waiting.
+      await this.kept.deleteMany({ _id: id });
+      await this.requested.deleteMany({ _id: id });
+      return;
     }
+    if (event.data.keepHistory) {
+      const live = await this.edges.findOne({ _id: id });
+      if (live) await this.kept.replaceOne(edgeDocuments.kept(live, position));
+    } else {
+      await this.kept.deleteMany({ _id: id });
+    }
+    await this.edges.deleteMany({ _id: id });
   }
 
   /** A batch of follows (distinct edges) in one round trip; anything else one at a time. */
@@ -56,8 +69,15 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
       this.edges,
       items.map((item) => edgeDocuments.followedAsUpdate(item.data.follower, item.data.target)),
     );
-    // Requests the import's follows answer (an admin importing approved follows) wait no more.
-    await this.requested.deleteMany({ _id: { $in: items.map((item) => edgeDocuments.id(item.data.follower, item.data.target)) } });
+    // Requests the import's follows answer (an admin importing approved follows) wait no more; kept edges are replaced.
+    const ids = items.map((item) => edgeDocuments.id(item.data.follower, item.data.target));
+    await this.requested.deleteMany({ _id: { $in: ids } });
+    await this.kept.deleteMany({ _id: { $in: ids } });
+  }
+
+  async boundsOf(follower: FeedId): Promise<EdgeBound[]> {
+    const [live, kept] = await Promise.all([this.edges.find(edgeDocuments.boundedOf(follower, false)), this.kept.find(edgeDocuments.boundedOf(follower, true))]);
+    return [...live, ...kept].map(edgeDocuments.boundOf);
   }
 
   async isFollowing(follower: FeedId, target: FeedId): Promise<boolean> {
@@ -77,6 +97,10 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
 
   async following(feed: FeedId, after: FeedId | undefined, limit: number): Promise<FeedId[]> {
     return (await this.edges.find(edgeDocuments.following(feed, after, limit))).map((d) => d.t);
+  }
+
+  async keptBy(target: FeedId): Promise<FeedId[]> {
+    return (await this.kept.find(edgeDocuments.keptOf(target))).map((d) => d.f);
   }
 
   async edgeState(follower: FeedId, target: FeedId): Promise<EdgeState> {

@@ -30,7 +30,7 @@ if (url) {
   describeGraphStoreContract('mongodb', async () => {
     const prefix = `t${++run}_`;
     const collection = (name: string) => new DriverCollection<never>(db.collection(prefix + name));
-    return new MongoGraphStore(await projectionCollections(db, prefix), collection('follows'), collection('follow_requests'), collection('feed_settings'));
+    return new MongoGraphStore(await projectionCollections(db, prefix), collection('follows'), collection('follow_requests'), collection('feed_settings'), collection('kept_follows'));
   });
   describeTimelineStoreContract('mongodb', async (policyOf, now) => new MongoTimelineStore(await timelineCollections(db, `t${++run}_`), policyOf, now), mongoTimelineModels);
 } else {

@@ -13,7 +13,7 @@ import { TimelineGenerations, type GenerationPointerDocument } from './timeline-
 const meta = (): ProjectionCollections => ({ positions: new MingoCollection(), revisions: new MingoCollection() });
 
 describeContentStoreContract('mongodb documents on mingo', async () => new MongoContentStore(meta(), new MingoCollection()));
-describeGraphStoreContract('mongodb documents on mingo', async () => new MongoGraphStore(meta(), new MingoCollection(), new MingoCollection(), new MingoCollection()));
+describeGraphStoreContract('mongodb documents on mingo', async () => new MongoGraphStore(meta(), new MingoCollection(), new MingoCollection(), new MingoCollection(), new MingoCollection()));
 
 it('keeps its position and revisions in its documents, so that a restarted store resumes', async () => {
   const shared = meta();
@@ -69,12 +69,12 @@ describe('batches in MongoDB documents', () => {
     const edges = new CountingCollection<EdgeDocument>();
     const shared = meta();
     const batch = recordEvents([[followsImportStream('b'), { type: 'FeedsFollowed', data: { id: 'b', time: 't', follows } }]]);
-    await new MongoGraphStore(shared, edges, new MingoCollection(), new MingoCollection()).apply(batch);
+    await new MongoGraphStore(shared, edges, new MingoCollection(), new MingoCollection(), new MingoCollection()).apply(batch);
     // A restarted store that lost its claim replays the batch: the edges stay as they are.
     await shared.revisions.deleteMany({});
-    await new MongoGraphStore(shared, edges, new MingoCollection(), new MingoCollection()).apply(batch);
+    await new MongoGraphStore(shared, edges, new MingoCollection(), new MingoCollection(), new MingoCollection()).apply(batch);
     const single = new MingoCollection<EdgeDocument>();
-    await new MongoGraphStore(meta(), single, new MingoCollection(), new MingoCollection()).apply(recordEvents(follows.map(([follower, target]) => [followStream(follower), { type: 'FeedFollowed', data: { follower, target, time: 't' } }])));
+    await new MongoGraphStore(meta(), single, new MingoCollection(), new MingoCollection(), new MingoCollection()).apply(recordEvents(follows.map(([follower, target]) => [followStream(follower), { type: 'FeedFollowed', data: { follower, target, time: 't' } }])));
     expect(edges.bulkWrites).toBe(2);
     expect(edges.documents).toEqual(single.documents);
   });

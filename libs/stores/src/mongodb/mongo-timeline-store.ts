@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { justAbove, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
+import { isAddressedTo, justAbove, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelineCounters, TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
@@ -7,6 +7,15 @@ import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type M
 import { cacheDocuments, embedLimit, entryOf, readerMetaDocuments, type EntryDocument } from './timeline-documents.js';
 
 const POSITION_ID = 'timeline';
+
+/**
+ * The position document of one timeline partition: each has its own position, so that
+ * fan-out fences each partition's deliveries alone. Partition 0 of a single one keeps the
+ * document timelines had before partitions.
+ */
+export function timelinePositionId(partition: number, partitions: number): string {
+  return partitions <= 1 ? POSITION_ID : `${POSITION_ID}-p${partition}`;
+}
 const SWEEP_INTERVAL_MS = 10_000;
 const MAX_BUILD_ATTEMPTS = 5;
 /** A cache build not finished after this long was left by a crash: the next read takes it over. */
@@ -32,6 +41,8 @@ export class MongoTimelineStore implements TimelineStore {
     private readonly db: TimelineCollections,
     private readonly policyOf: (reader: FeedId) => TimelinePolicy,
     private readonly now: () => number = Date.now,
+    /** Which position document this store fences deliveries with ({@link timelinePositionId}). @defaultValue 'timeline' */
+    private readonly positionId = POSITION_ID,
   ) {
     this.layouts = {
       ring: ringLayout(db.ring, db.meta),
@@ -47,22 +58,22 @@ export class MongoTimelineStore implements TimelineStore {
   }
 
   async position(): Promise<number> {
-    const document = await this.db.positions.findOne({ _id: POSITION_ID });
+    const document = await this.db.positions.findOne({ _id: this.positionId });
     return document?.position ?? 0;
   }
 
   /** A batch is applied over many round trips, each visible at once: its end is marked before it starts. */
   async pullPosition(): Promise<number> {
-    const document = await this.db.positions.findOne({ _id: POSITION_ID });
+    const document = await this.db.positions.findOne({ _id: this.positionId });
     return Math.max(document?.position ?? 0, document?.applying ?? 0);
   }
 
   async deliver(request: DeliverRequest): Promise<DeliverReply> {
     const position = await this.position();
     if (request.after !== position) return { applied: false, position };
-    await this.db.positions.updateOne({ filter: { _id: POSITION_ID }, update: { $max: { applying: request.position } }, options: { upsert: true } });
+    await this.db.positions.updateOne({ filter: { _id: this.positionId }, update: { $max: { applying: request.position } }, options: { upsert: true } });
     for (const delivery of request.deliveries) await this.applyDelivery(delivery);
-    await this.db.positions.updateOne({ filter: { _id: POSITION_ID }, update: { $set: { position: request.position } }, options: { upsert: true } });
+    await this.db.positions.updateOne({ filter: { _id: this.positionId }, update: { $set: { position: request.position } }, options: { upsert: true } });
     await this.sweepExpiredCaches();
     return { applied: true, position: request.position };
   }
@@ -77,6 +88,8 @@ export class MongoTimelineStore implements TimelineStore {
           if (policy.model === 'cache') cacheReaders.push(reader);
           else if (policy.model === 'hybrid') throw new Error('MongoDB timelines do not keep the hybrid model');
           else if (policy.model !== 'pull') {
+            // An activity addressed to a reader that follows nothing yet starts its timeline, as a first follow does.
+            if (isAddressedTo(delivery.activity, reader)) await this.db.meta.updateOne(readerMetaDocuments.materialize(reader));
             const items = byModel.get(policy.model) ?? [];
             items.push({ reader, entry: this.entryFor(delivery.activity, policy), cap: policy.cap, bucketMs: policy.bucketMs, bucketSize: policy.bucketSize });
             byModel.set(policy.model, items);
@@ -126,6 +139,8 @@ export class MongoTimelineStore implements TimelineStore {
         const model = this.policyOf(delivery.reader).model;
         if (model === 'cache') await this.db.cache.deleteMany(cacheDocuments.of([delivery.reader]));
         if (model === 'cache' || model === 'pull') return;
+        // A bounded follow decides anew what of the feed the timeline shows: entries kept from an earlier follow go first.
+        if (delivery.since !== undefined) await this.layoutOf(delivery.reader)?.removeFeed(delivery.reader, delivery.target);
         await this.db.meta.updateOne(readerMetaDocuments.materialize(delivery.reader));
         const oldest = delivery.recent[delivery.recent.length - 1];
         if (!delivery.exhausted && oldest) await this.db.meta.updateOne(readerMetaDocuments.raiseFloor(delivery.reader, keyOf(this.policyOf(delivery.reader))(oldest)));
@@ -137,7 +152,8 @@ export class MongoTimelineStore implements TimelineStore {
       case 'unfollow': {
         const model = this.policyOf(delivery.reader).model;
         if (model === 'cache') await this.db.cache.deleteMany(cacheDocuments.of([delivery.reader]));
-        await this.layoutOf(delivery.reader)?.removeFeed(delivery.reader, delivery.target);
+        // With its history kept, what the feed delivered stays; fan-out delivers it nothing new.
+        if (!delivery.keepHistory) await this.layoutOf(delivery.reader)?.removeFeed(delivery.reader, delivery.target);
         return;
       }
     }

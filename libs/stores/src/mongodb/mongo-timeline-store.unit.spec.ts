@@ -2,7 +2,7 @@ import { describeTimelineStoreContract } from '../contract/timeline-store.contra
 import { MingoCollection } from '../contract/mingo-collection.js';
 import type { StoredDocument, TimelineCollections } from './document-collection.js';
 import { isDuplicateKeyError } from './duplicate-key.js';
-import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore, mongoTimelineModels } from './mongo-timeline-store.js';
+import { CACHE_BUILD_TIMEOUT_MS, MongoTimelineStore, mongoTimelineModels, timelinePositionId } from './mongo-timeline-store.js';
 import { referenceTo, relevanceKeyOf, type FeedId } from '@feedmill/contracts';
 import {
   cacheDocuments,
@@ -31,6 +31,23 @@ const collections = () => ({
 });
 
 describeTimelineStoreContract('mongodb documents on mingo', async (policyOf, now) => new MongoTimelineStore(collections(), policyOf, now), mongoTimelineModels);
+
+describe('timeline partitions on shared collections', () => {
+  it('keep a position document each, so that each fences its own deliveries; a single partition keeps the one timelines had before', async () => {
+    const shared = collections();
+    const policy = () => ({ model: 'ring' as const, cap: 10, inactivityMs: 60_000 });
+    const [first, second] = [0, 1].map((partition) => new MongoTimelineStore(shared, policy, undefined, timelinePositionId(partition, 2)));
+    expect(await first!.deliver({ after: 0, position: 5, deliveries: [] })).toEqual({ applied: true, position: 5 });
+    expect(await second!.position()).toBe(0);
+    expect(await second!.deliver({ after: 5, position: 7, deliveries: [] })).toEqual({ applied: false, position: 0 });
+    expect(await second!.deliver({ after: 0, position: 7, deliveries: [] })).toEqual({ applied: true, position: 7 });
+    expect(await first!.position()).toBe(5);
+    expect(await shared.positions.findOne({ _id: 'timeline-p0' })).toMatchObject({ position: 5 });
+    expect(await shared.positions.findOne({ _id: 'timeline-p1' })).toMatchObject({ position: 7 });
+    expect(await shared.positions.findOne({ _id: 'timeline' })).toBeNull();
+    expect(timelinePositionId(0, 1)).toBe('timeline');
+  });
+});
 
 const at = (second: number, id = `a${second}`) => ({ id, feed: 'user:a' as const, actor: 'a', verb: 'post', object: 'o', time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
 

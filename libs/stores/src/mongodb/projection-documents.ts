@@ -1,4 +1,4 @@
-import { relevanceKeyOf, sortKeyOf, type Activity, type FeedId, type SortKey } from '@feedmill/contracts';
+import { relevanceKeyOf, sortKeyOf, type Activity, type EdgeBound, type FeedId, type SortKey } from '@feedmill/contracts';
 import type { FindOperation, IndexDefinition, ReplaceOperation, UpdateOperation } from './timeline-documents.js';
 
 /** How far in the log a projection has applied every event: `{ _id: projection, position }`. */
@@ -51,6 +51,8 @@ export interface ActivityDocument {
   a: Activity;
   /** The poster's own id for it, unique per feed. */
   fid?: string;
+  /** The timeline feeds it was addressed to, whose pulls read it with the feeds they follow. */
+  to?: FeedId[];
 }
 
 /** Many feeds' recent activities by time and by relevance; a poster's own id unique per feed. */
@@ -58,6 +60,8 @@ const activityIndexes: IndexDefinition[] = [
   { key: { f: 1, k: -1 } },
   { key: { f: 1, rk: -1 } },
   { key: { f: 1, fid: 1 }, options: { unique: true, partialFilterExpression: { fid: { $exists: true } } } },
+  { key: { to: 1, k: -1 }, options: { partialFilterExpression: { to: { $exists: true } } } },
+  { key: { to: 1, rk: -1 }, options: { partialFilterExpression: { to: { $exists: true } } } },
 ];
 
 /**
@@ -72,6 +76,7 @@ export const activityDocuments = {
   added(activity: Activity, position: number): ReplaceOperation<ActivityDocument> {
     const document: ActivityDocument = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), rk: relevanceKeyOf(activity), p: position, a: activity };
     if (activity.foreignId !== undefined) document.fid = activity.foreignId;
+    if (activity.to !== undefined) document.to = activity.to;
     return { filter: { _id: activity.id }, replacement: document, options: { upsert: true } };
   },
 
@@ -95,20 +100,49 @@ export const activityDocuments = {
     return { filter: { _id: activity.id }, update: { $set: { a: activity, rk: relevanceKeyOf(activity) } } };
   },
 
-  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order: 'time' | 'relevance' = 'time'): FindOperation {
+  /**
+   * The feeds' activities and those addressed to them (each once: it is one document). A
+   * bounded feed is a clause of its own: its activities that the bound lets in, by time key
+   * (`k`, whatever the order) and log position (`p`).
+   */
+  recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order: 'time' | 'relevance' = 'time', bounds?: readonly EdgeBound[]): FindOperation {
     const key = order === 'relevance' ? 'rk' : 'k';
-    const filter: Record<string, unknown> = { f: { $in: feeds } };
+    const bounded = new Map((bounds ?? []).map((bound) => [bound.feed, bound]));
+    const whole = bounded.size === 0 ? feeds : feeds.filter((feed) => !bounded.has(feed));
+    const clauses: Array<Record<string, unknown>> = [{ f: { $in: whole } }, { to: { $in: feeds } }];
+    for (const feed of feeds) {
+      const bound = bounded.get(feed);
+      if (bound) clauses.push(boundClause(bound));
+    }
+    const filter: Record<string, unknown> = { $or: clauses };
     if (before !== undefined) filter[key] = { $lt: before };
     if (atMost !== undefined) filter['p'] = { $lte: atMost };
     return { filter, sort: { [key]: -1 }, limit };
   },
 };
 
-/** One follow edge, `{ _id: follower|target, f: follower, t: target }`. */
+/** A bounded feed's activities as a filter: `isWithinBound` in MongoDB's terms. */
+function boundClause(bound: EdgeBound): Record<string, unknown> {
+  const clause: Record<string, unknown> = { f: bound.feed };
+  if (bound.unfollowedAt !== undefined) clause['p'] = { $lte: bound.unfollowedAt };
+  if (bound.since !== undefined) {
+    clause['$or'] = bound.followedAt === undefined ? [{ k: { $gte: bound.since } }] : [{ k: { $gte: bound.since } }, { p: { $gt: bound.followedAt } }];
+  }
+  return clause;
+}
+
+/**
+ * One follow edge, `{ _id: follower|target, f: follower, t: target }`; a follow with a
+ * `since` keeps it (`s`) and its log position (`a`). A kept edge (an unfollow that kept the
+ * history) is the same document in a collection of its own, with the unfollow's position (`u`).
+ */
 export interface EdgeDocument {
   _id: string;
   f: FeedId;
   t: FeedId;
+  s?: string;
+  a?: number;
+  u?: number;
 }
 
 /** A feed's followers and its followings, each paged in order. */
@@ -121,8 +155,38 @@ export const edgeDocuments = {
 
   id: (follower: FeedId, target: FeedId) => `${follower}|${target}`,
 
-  followed(follower: FeedId, target: FeedId): ReplaceOperation<EdgeDocument> {
-    return { filter: { _id: edgeDocuments.id(follower, target) }, replacement: { _id: edgeDocuments.id(follower, target), f: follower, t: target }, options: { upsert: true } };
+  /** The edge, with its bound when the follow has one: replaced whole, so that a follow without one clears it. */
+  followed(follower: FeedId, target: FeedId, bound?: { since: string; followedAt: number }): ReplaceOperation<EdgeDocument> {
+    const replacement: EdgeDocument = { _id: edgeDocuments.id(follower, target), f: follower, t: target };
+    if (bound) {
+      replacement.s = bound.since;
+      replacement.a = bound.followedAt;
+    }
+    return { filter: { _id: replacement._id }, replacement, options: { upsert: true } };
+  },
+
+  /** The kept edge an unfollow at `position` leaves of a live one (with the live one's bound). */
+  kept(live: EdgeDocument, position: number): ReplaceOperation<EdgeDocument> {
+    return { filter: { _id: live._id }, replacement: { ...live, u: position }, options: { upsert: true } };
+  },
+
+  /** A follower's edges with a bound (of the live edges' collection), or all of its edges (of the kept ones'). */
+  boundedOf(follower: FeedId, kept: boolean): FindOperation {
+    return { filter: kept ? { f: follower } : { f: follower, s: { $exists: true } }, sort: { t: 1 }, limit: MAX_BOUNDED_EDGES };
+  },
+
+  /** Of the kept edges' collection: the readers keeping `target`'s history. */
+  keptOf(target: FeedId): FindOperation {
+    return { filter: { t: target }, sort: { f: 1 }, limit: MAX_BOUNDED_EDGES };
+  },
+
+  /** The bound a live or kept edge document holds. */
+  boundOf(document: EdgeDocument): EdgeBound {
+    const bound: EdgeBound = { feed: document.t };
+    if (document.s !== undefined) bound.since = document.s;
+    if (document.a !== undefined) bound.followedAt = document.a;
+    if (document.u !== undefined) bound.unfollowedAt = document.u;
+    return bound;
   },
 
   /** updateOne with upsert: the same edge as {@link edgeDocuments.followed}, for a bulk write. */
@@ -142,6 +206,15 @@ export const edgeDocuments = {
   following(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {
     return { filter: after === undefined ? { f: feed } : { f: feed, t: { $gt: after } }, sort: { t: 1 }, limit };
   },
+};
+
+/** Bounded edges read per follower: a reader's pull takes them all, and no reader has this many. */
+const MAX_BOUNDED_EDGES = 100_000;
+
+/** Kept edges (unfollows that kept the history): edge documents in a collection of their own, read by follower. */
+export const keptEdgeDocuments = {
+  collection: 'kept_follows',
+  indexes: [{ key: { f: 1, t: 1 } }, { key: { t: 1, f: 1 } }] as IndexDefinition[],
 };
 
 /** Follow requests waiting for a private feed's owner: edge documents in a collection of their own. */

@@ -312,9 +312,9 @@ export const ringDocuments = {
     return { filter: { r: { $in: readers }, id: entry.id, k: entry.k }, update: { $set: { a: entry.a } } };
   },
 
-  /** deleteMany filter: an unfollowed feed's entries. */
+  /** deleteMany filter: an unfollowed feed's entries, but those addressed to the reader. */
   unfollowed(reader: FeedId, feed: FeedId): Record<string, unknown> {
-    return { r: reader, 'a.feed': feed };
+    return { r: reader, 'a.feed': feed, 'a.to': { $ne: reader } };
   },
 };
 
@@ -416,7 +416,7 @@ export const timeBucketDocuments = {
   replacement: (readers: readonly FeedId[], entry: EntryDocument): UpdateOperation => entryReplacement({ r: { $in: readers } }, entry),
 
   unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
-    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed } } } };
+    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed, 'a.to': { $ne: reader } } } } };
   },
 };
 
@@ -482,6 +482,6 @@ export const sizeBucketDocuments = {
   replacement: (readers: readonly FeedId[], entry: EntryDocument): UpdateOperation => entryReplacement({ r: { $in: readers } }, entry),
 
   unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
-    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed } } } };
+    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed, 'a.to': { $ne: reader } } } } };
   },
 };

@@ -8,7 +8,7 @@ const REFERENCE = 1;
 /**
  * Writes activities and references as columns: one strings section per field, the fields
  * few values repeat in (feed, actor, verb) as a table of distinct strings and an index per
- * item, `extra` as JSON text, and `updatedAt` last.
+ * item, `extra` as JSON text, then `updatedAt` and `to`.
  */
 export function writeItems(writer: SnapshotWriter, items: readonly TimelineItem[]): void {
   const kinds = new Uint8Array(items.length);
@@ -27,6 +27,8 @@ export function writeItems(writer: SnapshotWriter, items: readonly TimelineItem[
   // Last, so that a snapshot written before updates existed fails on the next section's kind
   // (a number section where these strings were expected) rather than being read askew.
   writer.strings(items.map((item) => activity(item)?.updatedAt));
+  // Targets, of copies and references alike, as their feeds joined by spaces (no feed id holds one).
+  writer.strings(items.map((item) => item.to?.join(' ')));
 }
 
 /**
@@ -47,6 +49,7 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
   const foreignIds = cursorOf(reader, count, 'foreignId');
   const extras = cursorOf(reader, count, 'extra');
   const updates = cursorOf(reader, count, 'updatedAt');
+  const targets = cursorOf(reader, count, 'to');
   const items = new Array<TimelineItem>(count);
   for (let i = 0; i < count; i++) {
     const id = ids.next();
@@ -59,10 +62,12 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
     const foreignId = foreignIds.next();
     const extra = extras.next();
     const updatedAt = updates.next();
+    const to = targets.next()?.split(' ') as FeedId[] | undefined;
     if (id === undefined || feed === undefined || time === undefined) throw new SnapshotCorruptError(`item ${i} has no id, feed or time`);
     if (kinds[i] === REFERENCE) {
       const reference: ActivityReference = { id, feed, time };
       if (bumpedAt !== undefined) reference.bumpedAt = bumpedAt;
+      if (to !== undefined) reference.to = to;
       items[i] = reference;
       continue;
     }
@@ -72,9 +77,10 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
     if (extra !== undefined) activity.extra = JSON.parse(extra) as Record<string, unknown>;
     if (bumpedAt !== undefined) activity.bumpedAt = bumpedAt;
     if (updatedAt !== undefined) activity.updatedAt = updatedAt;
+    if (to !== undefined) activity.to = to;
     items[i] = activity;
   }
-  for (const cursor of [ids, times, bumps, objects, foreignIds, extras, updates]) cursor.end();
+  for (const cursor of [ids, times, bumps, objects, foreignIds, extras, updates, targets]) cursor.end();
   return items;
 }
 

@@ -39,6 +39,7 @@ function generateLog(count: number, seed: number): RecordedEvent[] {
         time: time(Math.floor(next() * 5_000)),
         ...(next() < 0.3 ? { foreignId: `f${i % 40}` } : {}),
         ...(next() < 0.2 ? { extra: { n: i, tags: ['a', 'ü'], nested: { ok: true } } } : {}),
+        ...(next() < 0.2 ? { to: [...new Set([pick(timelines), pick(timelines)])] } : {}),
       };
       // Foreign ids repeat: only the first of a feed and foreign id is added, as the service decides.
       if (activity.foreignId && live.some((a) => a.feed === feed && a.foreignId === activity.foreignId)) continue;
@@ -53,10 +54,14 @@ function generateLog(count: number, seed: number): RecordedEvent[] {
       record(activityStream(activity.feed), { type: 'ActivityUpdated', data: { id: activity.id, feed: activity.feed, time: time(7_000 + i), object: `edited ${i}`, ...extra } });
     } else if (roll < 0.55 && live.length > 0) {
       const activity = live.splice(Math.floor(next() * live.length), 1)[0]!;
-      record(activityStream(activity.feed), { type: 'ActivityRemoved', data: { id: activity.id, feed: activity.feed, time: time(6_000 + i) } });
+      const to = activity.to === undefined ? {} : { to: activity.to };
+      record(activityStream(activity.feed), { type: 'ActivityRemoved', data: { id: activity.id, feed: activity.feed, time: time(6_000 + i), ...to } });
     } else if (roll < 0.8) {
+      // Some follows are bounded (a copy limit), some unfollows keep the history.
       const follower = pick(timelines);
-      record(followStream(follower), { type: next() < 0.75 ? 'FeedFollowed' : 'FeedUnfollowed', data: { follower, target: pick(users), time: time(i) } });
+      const data = { follower, target: pick(users), time: time(i) };
+      if (next() < 0.75) record(followStream(follower), { type: 'FeedFollowed', data: next() < 0.3 ? { ...data, since: `${time(Math.floor(next() * 5_000))}|a` } : data });
+      else record(followStream(follower), { type: 'FeedUnfollowed', data: next() < 0.4 ? { ...data, keepHistory: true } : data });
     } else if (roll < 0.84) {
       // Follow requests of private feeds, and the feeds' privacy.
       const follower = pick(timelines);
@@ -81,6 +86,18 @@ async function contentView(store: MemoryContentStore, log: readonly RecordedEven
     for (let f = 0; f < 40; f++) view.push(await store.byForeignId(feed, `f${f}`));
   }
   view.push(await store.recent(users, time(2_500), 50));
+  // Bounded feeds: a follow's since, and a kept history's end.
+  const bounds = [
+    { feed: users[0]!, since: time(2_000), followedAt: Math.floor(log.length / 3) },
+    { feed: users[1]!, unfollowedAt: Math.floor(log.length / 2) },
+  ];
+  view.push(await store.recent(users, undefined, 200, undefined, 'time', bounds));
+  view.push(await store.recent(users, undefined, 200, undefined, 'relevance', bounds));
+  // What was addressed to the timelines, alone and with the feeds.
+  for (const reader of timelines) {
+    view.push(await store.recent([reader], undefined, 1_000, undefined, 'time'));
+    view.push(await store.recent([reader, users[0]!, users[1]!], undefined, 1_000, undefined, 'relevance'));
+  }
   return view;
 }
 
@@ -90,6 +107,7 @@ async function graphView(store: MemoryGraphStore) {
     view.push(await store.followers(feed, undefined, 1_000), await store.following(feed, undefined, 1_000), await store.counts(feed));
     view.push(await store.followers(feed, 'timeline:t15', 3), await store.isFollowing(feed, users[0]!));
     view.push(await store.requests(feed, undefined, 1_000), await store.isPrivate(feed), await store.edgeState(feed, users[1]!));
+    view.push(await store.boundsOf(feed));
   }
   return view;
 }
@@ -166,17 +184,20 @@ describe('timeline store: a snapshot and the log tail', () => {
   const content = new MemoryContentStore();
   const graph = new MemoryGraphStore();
   const lookups: PlanLookups = {
-    recent: (feed, limit, _atLeast, atMost, order) => content.recent([feed], undefined, limit, atMost, order),
+    recent: (feed, limit, _atLeast, atMost, order, since) => content.recent([feed], undefined, limit, atMost, order, since === undefined ? undefined : [{ feed, since }]),
     isTimeline: (feed) => feed.startsWith('timeline:'),
     capOf: (reader) => policyOf(reader).cap,
     orderOf: (reader) => (policyOf(reader).relevancy ? 'relevance' : 'time'),
     activities: (ids) => content.get(ids),
+    positions: (ids) => content.positionsOf(ids),
     follows: (follower, target) => graph.isFollowing(follower, target),
   };
   const pull = (reader: FeedId) => async (before: string | undefined, limit: number, scope?: PullScope) => {
-    const following = await graph.following(reader, undefined, 1_000);
-    const feeds = !scope ? following : 'only' in scope ? [...scope.only] : following.filter((feed) => !scope.except.includes(feed));
-    return content.recent(feeds, before, limit, undefined, policyOf(reader).relevancy ? 'relevance' : 'time');
+    const bounds = await graph.boundsOf(reader);
+    // As the timeline service pulls: the feeds followed and those kept, within their bounds; the reader's own feed brings what was addressed to it.
+    const following = [...(await graph.following(reader, undefined, 1_000)), ...bounds.filter((bound) => bound.unfollowedAt !== undefined).map((bound) => bound.feed)];
+    const feeds = !scope ? [reader, ...following] : 'only' in scope ? [...scope.only] : [reader, ...following.filter((feed) => !scope.except.includes(feed))];
+    return content.recent(feeds, before, limit, undefined, policyOf(reader).relevancy ? 'relevance' : 'time', bounds);
   };
   beforeAll(async () => {
     await content.apply(log);
@@ -225,7 +246,8 @@ describe('timeline store: a snapshot and the log tail', () => {
     await fanOut(restored, followers, log.slice(cut));
     expect(await restored.position()).toBe(await full.position());
     for (const reader of timelines.slice(0, 20)) expect([reader, await restored.size(reader)]).toEqual([reader, await full.size(reader)]);
-    expect((await restored.counters()).delivered).toBe((await full.counters()).delivered);
+    // Counters are compared with the twin below: reads before the snapshot make hybrid
+    // readers push, trim and so store (and count) otherwise than a store never read.
     // Hybrid edges take their sides from reads, which the log does not hold: the snapshot
     // keeps them, so that the restored store stores what the one that never stopped does.
     await fanOut(twin, twinFollowers, log.slice(cut));

@@ -1,0 +1,75 @@
+import { FeedmillApiError, FeedmillClient } from '@feedmill/client';
+import type { Deployment, TokenFor } from '@feedmill/harness';
+
+/** The requests each caller may send per minute in {@link describePublicApi}'s deployments. */
+export const RATE_LIMIT = 5;
+
+async function refusal(call: Promise<unknown>): Promise<FeedmillApiError> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof FeedmillApiError) return error;
+    throw error;
+  }
+  throw new Error('the call was not refused');
+}
+
+/**
+ * The API's documentation and rate limits, on a deployment started with
+ * `RATE_LIMIT_PER_MINUTE` = {@link RATE_LIMIT} and tokens signed by `tokenFor`: the same
+ * scenarios for the standalone and the cluster, whose gateways are the same code.
+ */
+export function describePublicApi(name: string, start: () => Promise<Deployment>, tokenFor: TokenFor): void {
+  describe(`${name}: documentation and rate limits`, () => {
+    let deployment: Deployment;
+    const as = (sub: string | undefined) => new FeedmillClient({ baseUrl: deployment.baseUrl, token: () => tokenFor(sub) });
+
+    beforeAll(async () => {
+      deployment = await start();
+    });
+    afterAll(async () => {
+      await deployment?.stop();
+    });
+
+    it('serves the OpenAPI document and the reference page without a token', async () => {
+      const anonymous = new FeedmillClient({ baseUrl: deployment.baseUrl });
+      const document = await anonymous.openApiDocument();
+      expect(document).toMatchObject({ openapi: '3.1.0', components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } });
+      expect(Object.keys(document['paths'] as object)).toEqual(expect.arrayContaining(['/v1/feeds/{group}/{id}', '/v1/follows', '/v1/admin/deadletters']));
+      const page = await anonymous.send<string>({ method: 'GET', path: '/docs' });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(page.body).toContain('<article id="readFeed">');
+      expect(page.body).not.toMatch(/<script|<link|src=/);
+    });
+
+    it('answers a user past its allowance 429 rate_limited with Retry-After, every token of that user alike, and no one else', async () => {
+      const alice = as('alice');
+      for (let i = 0; i < RATE_LIMIT; i++) await alice.readFeed('timeline:alice');
+      const limited = await refusal(alice.addActivity('user:alice', { actor: 'alice', verb: 'post', object: 'one too many' }));
+      expect(limited).toMatchObject({ status: 429, code: 'rate_limited', field: 'authorization' });
+      expect(limited.message).toMatch(/requests a minute from user "alice"/);
+      expect(limited.retryAfterSeconds).toBeGreaterThan(0);
+      expect(limited.retryAfterSeconds).toBeLessThanOrEqual(60);
+      // A second token of the same user shares the allowance (tokens differ by their issue time).
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(await refusal(as('alice').readFeed('timeline:alice'))).toMatchObject({ status: 429, code: 'rate_limited' });
+      // Nothing of the refused post was written: bob's allowance reads alice's feed.
+      expect((await as('bob').readFeed('user:alice')).items).toEqual([]);
+      // An admin token is a caller of its own.
+      expect(await as(undefined).deadLetters()).toEqual({ items: [] });
+    });
+
+    it('never limits health, readiness or the documentation', async () => {
+      const carol = as('carol');
+      for (let i = 0; i < RATE_LIMIT; i++) await carol.counts('user:carol');
+      expect(await refusal(carol.counts('user:carol'))).toMatchObject({ status: 429 });
+      for (let i = 0; i < RATE_LIMIT * 2; i++) {
+        expect(await carol.alive()).toBe(true);
+        expect((await carol.readiness()).ready).toBe(true);
+        expect((await carol.send({ method: 'GET', path: '/openapi.json' })).status).toBe(200);
+        expect((await carol.send({ method: 'GET', path: '/docs' })).status).toBe(200);
+      }
+    });
+  });
+}

@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { PartitionHandlers, PartitionOwnership } from './partition-ownership.js';
+
+/** A lease that runs out unless renewed (a JetStream KV key with a time to live, in a cluster). */
+export interface Lease {
+  readonly key: string;
+  readonly held: boolean;
+  /** Takes it if nobody holds it. */
+  take(value: string): Promise<boolean>;
+  /** Renews it; `lost` once another process has it, or it may have run out. */
+  renew(value: string): Promise<{ lost: boolean }>;
+  /** Gives it up at once. */
+  release(): Promise<void>;
+}
+
+/** Leases by key, all with the same time, and which keys somebody holds. */
+export interface LeaseBoard {
+  lease(key: string): Lease;
+  held(): Promise<string[]>;
+}
+
+export interface LeasedPartitionsOptions {
+  /** How many partitions there are (`TIMELINE_PARTITIONS`). */
+  partitions: number;
+  /** How many timeline processes share them (`TIMELINE_REPLICAS`): each claims up to its share, ceil(partitions / replicas). */
+  replicas: number;
+  /** How long a lease lasts unless renewed; renewed three times per lease time. */
+  leaseMs: number;
+  warn: (message: string) => void;
+  /** Called once every lease is given up (closes the board's connection). @defaultValue nothing */
+  closed?: () => Promise<void>;
+}
+
+const partitionKey = (partition: number) => `p${partition}`;
+const WANTING = 'want-';
+
+/**
+ * Partitions claimed by leases (one per partition, on a {@link LeaseBoard}), for timeline
+ * processes that have no fixed place, such as the pods of a Kubernetes Deployment.
+ *
+ * Each process claims free partitions up to its share, ceil(partitions / replicas), and keeps
+ * them by renewing their leases. A partition free for a whole lease time (its owner died and
+ * its lease ran out, or too few processes run) is taken by any process, past its share: no
+ * partition stays without an owner while one process runs. A process below its share that
+ * finds nothing free says so with a lease of its own (`want-<id>`); a process holding more
+ * than its share then lets one partition go per turn, which the wanting one takes. Fan-out
+ * brings each partition a process takes up by replaying the log into it.
+ */
+export class LeasedPartitions implements PartitionOwnership {
+  private readonly id = randomUUID();
+  private readonly leases: Lease[];
+  private readonly wanting: Lease;
+  private readonly share: number;
+  /** Since when each partition was seen free; a partition free for a lease time is orphaned. */
+  private readonly freeSince = new Map<number, number>();
+  private handlers?: PartitionHandlers;
+  private timer?: NodeJS.Timeout;
+  /** Turns, one at a time. */
+  private turns: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly board: LeaseBoard,
+    private readonly options: LeasedPartitionsOptions,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.leases = Array.from({ length: options.partitions }, (_, partition) => board.lease(partitionKey(partition)));
+    this.wanting = board.lease(`${WANTING}${this.id}`);
+    this.share = Math.ceil(options.partitions / options.replicas);
+  }
+
+  start(handlers: PartitionHandlers): void {
+    this.handlers = handlers;
+    this.enqueue();
+    this.timer = setInterval(() => this.enqueue(), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.turns;
+    for (const partition of this.held()) await this.letGo(partition);
+    await this.wanting.release();
+    await this.options.closed?.();
+  }
+
+  /** The partitions this process holds a lease on, in order. */
+  held(): number[] {
+    return this.leases.flatMap((lease, partition) => (lease.held ? [partition] : []));
+  }
+
+  private enqueue(): void {
+    this.turns = this.turns.then(() => this.turn()).catch((error: unknown) => this.options.warn(`claiming timeline partitions failed, trying again: ${String(error)}`));
+  }
+
+  private async turn(): Promise<void> {
+    if (this.stopped || !this.handlers) return;
+    const value = JSON.stringify({ id: this.id, host: hostname(), pid: process.pid });
+    for (const partition of this.held()) {
+      if (!(await this.leases[partition]!.renew(value)).lost) continue;
+      this.options.warn(`lost the lease of timeline partition ${partition}: another process holds it now`);
+      await this.handlers.release(partition);
+    }
+    const taken = new Set(await this.board.held());
+    const now = this.now();
+    for (let partition = 0; partition < this.leases.length; partition++) {
+      if (taken.has(partitionKey(partition))) {
+        this.freeSince.delete(partition);
+        continue;
+      }
+      if (!this.freeSince.has(partition)) this.freeSince.set(partition, now);
+      const orphaned = now - this.freeSince.get(partition)! >= this.options.leaseMs;
+      if (this.held().length >= this.share && !orphaned) continue;
+      if (!(await this.leases[partition]!.take(value))) continue;
+      this.freeSince.delete(partition);
+      try {
+        await this.handlers.take(partition);
+      } catch (error) {
+        this.options.warn(`could not take timeline partition ${partition}, leaving it to another process: ${String(error)}`);
+        await this.leases[partition]!.release();
+      }
+    }
+    await this.balance(taken, value);
+  }
+
+  /** Says so when below its share; lets one partition go when above it and another process wants one. */
+  private async balance(taken: ReadonlySet<string>, value: string): Promise<void> {
+    const held = this.held();
+    if (held.length >= this.share) await this.wanting.release();
+    else if (!this.wanting.held) await this.wanting.take(value);
+    else if ((await this.wanting.renew(value)).lost) await this.wanting.take(value);
+    const othersWant = [...taken].some((key) => key.startsWith(WANTING) && key !== this.wanting.key);
+    if (othersWant && held.length > this.share) await this.letGo(held[held.length - 1]!);
+  }
+
+  private async letGo(partition: number): Promise<void> {
+    await this.handlers?.release(partition);
+    await this.leases[partition]!.release();
+  }
+}

@@ -1,0 +1,76 @@
+import { Logger } from '@nestjs/common';
+import type { ServerNats } from '@nestjs/microservices';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { throwError } from 'rxjs';
+import { FeedmillError } from '@feedmill/contracts';
+import { WrongExpectedVersionError } from '@feedmill/event-log';
+import { toErrorBody } from './error-body.js';
+import type { InProcessServer } from './in-process.server.js';
+
+/** Answers a request arriving on a subject: the payload as it arrives, the reply to send. */
+export type SubjectHandler = (payload: unknown) => Promise<unknown>;
+
+/**
+ * Subjects a process starts and stops answering while it runs (a timeline partition it takes
+ * or lets go), beside the fixed ones of its `@MessagePattern` controllers. Replies and errors
+ * travel as the controllers' do, so callers see no difference.
+ */
+export interface SubjectServer {
+  /** Answers `subject` with `handler` until the handle is stopped; resolves once requests reach it. */
+  answer(subject: string, handler: SubjectHandler): Promise<{ stop(): void }>;
+}
+
+export const SUBJECT_SERVER = Symbol('SubjectServer');
+
+const logger = new Logger('rpc');
+
+/** The handler as a Nest message handler: a failure becomes the error body a controller's filter would send. */
+function asMessageHandler(handler: SubjectHandler) {
+  return async (payload: unknown) => {
+    try {
+      return await handler(payload);
+    } catch (error) {
+      if (!(error instanceof FeedmillError) && !(error instanceof WrongExpectedVersionError)) logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+      return throwError(() => toErrorBody(error));
+    }
+  };
+}
+
+/**
+ * Over the Nest NATS server a service listens with: subscribes on its connection in the
+ * service's queue group (so that replicas that all answer a subject share its requests), and
+ * hands messages to Nest's own handling, which speaks the callers' wire format.
+ */
+export class NatsSubjectServer implements SubjectServer {
+  private listening!: () => void;
+  private readonly listened = new Promise<void>((resolve) => (this.listening = resolve));
+
+  constructor(
+    private readonly server: ServerNats,
+    private readonly queue: string,
+  ) {}
+
+  /** Call once the server listens: subjects asked for before then are answered from that moment. */
+  listens(): void {
+    this.listening();
+  }
+
+  async answer(subject: string, handler: SubjectHandler): Promise<{ stop(): void }> {
+    await this.listened;
+    this.server.addHandler(subject, asMessageHandler(handler));
+    const connection = this.server.unwrap<NatsConnection>();
+    const subscription = connection.subscribe(subject, { queue: this.queue, callback: this.server.getMessageHandler(subject).bind(this.server) });
+    await connection.flush();
+    return { stop: () => subscription.unsubscribe() };
+  }
+}
+
+/** Over the standalone's {@link InProcessServer}: the handler is called as a controller's would be. */
+export class InProcessSubjectServer implements SubjectServer {
+  constructor(private readonly server: InProcessServer) {}
+
+  async answer(subject: string, handler: SubjectHandler): Promise<{ stop(): void }> {
+    this.server.addHandler(subject, asMessageHandler(handler));
+    return { stop: () => this.server.removeHandler(subject) };
+  }
+}

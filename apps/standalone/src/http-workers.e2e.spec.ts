@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childProcessesOf, FeedClient, freePort, startApp, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
+import { childProcessesOf, FeedClient, freePort, startApp, startStandalone, waitFor, waitUntilReady, waitUntilSettled, type Deployment } from '@feedmill/harness';
 
 const HTTP_WORKERS = 2;
 
@@ -77,6 +77,17 @@ describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
     await waitFor(() => (!isRunning(victim!) && childProcessesOf(primary).length === HTTP_WORKERS) || undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'a new HTTP worker' });
     // Every request from here on finds a live worker.
     for (let i = 0; i < 20; i++) expect((await api.readAll('timeline:reader', 10)).map((a) => a.id)).toEqual(ids);
+  });
+
+  test('a worker killed by a signal while it starts is replaced too: only one that exits on its own stops the standalone', async () => {
+    const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: dataDir, HTTP_WORKERS: String(HTTP_WORKERS) });
+    deployment = { baseUrl: `http://127.0.0.1:${port}`, processes: [app], stop: () => app.stop() };
+    const [victim] = await waitFor(() => (childProcessesOf(app.child.pid!).length > 0 ? childProcessesOf(app.child.pid!) : undefined), { timeoutMs: 20_000, intervalMs: 5, what: 'a first HTTP worker' });
+    process.kill(victim!, 'SIGKILL');
+    await waitUntilReady(deployment.baseUrl, [app]);
+    await waitFor(() => (!isRunning(victim!) && childProcessesOf(app.child.pid!).length === HTTP_WORKERS) || undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'a new HTTP worker' });
+    expect(app.child.exitCode).toBeNull();
+    expect(app.output()).toMatch(/exited \(SIGKILL\); starting another/);
   });
 
   test('a worker that cannot listen stops the standalone, which exits 1', async () => {

@@ -18,8 +18,9 @@ const WORKER_STOP_MS = 10_000;
  * connection to the next worker.
  *
  * Workers start at once and answer `503 unavailable` (and `/readyz` 503) until the services
- * have caught up with the log. One that dies after it listened is replaced; one that dies
- * before (a port taken, say) stops the standalone, since its replacement would too. On
+ * have caught up with the log. One that dies after it listened, or is killed by a signal
+ * (the OOM killer, an operator) at any time, is replaced; one that exits on its own before
+ * it listened (a port taken, say) stops the standalone, since its replacement would too. On
  * SIGTERM or SIGINT the workers stop taking requests and finish what they hold first, then
  * the services stop and write their snapshots.
  */
@@ -52,7 +53,7 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
     worker.on('exit', (code, signal) => {
       workers.delete(worker);
       if (stopping) return;
-      if (!listened) {
+      if (!listened && signal === null) {
         logger.error(`HTTP worker ${worker.process.pid} exited (${signal ?? code}) before it listened on port ${config.PORT}; stopping`);
         void stop(1);
         return;

@@ -22,7 +22,7 @@ beforeAll(async () => {
   redisAnswers = 'redis' in probe;
   if ('redis' in probe) closeAll([probe.redis]);
   out = await mkdtemp(join(tmpdir(), 'feedmill-bench-smoke-'));
-  const child = spawn(process.execPath, ['--expose-gc', resolve('apps/bench/dist/main.js'), '--profile', 'small', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--expose-gc', resolve('apps/bench/dist/main.js'), '--profile', 'small', '--mixed-seconds', '5', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((done) => child.once('exit', done));

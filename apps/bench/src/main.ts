@@ -36,6 +36,7 @@ const { values } = parseArgs({
     'mixed-posters': { type: 'string' },
     'mixed-posts-per-second': { type: 'string' },
     'http-workers': { type: 'string' },
+    'mixed-seconds': { type: 'string' },
   },
 });
 
@@ -43,7 +44,7 @@ const chosen: Profile | undefined = profiles[values.profile as Profile['name']];
 if (!chosen) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
 
 /** A count option: its value, or the profile's when it is not given. */
-type CountOption = 'mixed-readers' | 'mixed-posters' | 'mixed-posts-per-second' | 'http-workers';
+type CountOption = 'mixed-readers' | 'mixed-posters' | 'mixed-posts-per-second' | 'mixed-seconds' | 'http-workers';
 function countOption(name: CountOption, otherwise: number): number {
   const value = values[name] === undefined ? otherwise : Number(values[name]);
   if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, 0 or more`);
@@ -58,8 +59,9 @@ const profile: Profile = {
   mixedReaders: countOption('mixed-readers', chosen.mixedReaders),
   mixedPosters: countOption('mixed-posters', chosen.mixedPosters),
   mixedPostsPerSecond: countOption('mixed-posts-per-second', chosen.mixedPostsPerSecond),
+  mixedSeconds: countOption('mixed-seconds', chosen.mixedSeconds),
 };
-if (profile.mixedReaders === 0 || profile.mixedPosters === 0 || profile.mixedPostsPerSecond === 0) throw new Error('the mixed phase needs readers, posters and posts per second');
+if (profile.mixedReaders === 0 || profile.mixedPosters === 0 || profile.mixedPostsPerSecond === 0 || profile.mixedSeconds === 0) throw new Error('the mixed phase needs readers, posters, posts per second and seconds');
 /** The standalone's HTTP workers, when given; else the standalone's default. */
 const httpWorkers = values['http-workers'] === undefined ? undefined : countOption('http-workers', 0);
 if (values.mode !== 'standalone' && values.mode !== 'cluster') throw new Error('--mode must be standalone or cluster');
@@ -139,7 +141,7 @@ try {
     profile: profile.name,
     mode,
     seed,
-    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${optionsGiven(['mixed-readers', 'mixed-posters', 'mixed-posts-per-second', 'http-workers'])}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    command: `npm run bench -- --profile ${profile.name} --mode ${mode}${model === 'ring' ? '' : ` --model ${model}`}${optionsGiven(['mixed-readers', 'mixed-posters', 'mixed-posts-per-second', 'mixed-seconds', 'http-workers'])}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
     model,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
     startedAt: startedAt.toISOString(),

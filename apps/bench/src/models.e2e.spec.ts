@@ -15,7 +15,7 @@ let output = '';
 
 beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), 'feedmill-bench-models-'));
-  const child = spawn(process.execPath, [resolve('apps/bench/dist/models.js'), '--profile', 'small', '--models', 'ring,pull,no-such-model', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [resolve('apps/bench/dist/models.js'), '--profile', 'small', '--models', 'ring,pull,no-such-model', '--mixed-seconds', '5', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((done) => child.once('exit', done));

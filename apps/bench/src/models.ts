@@ -30,6 +30,7 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'standalone' },
     seed: { type: 'string', default: '42' },
     out: { type: 'string' },
+    'mixed-seconds': { type: 'string' },
   },
 });
 
@@ -38,7 +39,9 @@ const CHECKED_READERS = 200;
 
 const chosen: Profile | undefined = profiles[values.profile as Profile['name']];
 if (!chosen) throw new Error(`--profile must be one of ${Object.keys(profiles).join(', ')}`);
-const profile: Profile = chosen;
+const mixedSeconds = values['mixed-seconds'] === undefined ? chosen.mixedSeconds : Number(values['mixed-seconds']);
+if (!Number.isInteger(mixedSeconds) || mixedSeconds < 1) throw new Error('--mixed-seconds must be a whole number, 1 or more');
+const profile: Profile = { ...chosen, mixedSeconds };
 const models = values.models.split(',').map((model) => model.trim()).filter((model) => model !== '');
 if (models.length === 0 || new Set(models).size !== models.length) throw new Error('--models must name each model once, separated by commas');
 if (values.mode !== 'standalone' && values.mode !== 'cluster') throw new Error('--mode must be standalone or cluster');
@@ -137,7 +140,7 @@ const comparison: ModelComparison = {
     profile: profile.name,
     mode,
     seed,
-    command: `npm run bench:models -- --profile ${profile.name}${values.models === [ALL_PUSH, ALL_PULL, PER_EDGE].join(',') ? '' : ` --models ${models.join(',')}`}${mode === 'standalone' ? '' : ` --mode ${mode}`}${seed === 42 ? '' : ` --seed ${seed}`}`,
+    command: `npm run bench:models -- --profile ${profile.name}${values.models === [ALL_PUSH, ALL_PULL, PER_EDGE].join(',') ? '' : ` --models ${models.join(',')}`}${mode === 'standalone' ? '' : ` --mode ${mode}`}${mixedSeconds === chosen.mixedSeconds ? '' : ` --mixed-seconds ${mixedSeconds}`}${seed === 42 ? '' : ` --seed ${seed}`}`,
     readers: profile.readers,
     producers: profile.producers,
     followEdges: workload.edges.length,

@@ -61,133 +61,139 @@ const shown = (a: Activity) => `${a.id}:${a.object}`;
  * through the HTTP API with their own tokens, on every timeline model; every page of every read is checked against the
  * reference: nothing shown that the reader may not see, nothing missing that it may.
  */
-describe.each(timelineModels.map((model) => [model]))('who may see what, against a reference: %s timelines', (model: TimelineModel) => {
-  let deployment: Deployment;
-  let dataDir: string;
-  let api: FeedClient;
+describe('who may see what, against a reference', () => {
   const tokenFor = hs256Tokens(secret);
 
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'feedmill-access-'));
-    const config = join(dataDir, 'feeds.json');
-    const timelines = { kind: 'timeline', model, cap: 4 };
-    await writeFile(config, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: timelines, notification: { ...timelines, acceptsTargets: true } } }));
-    deployment = await startStandalone({ dataDir, env: { FEEDMILL_JWT_SECRET: secret, FEED_CONFIG: config } });
-    api = new FeedClient(deployment.baseUrl, tokenFor);
-  });
-  afterAll(async () => {
-    await deployment?.stop();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  /** A standalone whose timeline groups use `model`, with tokens checked; stopped and removed after `play`. */
+  async function withStandalone(model: TimelineModel, play: (api: FeedClient) => Promise<void>): Promise<void> {
+    const dataDir = await mkdtemp(join(tmpdir(), 'feedmill-access-'));
+    let deployment: Deployment | undefined;
+    try {
+      const config = join(dataDir, 'feeds.json');
+      const timelines = { kind: 'timeline', model, cap: 4 };
+      await writeFile(config, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: timelines, notification: { ...timelines, acceptsTargets: true } } }));
+      deployment = await startStandalone({ dataDir, env: { FEEDMILL_JWT_SECRET: secret, FEED_CONFIG: config } });
+      await play(new FeedClient(deployment.baseUrl, tokenFor));
+    } finally {
+      await deployment?.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
 
-  it(`shows each reader exactly what it may see, over ${OPERATIONS} random operations`, async () => {
-    const random = seededRandom(timelineModels.indexOf(model) + 101);
-    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-    const ref = new Reference();
-    const as = async (user: User) => ({ authorization: `Bearer ${await tokenFor(user)}` });
-    let reads = 0;
-    let pagesChecked = 0;
-    /** Posts that kept a target, and notification reads that showed something: the play addressed. */
-    let addressedPosts = 0;
-    let notificationsSeen = 0;
-    for (let op = 0; op < OPERATIONS; op++) {
-      const user = pick(users);
-      const other = pick(users.filter((u) => u !== user));
-      const roll = random();
-      const step = `operation ${op} (${user}, ${other})`;
-      if (roll < 0.22) {
-        // A third of the posts are addressed: to notification feeds (anyone's) and the poster's own timeline.
-        const to = random() < 0.35 ? [...new Set<Reader>([`notification:${other}`, pick<Reader>([`notification:${user}`, `timeline:${user}`, `notification:${pick(users)}`])])] : undefined;
-        const posted = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}`, ...(to && { to }) });
-        expect([step, posted.status]).toEqual([step, 201]);
-        const kept = to && ref.keptTargets(user, to);
-        expect([step, posted.body.to]).toEqual([step, kept && kept.length > 0 ? kept : undefined]);
-        if (kept && kept.length > 0) addressedPosts++;
-        ref.activities.get(user)!.push(posted.body);
-      } else if (roll < 0.23) {
-        // Another user's timeline does not take activities addressed to it: refused, nothing recorded.
-        const refused = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}`, to: [`notification:${user}`, `timeline:${other}`] });
-        expect([step, refused.status, (refused.body as unknown as { field: string }).field]).toEqual([step, 403, 'to[1]']);
-      } else if (roll < 0.25) {
-        // An update in place: readers see the new version where the old one was.
-        const own = ref.activities.get(user)!;
-        if (own.length === 0) continue;
-        const index = Math.floor(random() * own.length);
-        const updated = await api.call<Activity>('PATCH', `/v1/feeds/user/${user}/activities/${own[index]!.id}`, { object: `o${op}-updated` });
-        expect([step, updated.status, updated.body.object]).toEqual([step, 200, `o${op}-updated`]);
-        own[index] = updated.body;
-      } else if (roll < 0.28) {
-        const own = ref.activities.get(user)!;
-        if (own.length === 0) continue;
-        const [removed] = own.splice(Math.floor(random() * own.length), 1);
-        expect([step, (await api.remove(`user:${user}`, removed!.id)).status]).toEqual([step, 204]);
-      } else if (roll < 0.32) {
-        const makePrivate = !ref.privateFeeds.has(user);
-        expect([step, (await api.call('PUT', `/v1/feeds/user/${user}/settings`, { private: makePrivate })).status]).toEqual([step, 200]);
-        if (makePrivate) ref.privateFeeds.add(user);
-        else {
-          // Turning public approves the follows waiting.
-          ref.privateFeeds.delete(user);
-          for (const asker of ref.requests.get(user)!) ref.following.get(asker)!.add(user);
-          ref.requests.get(user)!.clear();
+  // The models run side by side, each on its own standalone: a play waits on HTTP round trips
+  // most of the time, so several together keep both cores busy.
+  test.concurrent.each(timelineModels.map((model) => [model]))(`%s timelines: shows each reader exactly what it may see, over ${OPERATIONS} random operations`, (model: TimelineModel) =>
+    withStandalone(model, async (api) => {
+      const random = seededRandom(timelineModels.indexOf(model) + 101);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+      const ref = new Reference();
+      const as = async (user: User) => ({ authorization: `Bearer ${await tokenFor(user)}` });
+      let reads = 0;
+      let pagesChecked = 0;
+      /** Posts that kept a target, and notification reads that showed something: the play addressed. */
+      let addressedPosts = 0;
+      let notificationsSeen = 0;
+      for (let op = 0; op < OPERATIONS; op++) {
+        const user = pick(users);
+        const other = pick(users.filter((u) => u !== user));
+        const roll = random();
+        const step = `operation ${op} (${user}, ${other})`;
+        if (roll < 0.22) {
+          // A third of the posts are addressed: to notification feeds (anyone's) and the poster's own timeline.
+          const to = random() < 0.35 ? [...new Set<Reader>([`notification:${other}`, pick<Reader>([`notification:${user}`, `timeline:${user}`, `notification:${pick(users)}`])])] : undefined;
+          const posted = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}`, ...(to && { to }) });
+          expect([step, posted.status]).toEqual([step, 201]);
+          const kept = to && ref.keptTargets(user, to);
+          expect([step, posted.body.to]).toEqual([step, kept && kept.length > 0 ? kept : undefined]);
+          if (kept && kept.length > 0) addressedPosts++;
+          ref.activities.get(user)!.push(posted.body);
+        } else if (roll < 0.23) {
+          // Another user's timeline does not take activities addressed to it: refused, nothing recorded.
+          const refused = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}`, to: [`notification:${user}`, `timeline:${other}`] });
+          expect([step, refused.status, (refused.body as unknown as { field: string }).field]).toEqual([step, 403, 'to[1]']);
+        } else if (roll < 0.25) {
+          // An update in place: readers see the new version where the old one was.
+          const own = ref.activities.get(user)!;
+          if (own.length === 0) continue;
+          const index = Math.floor(random() * own.length);
+          const updated = await api.call<Activity>('PATCH', `/v1/feeds/user/${user}/activities/${own[index]!.id}`, { object: `o${op}-updated` });
+          expect([step, updated.status, updated.body.object]).toEqual([step, 200, `o${op}-updated`]);
+          own[index] = updated.body;
+        } else if (roll < 0.28) {
+          const own = ref.activities.get(user)!;
+          if (own.length === 0) continue;
+          const [removed] = own.splice(Math.floor(random() * own.length), 1);
+          expect([step, (await api.remove(`user:${user}`, removed!.id)).status]).toEqual([step, 204]);
+        } else if (roll < 0.32) {
+          const makePrivate = !ref.privateFeeds.has(user);
+          expect([step, (await api.call('PUT', `/v1/feeds/user/${user}/settings`, { private: makePrivate })).status]).toEqual([step, 200]);
+          if (makePrivate) ref.privateFeeds.add(user);
+          else {
+            // Turning public approves the follows waiting.
+            ref.privateFeeds.delete(user);
+            for (const asker of ref.requests.get(user)!) ref.following.get(asker)!.add(user);
+            ref.requests.get(user)!.clear();
+          }
+        } else if (roll < 0.47) {
+          const answer = await api.follow(`timeline:${user}`, `user:${other}`);
+          const following = ref.following.get(user)!;
+          const expected = following.has(other) || !ref.privateFeeds.has(other) ? 204 : 202;
+          expect([step, answer.status]).toEqual([step, expected]);
+          if (expected === 204) following.add(other);
+          else ref.requests.get(other)!.add(user);
+        } else if (roll < 0.53) {
+          expect([step, (await api.unfollow(`timeline:${user}`, `user:${other}`)).status]).toEqual([step, 204]);
+          ref.following.get(user)!.delete(other);
+          ref.requests.get(other)!.delete(user);
+        } else if (roll < 0.62) {
+          // The owner answers a request, if one waits.
+          const waiting = [...ref.requests.get(user)!];
+          if (waiting.length === 0) continue;
+          const asker = pick(waiting);
+          const approve = random() < 0.6;
+          expect([step, (await api.call(approve ? 'POST' : 'DELETE', `/v1/feeds/user/${user}/follow-requests/timeline/${asker}`)).status]).toEqual([step, 204]);
+          ref.requests.get(user)!.delete(asker);
+          if (approve) ref.following.get(asker)!.add(user);
+        } else if (roll < 0.66) {
+          expect([step, (await api.call('DELETE', `/v1/feeds/user/${user}/followers/timeline/${other}`)).status]).toEqual([step, 204]);
+          ref.following.get(other)!.delete(user);
+          ref.requests.get(user)!.delete(other);
+        } else if (roll < 0.86) {
+          // Reads see every command acknowledged before them once fan-out has applied it.
+          await waitUntilSettled(api, 30_000, 2);
+          const reader: Reader = random() < 0.7 ? `timeline:${user}` : `notification:${user}`;
+          const seen: string[] = [];
+          let cursor: string | undefined;
+          for (;;) {
+            // Each page its own size, so that cursors are checked across sizes and page edges fall everywhere.
+            const page = await api.page(reader, pick(PAGE_SIZES), cursor);
+            expect([step, page.status]).toEqual([step, 200]);
+            seen.push(...page.body.items.map(shown));
+            pagesChecked++;
+            if (page.body.next === null) break;
+            cursor = page.body.next;
+          }
+          expect({ step, model, reader, seen }).toEqual({ step, model, reader, seen: ref.timelineOf(reader) });
+          if (reader.startsWith('notification:') && seen.length > 0) notificationsSeen++;
+          reads++;
+        } else {
+          // Another user's producer feed, read directly.
+          const page = await api.call<{ items: Activity[] }>('GET', `/v1/feeds/user/${other}?limit=100`, undefined, await as(user));
+          if (!ref.mayRead(user, other)) expect([step, page.status]).toEqual([step, 403]);
+          else expect({ step, status: page.status, ids: page.body.items.map(shown) }).toEqual({ step, status: 200, ids: [...ref.activities.get(other)!].sort(newestFirst).map(shown) });
         }
-      } else if (roll < 0.47) {
-        const answer = await api.follow(`timeline:${user}`, `user:${other}`);
-        const following = ref.following.get(user)!;
-        const expected = following.has(other) || !ref.privateFeeds.has(other) ? 204 : 202;
-        expect([step, answer.status]).toEqual([step, expected]);
-        if (expected === 204) following.add(other);
-        else ref.requests.get(other)!.add(user);
-      } else if (roll < 0.53) {
-        expect([step, (await api.unfollow(`timeline:${user}`, `user:${other}`)).status]).toEqual([step, 204]);
-        ref.following.get(user)!.delete(other);
-        ref.requests.get(other)!.delete(user);
-      } else if (roll < 0.62) {
-        // The owner answers a request, if one waits.
-        const waiting = [...ref.requests.get(user)!];
-        if (waiting.length === 0) continue;
-        const asker = pick(waiting);
-        const approve = random() < 0.6;
-        expect([step, (await api.call(approve ? 'POST' : 'DELETE', `/v1/feeds/user/${user}/follow-requests/timeline/${asker}`)).status]).toEqual([step, 204]);
-        ref.requests.get(user)!.delete(asker);
-        if (approve) ref.following.get(asker)!.add(user);
-      } else if (roll < 0.66) {
-        expect([step, (await api.call('DELETE', `/v1/feeds/user/${user}/followers/timeline/${other}`)).status]).toEqual([step, 204]);
-        ref.following.get(other)!.delete(user);
-        ref.requests.get(user)!.delete(other);
-      } else if (roll < 0.86) {
-        // Reads see every command acknowledged before them once fan-out has applied it.
-        await waitUntilSettled(api, 30_000, 2);
-        const reader: Reader = random() < 0.7 ? `timeline:${user}` : `notification:${user}`;
-        const seen: string[] = [];
-        let cursor: string | undefined;
-        for (;;) {
-          // Each page its own size, so that cursors are checked across sizes and page edges fall everywhere.
-          const page = await api.page(reader, pick(PAGE_SIZES), cursor);
-          expect([step, page.status]).toEqual([step, 200]);
-          seen.push(...page.body.items.map(shown));
-          pagesChecked++;
-          if (page.body.next === null) break;
-          cursor = page.body.next;
-        }
-        expect({ step, model, reader, seen }).toEqual({ step, model, reader, seen: ref.timelineOf(reader) });
-        if (reader.startsWith('notification:') && seen.length > 0) notificationsSeen++;
-        reads++;
-      } else {
-        // Another user's producer feed, read directly.
-        const page = await api.call<{ items: Activity[] }>('GET', `/v1/feeds/user/${other}?limit=100`, undefined, await as(user));
-        if (!ref.mayRead(user, other)) expect([step, page.status]).toEqual([step, 403]);
-        else expect({ step, status: page.status, ids: page.body.items.map(shown) }).toEqual({ step, status: 200, ids: [...ref.activities.get(other)!].sort(newestFirst).map(shown) });
       }
-    }
-    // Every reader at the end, and that the play did read.
-    await waitUntilSettled(api);
-    for (const reader of users.flatMap((u): Reader[] => [`timeline:${u}`, `notification:${u}`])) {
-      expect({ reader, seen: (await api.readAll(reader, 2)).map(shown) }).toEqual({ reader, seen: ref.timelineOf(reader) });
-    }
-    expect(reads).toBeGreaterThan(OPERATIONS / 10);
-    expect(addressedPosts).toBeGreaterThan(OPERATIONS / 30);
-    expect(notificationsSeen).toBeGreaterThan(OPERATIONS / 50);
-    expect(pagesChecked).toBeGreaterThan(reads);
-  }, 180_000);
+      // Every reader at the end, and that the play did read.
+      await waitUntilSettled(api);
+      for (const reader of users.flatMap((u): Reader[] => [`timeline:${u}`, `notification:${u}`])) {
+        expect({ reader, seen: (await api.readAll(reader, 2)).map(shown) }).toEqual({ reader, seen: ref.timelineOf(reader) });
+      }
+      expect(reads).toBeGreaterThan(OPERATIONS / 10);
+      expect(addressedPosts).toBeGreaterThan(OPERATIONS / 30);
+      expect(notificationsSeen).toBeGreaterThan(OPERATIONS / 50);
+      expect(pagesChecked).toBeGreaterThan(reads);
+    }),
+    240_000,
+  );
 });
+

@@ -8,7 +8,7 @@ export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema
 export type { Activity, NewActivity, ActivityChanges, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
-export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, activitiesImportStream, followsImportStream } from './events.js';
+export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, marksStream, activitiesImportStream, followsImportStream } from './events.js';
 export {
   MAX_FOLLOWS_PER_REQUEST,
   MAX_ACTIVITIES_PER_REQUEST,
@@ -35,6 +35,7 @@ export type {
   FollowRequested,
   FollowRequestRejected,
   FeedSettingsChanged,
+  NotificationsMarked,
   ActivitiesAdded,
   FeedsFollowed,
 } from './events.js';
@@ -67,6 +68,13 @@ export {
   edgeBoundsReplySchema,
   countsRequestSchema,
   readTimelineRequestSchema,
+  groupCursorSchema,
+  readGroupsRequestSchema,
+  activityGroupSchema,
+  groupPageSchema,
+  markBodySchema,
+  markRequestSchema,
+  markReplySchema,
   activityPageSchema,
   edgePageSchema,
   followCountsSchema,
@@ -101,6 +109,12 @@ export type {
   EdgeBoundsReply,
   FollowCounts,
   ReadTimelineRequest,
+  ReadGroupsRequest,
+  ActivityGroupItem,
+  GroupPage,
+  MarkBody,
+  MarkRequest,
+  MarkReply,
   TimelineDelivery,
   DeliverRequest,
   DeliverReply,

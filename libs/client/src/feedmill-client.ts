@@ -1,5 +1,7 @@
 import type {
   Activity,
+  ActivityGroupItem,
+  MarkBody,
   ActivityChanges,
   DeadLetterList,
   DeadLetterReplay,
@@ -16,6 +18,13 @@ import { ApiTransport, type ApiRequest, type ApiResponse, type FeedmillClientOpt
 /** A page of feeds: followers, followed feeds, follow requests. */
 export type FeedPage = Page<{ feed: FeedId }>;
 export type ActivityPage = Page<Activity>;
+/** A page of an aggregated feed; a notification feed's carries its reader's counts. */
+export type GroupPage = Page<ActivityGroupItem> & { unseen?: number; unread?: number };
+/** A notification feed's reader's counts after a marking. */
+export interface MarkCounts {
+  unseen: number;
+  unread: number;
+}
 
 export interface PageOptions {
   /** Items per page, 1 to 100. @defaultValue 25 */
@@ -79,6 +88,26 @@ export class FeedmillClient {
   /** Every activity of a feed, newest first, page by page. */
   feedItems(feed: FeedId, options: Omit<PageOptions, 'cursor'> = {}): AsyncIterableIterator<Activity> {
     return pages((cursor) => this.readFeed(feed, { ...options, cursor }));
+  }
+
+  /** A page of an aggregated feed's groups, newest first; a notification feed's with `unseen` and `unread`. */
+  async readGroups(feed: FeedId, options: PageOptions = {}): Promise<GroupPage> {
+    return this.body<GroupPage>({ method: 'GET', path: feedPath(feed), query: { limit: options.limit, cursor: options.cursor } });
+  }
+
+  /** Every group of an aggregated feed, newest first, page by page. */
+  groupItems(feed: FeedId, options: Omit<PageOptions, 'cursor'> = {}): AsyncIterableIterator<ActivityGroupItem> {
+    return pages((cursor) => this.readGroups(feed, { ...options, cursor }));
+  }
+
+  /** Marks a notification feed's groups (by id, or all) seen; answers the reader's counts. */
+  markSeen(feed: FeedId, marks: MarkBody): Promise<MarkCounts> {
+    return this.body<MarkCounts>({ method: 'POST', path: `${feedPath(feed)}/seen`, body: marks });
+  }
+
+  /** Marks a notification feed's groups (by id, or all) read, and so seen; answers the reader's counts. */
+  markRead(feed: FeedId, marks: MarkBody): Promise<MarkCounts> {
+    return this.body<MarkCounts>({ method: 'POST', path: `${feedPath(feed)}/read`, body: marks });
   }
 
   /** Posts an activity; a repeated `foreignId` in the same feed gives back the first one. */

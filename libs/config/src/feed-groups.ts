@@ -1,4 +1,4 @@
-import { FeedmillError, type FeedConfig, type FeedId, type TimelineModel } from '@feedmill/contracts';
+import { DEFAULT_NOTIFICATION_RULE, FeedmillError, type AggregateRule, type FeedConfig, type FeedId, type TimelineModel } from '@feedmill/contracts';
 import type { TimelinePolicy } from '@feedmill/stores';
 
 /** What a feed of no timeline group stores: nothing. */
@@ -53,6 +53,24 @@ export class FeedGroups {
   acceptsTargets(feed: FeedId): boolean {
     const config = this.config.groups[feed.slice(0, feed.indexOf(':'))];
     return config?.kind === 'timeline' && config.acceptsTargets;
+  }
+
+  /** How a feed's group groups its reads; undefined for a feed whose reads return activities. */
+  aggregateRuleOf(feed: FeedId): AggregateRule | undefined {
+    const config = this.config.groups[feed.slice(0, feed.indexOf(':'))];
+    if (config?.kind !== 'timeline') return undefined;
+    return config.aggregate ?? (config.notifications ? DEFAULT_NOTIFICATION_RULE : undefined);
+  }
+
+  /** Whether a feed is a notification feed, which keeps what its reader has seen and read. */
+  isNotificationFeed(feed: FeedId): boolean {
+    const config = this.config.groups[feed.slice(0, feed.indexOf(':'))];
+    return config?.kind === 'timeline' && config.notifications;
+  }
+
+  /** The timeline groups that keep seen and read marks: a store that keeps none refuses them at start. */
+  get notificationGroups(): string[] {
+    return Object.entries(this.config.groups).flatMap(([group, config]) => (config.kind === 'timeline' && config.notifications ? [group] : []));
   }
 
   /** Each timeline group's storage model. */

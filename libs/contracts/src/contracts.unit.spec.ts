@@ -90,7 +90,7 @@ describe('deliveries', () => {
 
 describe('feed config', () => {
   it('defaults the cap and refuses an unknown kind or key', () => {
-    expect(feedConfigSchema.parse({ groups: { t: { kind: 'timeline' } } }).groups['t']).toEqual({ kind: 'timeline', model: 'cache', cap: 800, inactivityMinutes: 240, bucketMinutes: 1440, bucketSize: 100, embed: true, relevancy: false, readsPerPost: 1, rateWindowMinutes: 60, hysteresis: 2, acceptsTargets: false });
+    expect(feedConfigSchema.parse({ groups: { t: { kind: 'timeline' } } }).groups['t']).toEqual({ kind: 'timeline', model: 'cache', cap: 800, inactivityMinutes: 240, bucketMinutes: 1440, bucketSize: 100, embed: true, relevancy: false, readsPerPost: 1, rateWindowMinutes: 60, hysteresis: 2, acceptsTargets: false, notifications: false });
     const refusedAt = (config: unknown) => feedConfigSchema.safeParse(config).error?.issues.map((i) => i.path.join('.'));
     expect(refusedAt({ groups: { t: { kind: 'timeline', model: 'rivers' } } })).toEqual(['groups.t.model']);
     expect(refusedAt({ groups: { t: { kind: 'river' } } })).toEqual(['groups.t.kind']);

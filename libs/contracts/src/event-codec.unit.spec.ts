@@ -83,7 +83,8 @@ describe('event codec', () => {
       [10, 'FollowRequested'],
       [11, 'FollowRequestRejected'],
       [12, 'FeedSettingsChanged'],
-      [13, 'ActivityUpdated'],
+      [13, 'NotificationsMarked'],
+      [14, 'ActivityUpdated'],
     ]);
   });
 

@@ -30,6 +30,25 @@ const activityUpdatedData = z
   .refine((data) => data.object !== undefined || data.extra !== undefined, { message: 'changes neither object nor extra' });
 
 /**
+ * A reader of a notification feed marked groups seen or read (`read` marks seen too): every
+ * group whose newest activity's key is at or below `all`, and each group of `groups` up to
+ * `upTo`, its newest key when it was marked. Keys, not groups' states, so that a replay
+ * marks the same whatever the timeline held then, and a group that grows is new again.
+ */
+const notificationsMarkedData = z
+  .strictObject({
+    feed: feedIdSchema,
+    mark: z.enum(['seen', 'read']),
+    time: z.string(),
+    all: z.string().min(1).max(300).optional(),
+    groups: z
+      .array(z.strictObject({ id: z.string().min(1).max(64), upTo: z.string().min(1).max(300) }))
+      .max(1000)
+      .optional(),
+  })
+  .refine((data) => data.all !== undefined || (data.groups !== undefined && data.groups.length > 0), { message: 'marks neither all groups nor some' });
+
+/**
  * Batches: one event that records many changes of one kind, so that an import is one append
  * to the log, all or nothing, on every adapter. A batch of N events in one append would not
  * be: the file log checks and cuts each record alone after a crash, and JetStream publishes
@@ -55,6 +74,7 @@ export const feedEvents = eventCodec({
   /** A follow request rejected by the owner, or withdrawn by the follower. */
   FollowRequestRejected: { schema: followData },
   FeedSettingsChanged: { schema: settingsData },
+  NotificationsMarked: { schema: notificationsMarkedData },
   ActivitiesAdded: { schema: activitiesAddedData },
   FeedsFollowed: { schema: feedsFollowedData },
 });
@@ -76,6 +96,7 @@ export type FeedUnfollowed = Extract<FeedEvent, { type: 'FeedUnfollowed' }>;
 export type FollowRequested = Extract<FeedEvent, { type: 'FollowRequested' }>;
 export type FollowRequestRejected = Extract<FeedEvent, { type: 'FollowRequestRejected' }>;
 export type FeedSettingsChanged = Extract<FeedEvent, { type: 'FeedSettingsChanged' }>;
+export type NotificationsMarked = Extract<FeedEvent, { type: 'NotificationsMarked' }>;
 
 /**
  * The single events a logged event stands for, in order: a batch's items (each exactly the
@@ -118,6 +139,8 @@ export function decodeFeedEvents(records: ReadonlyArray<StoredEvent & { position
 export const activityStream = (feed: FeedId): string => `feed-${feed}`;
 export const followStream = (follower: FeedId): string => `follows-${follower}`;
 export const settingsStream = (feed: FeedId): string => `settings-${feed}`;
+/** A notification feed's seen and read marks: one stream per reader. */
+export const marksStream = (feed: FeedId): string => `marks-${feed}`;
 /** A batch lives in a stream of its own: an import contends with no other writer. */
 export const activitiesImportStream = (batch: string): string => `import-activities-${batch}`;
 export const followsImportStream = (batch: string): string => `import-follows-${batch}`;

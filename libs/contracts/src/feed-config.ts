@@ -29,6 +29,29 @@ export const timelineModels = ['ring', 'cache', 'pull', 'time-buckets', 'size-bu
 export type TimelineModel = (typeof timelineModels)[number];
 
 export const MAX_CAP = 100_000;
+
+/** The activity fields an aggregated group may group by; `target` is read from `extra.target`. */
+export const aggregateFields = ['verb', 'object', 'actor', 'target'] as const;
+export type AggregateField = (typeof aggregateFields)[number];
+
+/**
+ * How an aggregated timeline groups its activities: those with the same values of the `by`
+ * fields whose times fall in the same `windowMinutes` span (counted from the Unix epoch)
+ * are one group.
+ */
+export const aggregateRuleSchema = z.strictObject({
+  by: z
+    .array(z.enum(aggregateFields))
+    .min(1)
+    .max(aggregateFields.length)
+    .refine((fields) => new Set(fields).size === fields.length, 'must not name a field twice'),
+  /** @defaultValue 60 */
+  windowMinutes: z.number().min(1).max(366 * 24 * 60).default(60),
+});
+export type AggregateRule = z.output<typeof aggregateRuleSchema>;
+
+/** The rule of a notification group that sets none. */
+export const DEFAULT_NOTIFICATION_RULE: AggregateRule = Object.freeze({ by: ['verb', 'object'], windowMinutes: 60 }) as AggregateRule;
 /** The largest cap of the models that may keep a reader's entries in one document. */
 export const MAX_SINGLE_DOCUMENT_CAP = 10_000;
 
@@ -97,6 +120,17 @@ const timelineGroupSchema = z.strictObject({
    * @defaultValue false
    */
   acceptsTargets: z.boolean().default(false),
+  /**
+   * Reads return groups of activities (see {@link aggregateRuleSchema}) instead of activities.
+   * @defaultValue none: reads return activities
+   */
+  aggregate: aggregateRuleSchema.optional(),
+  /**
+   * A notification feed: aggregated (by `aggregate`, else by verb and object per hour), and
+   * keeping per reader what has been seen and read.
+   * @defaultValue false
+   */
+  notifications: z.boolean().default(false),
 });
 
 export const groupConfigSchema = z.discriminatedUnion('kind', [producerGroupSchema, timelineGroupSchema]);

@@ -2,13 +2,13 @@ export { errorCodes, FeedmillError, isTransientFailure } from './errors.js';
 export type { ErrorBody, ErrorCode } from './errors.js';
 export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup, feedOwner } from './feeds.js';
 export type { FeedId } from './feeds.js';
-export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels, MAX_CAP, MAX_SINGLE_DOCUMENT_CAP } from './feed-config.js';
-export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel } from './feed-config.js';
+export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels, MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, aggregateFields, aggregateRuleSchema, DEFAULT_NOTIFICATION_RULE } from './feed-config.js';
+export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel, AggregateField, AggregateRule } from './feed-config.js';
 export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema, referenceTo, isReference, isAddressedTo, approximateBytes, MAX_TARGETS } from './activity.js';
 export type { Activity, NewActivity, ActivityChanges, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
-export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, activitiesImportStream, followsImportStream } from './events.js';
+export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, marksStream, activitiesImportStream, followsImportStream } from './events.js';
 export {
   MAX_FOLLOWS_PER_REQUEST,
   MAX_ACTIVITIES_PER_REQUEST,
@@ -35,6 +35,7 @@ export type {
   FollowRequested,
   FollowRequestRejected,
   FeedSettingsChanged,
+  NotificationsMarked,
   ActivitiesAdded,
   FeedsFollowed,
 } from './events.js';
@@ -67,6 +68,13 @@ export {
   edgeBoundsReplySchema,
   countsRequestSchema,
   readTimelineRequestSchema,
+  groupCursorSchema,
+  readGroupsRequestSchema,
+  activityGroupSchema,
+  groupPageSchema,
+  markBodySchema,
+  markRequestSchema,
+  markReplySchema,
   activityPageSchema,
   edgePageSchema,
   followCountsSchema,
@@ -101,6 +109,12 @@ export type {
   EdgeBoundsReply,
   FollowCounts,
   ReadTimelineRequest,
+  ReadGroupsRequest,
+  ActivityGroupItem,
+  GroupPage,
+  MarkBody,
+  MarkRequest,
+  MarkReply,
   TimelineDelivery,
   DeliverRequest,
   DeliverReply,

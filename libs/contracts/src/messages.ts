@@ -183,6 +183,63 @@ export const readTimelineRequestSchema = z.strictObject({
 });
 export type ReadTimelineRequest = z.output<typeof readTimelineRequestSchema>;
 
+/** Where a page of groups ends: its last group's place (its newest activity's key) and id. */
+export const groupCursorSchema = z.strictObject({ key: sortKeySchema, id: z.string().min(1).max(64) });
+
+/** A page of an aggregated timeline: groups after `after`, from the top without it. */
+export const readGroupsRequestSchema = z.strictObject({
+  feed: feedIdSchema,
+  limit: pageLimitSchema,
+  after: groupCursorSchema.optional(),
+});
+export type ReadGroupsRequest = z.output<typeof readGroupsRequestSchema>;
+
+/** One group of an aggregated read (see `groupActivities` in feed-models); `seen` and `read` in notification feeds. */
+export const activityGroupSchema = z.strictObject({
+  id: z.string(),
+  verb: z.string(),
+  object: z.string().optional(),
+  actor: z.string().optional(),
+  target: z.string().optional(),
+  activityCount: z.number().int().min(1),
+  actorCount: z.number().int().min(1),
+  actors: z.array(z.string()),
+  activities: z.array(activitySchema),
+  time: z.string(),
+  updatedAt: z.string(),
+  seen: z.boolean().optional(),
+  read: z.boolean().optional(),
+});
+export type ActivityGroupItem = z.output<typeof activityGroupSchema>;
+
+export const groupPageSchema = z.strictObject({
+  items: z.array(activityGroupSchema),
+  next: groupCursorSchema.nullable(),
+  /** In notification feeds: groups not seen, and not read, among all the reader's groups. */
+  unseen: z.number().int().min(0).optional(),
+  unread: z.number().int().min(0).optional(),
+});
+export type GroupPage = z.output<typeof groupPageSchema>;
+
+/** What a client sends to mark a notification feed's groups: some by id, or all. */
+export const markBodySchema = z
+  .strictObject({ ids: z.array(z.string().min(1).max(64)).min(1).max(1000).optional(), all: z.literal(true).optional() })
+  .refine((body) => (body.ids === undefined) !== (body.all === undefined), { message: 'give ids or all: true, not both' });
+export type MarkBody = z.output<typeof markBodySchema>;
+
+export const markRequestSchema = z.strictObject({
+  feed: feedIdSchema,
+  mark: z.enum(['seen', 'read']),
+  time: z.string(),
+  ids: z.array(z.string().min(1).max(64)).min(1).max(1000).optional(),
+  all: z.literal(true).optional(),
+});
+export type MarkRequest = z.output<typeof markRequestSchema>;
+
+/** The reader's counts once the marks are applied, and the log position of the marking (0 when nothing changed). */
+export const markReplySchema = z.strictObject({ unseen: z.number().int().min(0), unread: z.number().int().min(0), position: z.number().int().min(0) });
+export type MarkReply = z.output<typeof markReplySchema>;
+
 /**
  * The log position of the event a delivery comes from: timeline names it in a dead letter
  * when the delivery keeps failing for one reader. Unset, the request's position stands in.
@@ -208,6 +265,15 @@ export const timelineDeliverySchema = z.discriminatedUnion('kind', [
      * follow) leave first, since the new bound decides what the timeline shows.
      */
     since: sortKeySchema.optional(),
+    eventPosition: eventPositionSchema,
+  }),
+  /** A notification feed's reader marked groups seen or read (a `NotificationsMarked`). */
+  z.strictObject({
+    kind: z.literal('mark'),
+    reader: feedIdSchema,
+    mark: z.enum(['seen', 'read']),
+    all: sortKeySchema.optional(),
+    groups: z.array(z.strictObject({ id: z.string().min(1).max(64), upTo: sortKeySchema })).optional(),
     eventPosition: eventPositionSchema,
   }),
   /** An unfollow; with `keepHistory` the reader keeps what the feed delivered. */

@@ -28,6 +28,8 @@ export function timelinePartitionOf(feed: FeedId | string, partitions: number): 
 /** The timeline subjects a partition answers on a subject of its own. */
 export type PartitionedSubject =
   | typeof subjects.timeline.read
+  | typeof subjects.timeline.readGroups
+  | typeof subjects.timeline.mark
   | typeof subjects.timeline.deliver
   | typeof subjects.timeline.reach
   | typeof subjects.timeline.status
@@ -36,6 +38,8 @@ export type PartitionedSubject =
 
 export const partitionedSubjects: readonly PartitionedSubject[] = [
   subjects.timeline.read,
+  subjects.timeline.readGroups,
+  subjects.timeline.mark,
   subjects.timeline.deliver,
   subjects.timeline.reach,
   subjects.timeline.status,

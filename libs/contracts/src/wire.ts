@@ -3,6 +3,10 @@ import { activitySchema } from './activity.js';
 import { deadLetterListSchema, deadLetterReplaySchema } from './dead-letters.js';
 import { activityListCheck, activityPageCheck, edgePageCheck, recentEachReplyCheck } from './large-reply-checks.js';
 import {
+  groupPageSchema,
+  markReplySchema,
+  markRequestSchema,
+  readGroupsRequestSchema,
   activityPageSchema,
   addActivitiesRequestSchema,
   addActivityRequestSchema,
@@ -73,6 +77,8 @@ export const subjects = {
   },
   timeline: {
     read: 'feed.timeline.read',
+    readGroups: 'feed.timeline.read-groups',
+    mark: 'feed.timeline.mark',
     deliver: 'feed.timeline.deliver',
     reach: 'feed.timeline.reach',
     status: 'feed.timeline.status',
@@ -134,6 +140,8 @@ export const wire = {
   [subjects.graph.counts]: exchange(countsRequestSchema, followCountsSchema),
   [subjects.graph.status]: exchange(noParametersSchema, serviceStatusSchema),
   [subjects.timeline.read]: exchange(readTimelineRequestSchema, activityPageSchema, activityPageCheck),
+  [subjects.timeline.readGroups]: exchange(readGroupsRequestSchema, groupPageSchema),
+  [subjects.timeline.mark]: exchange(markRequestSchema, markReplySchema),
   [subjects.timeline.deliver]: exchange(deliverRequestSchema, deliverReplySchema),
   [subjects.timeline.reach]: exchange(reachRequestSchema, reachReplySchema),
   [subjects.timeline.status]: exchange(noParametersSchema, serviceStatusSchema),

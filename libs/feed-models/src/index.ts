@@ -42,3 +42,7 @@ export type { HybridPolicy, PulledEdges } from './hybrid/push-or-pull.js';
 export { readHybridPage } from './hybrid/hybrid-read.js';
 export { mergeNewestFirst, lowerBound } from './newest-first-merge.js';
 export type { DescendingSource } from './newest-first-merge.js';
+export { groupActivities, pageOfGroups, groupKeyOf, groupIdOf, windowStartOf, GROUP_SAMPLE_SIZE } from './aggregated/activity-groups.js';
+export type { ActivityGroup, GroupCursor } from './aggregated/activity-groups.js';
+export { NotificationMarks } from './aggregated/notification-marks.js';
+export type { MarkChange, MarkKind, MarkState } from './aggregated/notification-marks.js';

@@ -5,10 +5,12 @@ import {
   FeedmillError,
   feedId,
   GROUP_PATTERN,
+  groupCursorSchema,
   ID_PATTERN,
   isFeedId,
   type FeedId,
 } from '@feedmill/contracts';
+type GroupCursor = z.output<typeof groupCursorSchema>;
 import { type FeedGroups } from '@feedmill/config';
 import { parseInput } from '@feedmill/transport';
 
@@ -59,6 +61,23 @@ export function parsePageQuery(query: unknown): PageQuery {
 export const activityCursor = {
   decode: (cursor: string | undefined) => (cursor === undefined ? undefined : decodeCursor(cursor, 'query.cursor')),
   encode: (key: string | null) => (key === null ? null : encodeCursor(key)),
+};
+
+/** Cursors for pages of groups: where the last group stands (its newest activity's key) and its id. */
+export const groupCursor = {
+  decode(cursor: string | undefined): GroupCursor | undefined {
+    if (cursor === undefined) return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    } catch {
+      parsed = undefined;
+    }
+    const found = groupCursorSchema.safeParse(parsed);
+    if (!found.success) throw new FeedmillError('invalid_cursor', 'query.cursor is not a cursor this API issued', 'query.cursor');
+    return found.data;
+  },
+  encode: (cursor: GroupCursor | null) => (cursor === null ? null : Buffer.from(JSON.stringify({ key: cursor.key, id: cursor.id }), 'utf8').toString('base64url')),
 };
 
 /** Feed-id cursors for follower and following pages. */

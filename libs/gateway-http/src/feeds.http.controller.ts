@@ -1,9 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseFilters } from '@nestjs/common';
 import { z } from 'zod';
 import {
+  FeedmillError,
   TimelinePartitioning,
   activityChangesSchema,
   bumpBodySchema,
+  markBodySchema,
   subjects,
   type Activity,
   type BumpActivityRequest,
@@ -12,6 +14,7 @@ import {
   type FollowCounts,
   type FollowRequest,
   type FollowState,
+  type MarkReply,
   type RemoveActivityRequest,
   type UpdateActivityRequest,
 } from '@feedmill/contracts';
@@ -81,6 +84,33 @@ export class FeedsHttpController {
     const changes = parseInput(activityChangesSchema, body ?? {}, 'body');
     const request: UpdateActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: new Date().toISOString(), ...changes };
     return this.client.request(subjects.content.update, request);
+  }
+
+  /**
+   * 200 with the reader's `unseen` and `unread` counts: the notification feed's groups named
+   * by `ids` (or `all` of them) are seen from now, up to their newest activity; a group that
+   * grows later is unseen again. Recorded in the log; only the feed's owner or an admin marks.
+   */
+  @Post(':group/:id/seen')
+  @HttpCode(200)
+  seen(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Body() body: unknown): Promise<Omit<MarkReply, 'position'>> {
+    return this.mark(caller, group, id, body, 'seen');
+  }
+
+  /** As {@link seen}, for read: a group read is seen too. */
+  @Post(':group/:id/read')
+  @HttpCode(200)
+  read(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Body() body: unknown): Promise<Omit<MarkReply, 'position'>> {
+    return this.mark(caller, group, id, body, 'read');
+  }
+
+  private async mark(caller: Caller, group: string, id: string, body: unknown, mark: 'seen' | 'read'): Promise<Omit<MarkReply, 'position'>> {
+    const feed = resolveFeed(this.groups, group, id, 'timeline');
+    if (!this.groups.isNotificationFeed(feed)) throw new FeedmillError('invalid_request', `${group} feeds are not notification feeds: they keep no seen or read marks`, 'group');
+    requireOwner(caller, feed, `mark ${mark}`);
+    const marking = parseInput(markBodySchema, body ?? {}, 'body');
+    const { unseen, unread } = await this.client.request(subjects.timeline.mark, { feed, mark, time: new Date().toISOString(), ...marking }, this.partitioning.routeOf(feed));
+    return { unseen, unread };
   }
 
   @Delete(':group/:id/follows/:targetGroup/:targetId')

@@ -6,7 +6,7 @@ import { newActivitySchema, subjects, TimelinePartitioning, type AddActivityRequ
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { TIMELINE_PARTITIONING } from '@feedmill/runtime';
 import { activityJson, parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
-import { activityCursor, parsePageQuery, resolveFeed } from './feed-params.js';
+import { activityCursor, groupCursor, parsePageQuery, resolveFeed } from './feed-params.js';
 import { toHttpError } from './http-errors.js';
 import { activityPageJson } from './page-json.js';
 import { callerOf } from './auth/authenticate.js';
@@ -49,11 +49,18 @@ export class HotRoutes implements OnModuleInit {
     fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params, request.query)));
   }
 
-  /** A timeline feed reads its merged timeline; a producer feed reads its own activities. */
+  /**
+   * A timeline feed reads its merged timeline, an aggregated one its groups (with its counts
+   * in a notification feed); a producer feed reads its own activities.
+   */
   private async read(caller: Caller, params: Params, query: unknown): Promise<string> {
     const feed = resolveFeed(this.groups, params['group']!, params['id']!);
     await this.access.requireReader(caller, feed);
     const { limit, cursor } = parsePageQuery(query);
+    if (this.groups.aggregateRuleOf(feed)) {
+      const page = await this.client.request(subjects.timeline.readGroups, { feed, limit, after: groupCursor.decode(cursor) }, this.partitioning.routeOf(feed));
+      return JSON.stringify({ ...page, next: groupCursor.encode(page.next) });
+    }
     const before = activityCursor.decode(cursor);
     const page = this.groups.isTimeline(feed)
       ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before }, this.partitioning.routeOf(feed))

@@ -33,6 +33,8 @@ export interface TimelineStoreOptions {
   policies?: string;
   /** Each timeline group's model, so that a backend refuses at start a model it does not keep. @defaultValue none checked */
   groupModels?: Readonly<Record<string, TimelineModel>>;
+  /** The notification groups, so that a backend that keeps no seen and read marks refuses them at start. @defaultValue none checked */
+  notificationGroups?: readonly string[];
   /**
    * The timeline partition the store holds, of how many: it keeps its own position (and its
    * own snapshots). @defaultValue partition 0 of 1, which keeps the names timelines had before partitions
@@ -148,7 +150,10 @@ export async function openStores(config: RuntimeConfig, options: OpenStoresOptio
         new DriverCollection(db.collection('feed_settings')),
         new DriverCollection(db.collection('kept_follows')),
       ),
-    timeline: async (policyOf, { generation, groupModels = {}, partition } = {}) => {
+    timeline: async (policyOf, { generation, groupModels = {}, notificationGroups = [], partition } = {}) => {
+      for (const group of notificationGroups) {
+        throw new Error(`timeline group "${group}": MongoDB timelines keep no seen and read marks, so no notification feed ("notifications": true); use STORE=memory for it`);
+      }
       for (const [group, model] of Object.entries(groupModels)) {
         if (!(mongoTimelineModels as readonly string[]).includes(model)) {
           throw new Error(`timeline group "${group}": MongoDB timelines keep the models ${mongoTimelineModels.join(', ')}, not ${model}; use STORE=memory or another model`);

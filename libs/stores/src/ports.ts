@@ -1,6 +1,6 @@
 import type { Activity, EdgeBound, DeliverReply, DeliverRequest, FeedId, FeedLogEvent, SortKey, TimelineModel } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
-import type { EdgeState, HybridPolicy, PullPath, TimelinePage } from '@feedmill/feed-models';
+import type { EdgeState, HybridPolicy, NotificationMarks, PullPath, TimelinePage } from '@feedmill/feed-models';
 
 /**
  * A projection fed from the log. `apply` takes events in log order and records the last
@@ -92,6 +92,8 @@ export interface TimelineStore {
    */
   deliver(request: DeliverRequest): Promise<DeliverReply>;
   readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage>;
+  /** What a notification feed's reader has marked seen and read; undefined when nothing. */
+  notificationMarks(reader: FeedId): Promise<NotificationMarks | undefined>;
   /** Number of entries the reader's materialized timeline holds (0 when none). */
   size(reader: FeedId): Promise<number>;
   /**

@@ -28,14 +28,14 @@ export function describeFeedScenarios(
     let configDir: string;
     let run = 0;
     /** Fresh feed names per test, so tests share one deployment without sharing feeds. */
-    const feed = (group: 'user' | 'timeline' | 'hot' | 'deep' | 'notify', id: string) => `${group}:t${run}-${id}`;
+    const feed = (group: 'user' | 'timeline' | 'hot' | 'deep' | 'notify' | 'digest' | 'alerts', id: string) => `${group}:t${run}-${id}`;
     /** The largest cap the model allows: past what one request to content may ask for. */
     const deepCap = model === 'cache' || model === 'time-buckets' ? MAX_SINGLE_DOCUMENT_CAP : MAX_CAP;
 
     beforeAll(async () => {
       configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
       const configPath = join(configDir, 'feeds.json');
-      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed }, notify: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, acceptsTargets: true } } }));
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed }, notify: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, acceptsTargets: true }, digest: { kind: 'timeline', model, cap: 20, embed, aggregate: { by: ['verb', 'object'], windowMinutes: 60 } }, alerts: { kind: 'timeline', model, cap: 20, embed, notifications: true } } }));
       deployment = await start({ FEED_CONFIG: configPath });
       api = new FeedClient(deployment.baseUrl, tokenFor);
     });
@@ -385,6 +385,84 @@ export function describeFeedScenarios(
       const following = await api.call<{ items: Array<{ feed: string }> }>('GET', `/v1/feeds/${readers[0]!.replace(':', '/')}/following`);
       expect(following.body.items.map((i) => i.feed)).toEqual([bob, feed('user', 'dan')].sort());
       expect((await api.call('GET', `/v1/feeds/${bob.replace(':', '/')}/counts`)).body).toEqual({ followers: 7, following: 0 });
+    });
+
+    type Group = { id: string; verb: string; object?: string; activityCount: number; actorCount: number; actors: string[]; activities: Activity[]; time: string; updatedAt: string; seen?: boolean; read?: boolean };
+    type GroupPage = { items: Group[]; next: string | null; unseen?: number; unread?: number };
+    const groupsOf = async (reader: string, limit = 25, cursor?: string) =>
+      (await api.call<GroupPage>('GET', `/v1/feeds/${reader.replace(':', '/')}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)).body;
+    const groupsShow = (reader: string, shape: string) =>
+      waitFor(
+        async () => {
+          const page = await groupsOf(reader);
+          return page.items.map((g) => `${g.verb} ${g.object ?? ''} ${g.activityCount}`).join(', ') === shape ? page : undefined;
+        },
+        { what: `${reader} to show the groups ${shape}` },
+      );
+    const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute)).toISOString();
+
+    it('reads an aggregated feed as groups, newest first, paged with one cursor; new activities, removals and updates reach inside groups', async () => {
+      const [bob, carol, reader] = [feed('user', 'bob'), feed('user', 'carol'), feed('digest', 'ann')];
+      await api.follow(reader, bob);
+      await api.follow(reader, carol);
+      await api.post(bob, { actor: 'bob', verb: 'like', object: 'post:1', time: at(1) });
+      await api.post(carol, { actor: 'carol', verb: 'like', object: 'post:1', time: at(2) });
+      const comment = (await api.post(bob, { actor: 'bob', verb: 'comment', object: 'post:1', time: at(3) })).body;
+      const like2 = (await api.post(carol, { actor: 'carol', verb: 'like', object: 'post:2', time: at(4) })).body;
+      await groupsShow(reader, 'like post:2 1, comment post:1 1, like post:1 2');
+      const first = await groupsOf(reader, 2);
+      expect(first.items.map((g) => g.object)).toEqual(['post:2', 'post:1']);
+      expect(first.next).toEqual(expect.any(String));
+      const second = await groupsOf(reader, 2, first.next!);
+      expect(second.items).toHaveLength(1);
+      expect(second.items[0]).toMatchObject({ verb: 'like', object: 'post:1', activityCount: 2, actorCount: 2, actors: ['carol', 'bob'], time: at(1), updatedAt: at(2) });
+      expect(second.items[0]!.activities.map((a) => a.actor)).toEqual(['carol', 'bob']);
+      expect(second.next).toBeNull();
+      expect(first).not.toHaveProperty('unseen');
+      // A new like moves its group to the top; a removal and an update reach inside groups.
+      await api.post(carol, { actor: 'dan', verb: 'like', object: 'post:1', time: at(5) });
+      await groupsShow(reader, 'like post:1 3, like post:2 1, comment post:1 1');
+      expect((await api.remove(carol, like2.id)).status).toBe(204);
+      expect((await api.call('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/${comment.id}`, { object: 'post:3' })).status).toBe(200);
+      const after = await groupsShow(reader, 'like post:1 3, comment post:3 1');
+      expect(after.items[0]).toMatchObject({ actorCount: 3, actors: ['dan', 'carol', 'bob'] });
+      expect((await api.call('GET', `/v1/feeds/${reader.replace(':', '/')}?cursor=bm90LWEtY3Vyc29y`)).body).toMatchObject({ code: 'invalid_cursor', field: 'query.cursor' });
+    });
+
+    it('keeps what a notification feed’s reader has seen and read, and refuses bad marks writing nothing', async () => {
+      const [bob, reader] = [feed('user', 'bob'), feed('alerts', 'ann')];
+      const path = (mark: string) => `/v1/feeds/${reader.replace(':', '/')}/${mark}`;
+      await api.follow(reader, bob);
+      await api.post(bob, { actor: 'bob', verb: 'like', object: 'post:1', time: at(1) });
+      await api.post(bob, { actor: 'bob', verb: 'comment', object: 'post:1', time: at(2) });
+      const fresh = await groupsShow(reader, 'comment post:1 1, like post:1 1');
+      expect(fresh).toMatchObject({ unseen: 2, unread: 2 });
+      expect(fresh.items.map((g) => [g.seen, g.read])).toEqual([[false, false], [false, false]]);
+      const [comment, like] = fresh.items;
+      expect(await api.call('POST', path('seen'), { ids: [like!.id] })).toEqual({ status: 200, body: { unseen: 1, unread: 2 } });
+      expect((await groupsOf(reader)).items.map((g) => [g.seen, g.read])).toEqual([[false, false], [true, false]]);
+      const refused: Array<[unknown, string, number, string]> = [
+        [{}, 'seen', 400, 'body'],
+        [{ ids: 'x' }, 'seen', 400, 'body.ids'],
+        [{ ids: [comment!.id], all: true }, 'read', 400, 'body'],
+        [{ all: false }, 'read', 400, 'body.all'],
+        [{ ids: ['no-such-group'] }, 'read', 400, 'ids'],
+      ];
+      for (const [body, mark, status, field] of refused) {
+        const result = await api.call('POST', path(mark), body);
+        expect({ body, status: result.status, error: result.body }).toEqual({ body, status, error: expect.objectContaining({ code: 'invalid_request', field }) });
+      }
+      const notNotifications = await api.call('POST', `/v1/feeds/digest/${reader.split(':')[1]}/seen`, { all: true });
+      expect(notNotifications).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'group' } });
+      expect(await groupsOf(reader)).toMatchObject({ unseen: 1, unread: 2 });
+      // Through the typed client too.
+      expect(await api.api.markRead(reader as Activity['feed'], { all: true })).toEqual({ unseen: 0, unread: 0 });
+      expect((await api.api.readGroups(reader as Activity['feed'])).unread).toBe(0);
+      // A group that grows is new again.
+      await api.post(bob, { actor: 'cat', verb: 'like', object: 'post:1', time: at(3) });
+      const grown = await groupsShow(reader, 'like post:1 2, comment post:1 1');
+      expect(grown).toMatchObject({ unseen: 1, unread: 1 });
+      expect(grown.items.map((g) => [g.seen, g.read])).toEqual([[false, false], [true, true]]);
     });
 
     it('answers bad input with a 4xx naming the problem, and writes nothing', async () => {

@@ -52,7 +52,7 @@ export class TimelineRebuild {
     const held = this.heldPartitions();
     const stores = new Map<number, TimelineStore>();
     for (const partition of held) {
-      const options = { generation, policies: groups.fingerprint, groupModels: groups.timelineModels, partition: { index: partition, of: this.partitioning.count } };
+      const options = { generation, policies: groups.fingerprint, groupModels: groups.timelineModels, notificationGroups: groups.notificationGroups, partition: { index: partition, of: this.partitioning.count } };
       stores.set(partition, await this.stores.timeline((reader) => groups.timelinePolicyOf(reader), options));
     }
     const store = this.partitioning.partitioned ? new PartitionSplit(stores, this.partitioning) : stores.get(0)!;

@@ -14,6 +14,16 @@ export class TimelineMessageController implements MessageHandlers<typeof subject
     return this.timeline.read(parseRequest(subjects.timeline.read, payload));
   }
 
+  @MessagePattern(subjects.timeline.readGroups)
+  readGroups(@Payload() payload: unknown) {
+    return this.timeline.readGroups(parseRequest(subjects.timeline.readGroups, payload));
+  }
+
+  @MessagePattern(subjects.timeline.mark)
+  mark(@Payload() payload: unknown) {
+    return this.timeline.mark(parseRequest(subjects.timeline.mark, payload));
+  }
+
   @MessagePattern(subjects.timeline.deliver)
   deliver(@Payload() payload: unknown) {
     return this.timeline.deliver(parseRequest(subjects.timeline.deliver, payload));

@@ -21,8 +21,13 @@ import {
   type ReadTimelineRequest,
   type SortKey,
   type TimelineOrder,
+  type GroupPage,
+  type MarkReply,
+  type MarkRequest,
+  type ReadGroupsRequest,
 } from '@feedmill/contracts';
 import type { PullScope, TimelinePage } from '@feedmill/feed-models';
+import { AggregatedReads } from './aggregated-reads.js';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { FEED_CONFIG_LOADER, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
 import { allEdges, parseRequest, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type ServiceClient, type SubjectServer } from '@feedmill/transport';
@@ -50,6 +55,9 @@ interface HeldPartition {
   stopAnswering?: () => void;
 }
 
+/** How long a marking waits for the reader's partition to apply it, so that the counts it answers include it. */
+const MARKS_WAIT_MS = 5_000;
+
 /** How long a status waits for each partition before it says that one does not answer. */
 const PARTITION_STATUS_TIMEOUT_MS = 2_000;
 
@@ -76,7 +84,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   constructor(
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private groups: FeedGroups,
-    @Inject(EVENT_LOG) log: EventLog,
+    @Inject(EVENT_LOG) private readonly log: EventLog,
     @Inject(STORE_FACTORY) private readonly stores: StoreFactory,
     @Inject(FEED_CONFIG_LOADER) loadConfig: () => FeedConfig,
     @Optional() @Inject(READER_RETRY_POLICY) private readonly readerRetry?: ReaderRetryPolicy,
@@ -151,6 +159,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     const store = await this.stores.timeline((reader) => this.groups.timelinePolicyOf(reader), {
       policies: this.groups.fingerprint,
       groupModels: this.groups.timelineModels,
+      notificationGroups: this.groups.notificationGroups,
       partition: { index: partition, of: this.partitioning.count },
     });
     this.held.set(partition, { store, waiters: new Set(), feedsQueried: 0, readers: new ReaderIsolation(this.readerDeadLetters, this.readerRetry) });
@@ -169,6 +178,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     switch (subject) {
       case subjects.timeline.read:
         return this.readIn(partition, parseRequest(subject, payload));
+      case subjects.timeline.readGroups:
+        return this.readGroupsIn(partition, parseRequest(subject, payload));
+      case subjects.timeline.mark:
+        return this.markIn(partition, parseRequest(subject, payload));
       case subjects.timeline.deliver:
         return this.deliverIn(partition, parseRequest(subject, payload));
       case subjects.timeline.reach: {
@@ -272,10 +285,43 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   private async readIn(partition: number, request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
-    const held = this.heldPartition(partition);
+    return this.readPageIn(this.heldPartition(partition), request);
+  }
+
+  /** The reader's page as its reader may see it: hydrated, and without what it may no longer read. */
+  private async readPageIn(held: HeldPartition, request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
     const page = await held.store.readPage(request.feed, request.before, request.limit, (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope));
     return { items: await this.readableBy(request.feed, await this.hydrate(page.items)), next: page.next };
+  }
+
+  /** A page of an aggregated timeline's groups, answered by the reader's partition. */
+  async readGroups(request: ReadGroupsRequest): Promise<GroupPage> {
+    if (!this.partitioning.partitioned) return this.readGroupsIn(0, request);
+    const partition = this.partitioning.partitionOf(request.feed);
+    if (this.held.has(partition)) return this.readGroupsIn(partition, request);
+    return this.client.request(subjects.timeline.readGroups, request, { partition });
+  }
+
+  private readGroupsIn(partition: number, request: ReadGroupsRequest): Promise<GroupPage> {
+    return this.aggregatedReadsOf(partition).page(request);
+  }
+
+  /** Marks a notification feed's groups seen or read, answered by the reader's partition. */
+  async mark(request: MarkRequest): Promise<MarkReply> {
+    if (!this.partitioning.partitioned) return this.markIn(0, request);
+    const partition = this.partitioning.partitionOf(request.feed);
+    if (this.held.has(partition)) return this.markIn(partition, request);
+    return this.client.request(subjects.timeline.mark, request, { partition });
+  }
+
+  private markIn(partition: number, request: MarkRequest): Promise<MarkReply> {
+    return this.aggregatedReadsOf(partition).mark(request);
+  }
+
+  private aggregatedReadsOf(partition: number): AggregatedReads {
+    const held = this.heldPartition(partition);
+    return new AggregatedReads(this.groups, this.log, held.store, (request) => this.readPageIn(held, request), (position) => this.reachIn(partition, position, MARKS_WAIT_MS));
   }
 
   /**

@@ -142,6 +142,11 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
         deliveries.push(since === undefined ? { kind: 'follow', reader: follower, target, recent, exhausted, eventPosition } : { kind: 'follow', reader: follower, target, recent, exhausted, since, eventPosition });
         break;
       }
+      case 'NotificationsMarked': {
+        const { feed, mark, all, groups } = event.data;
+        deliveries.push({ kind: 'mark', reader: feed, mark, ...(all !== undefined && { all }), ...(groups !== undefined && { groups }), eventPosition });
+        break;
+      }
       case 'FeedUnfollowed':
         deliveries.push(
           event.data.keepHistory

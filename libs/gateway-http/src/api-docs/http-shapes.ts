@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  activityGroupSchema,
   activitySchema,
   errorCodes,
   feedIdSchema,
@@ -35,6 +36,17 @@ export const activityPageHttpSchema = z.object({
   items: z.array(activitySchema),
   next: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null at the end.' }),
 });
+
+/** A page of an aggregated feed's groups, newest first; a notification feed's adds its reader's counts. */
+export const groupPageHttpSchema = z.object({
+  items: z.array(activityGroupSchema),
+  next: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null at the end.' }),
+  unseen: z.number().int().optional().meta({ description: 'Notification feeds: groups not seen.' }),
+  unread: z.number().int().optional().meta({ description: 'Notification feeds: groups not read.' }),
+});
+
+/** The counts of a notification feed's reader after a marking. */
+export const markCountsSchema = z.object({ unseen: z.number().int(), unread: z.number().int() });
 
 /** A page of feeds: followers, followed feeds, follow requests. */
 export const feedPageHttpSchema = z.object({

@@ -10,6 +10,7 @@ import {
   feedSettingsSchema,
   followCountsSchema,
   followManyReplySchema,
+  markBodySchema,
   newActivitySchema,
   rebuildStatusSchema,
   type ErrorCode,
@@ -26,6 +27,8 @@ import {
   errorBodySchema,
   feedPageHttpSchema,
   feedPath,
+  groupPageHttpSchema,
+  markCountsSchema,
   followerPath,
   followPath,
   healthSchema,
@@ -89,10 +92,38 @@ const paths: ZodOpenApiPathsObject = {
       operationId: 'readFeed',
       tags: ['feeds'],
       summary: 'Read a feed, newest first',
-      description: 'A timeline feed reads its merged timeline (only its owner may); a producer feed its own activities (anyone, unless it is private).',
+      description:
+        'A timeline feed reads its merged timeline (only its owner may); a producer feed its own activities (anyone, unless it is private). A feed of an aggregated group reads groups of activities instead, and a notification feed adds `unseen` and `unread`.',
       requestParams: { path: feedPath, query: pageQuerySchema },
-      responses: { '200': { description: 'A page of activities.', ...json(activityPageHttpSchema) } },
+      responses: { '200': { description: 'A page of activities, or of groups for an aggregated feed.', ...json(z.union([activityPageHttpSchema, groupPageHttpSchema])) } },
     }),
+  },
+  '/v1/feeds/{group}/{id}/seen': {
+    post: v1(
+      {
+        operationId: 'markSeen',
+        tags: ['notifications'],
+        summary: 'Mark a notification feed’s groups seen',
+        description: 'Groups named by `ids`, or `all`, are seen up to their newest activity; a group that grows is unseen again. Only the feed’s owner may.',
+        requestParams: { path: feedPath },
+        requestBody: { required: true, ...json(markBodySchema) },
+        responses: { '200': { description: 'The reader’s counts.', ...json(markCountsSchema) } },
+      },
+      true,
+    ),
+  },
+  '/v1/feeds/{group}/{id}/read': {
+    post: v1(
+      {
+        operationId: 'markRead',
+        tags: ['notifications'],
+        summary: 'Mark a notification feed’s groups read (and seen)',
+        requestParams: { path: feedPath },
+        requestBody: { required: true, ...json(markBodySchema) },
+        responses: { '200': { description: 'The reader’s counts.', ...json(markCountsSchema) } },
+      },
+      true,
+    ),
   },
   '/v1/feeds/{group}/{id}/activities': {
     post: v1(
@@ -367,6 +398,7 @@ export function openApiDocument(version = API_VERSION): OpenApiDocument {
     security: [{ bearer: [] }],
     tags: [
       { name: 'feeds', description: 'Reading feeds and timelines.' },
+      { name: 'notifications', description: 'What a notification feed’s reader has seen and read.' },
       { name: 'activities', description: 'Posting, updating, bumping and removing activities.' },
       { name: 'follows', description: 'Follow edges and their counts.' },
       { name: 'privacy', description: 'Private feeds and follow requests.' },

@@ -1,5 +1,5 @@
 import type { FeedId, SortKey } from '@feedmill/contracts';
-import { ActivityTable, DecayedCount, NO_HANDLE, ProducerPosts, PULLED_WHOLE, type CompactTimeline, type PulledEdges } from '@feedmill/feed-models';
+import { ActivityTable, DecayedCount, NO_HANDLE, NotificationMarks, ProducerPosts, PULLED_WHOLE, type CompactTimeline, type MarkState, type PulledEdges } from '@feedmill/feed-models';
 import { readItems, writeItems } from '../snapshots/item-columns.js';
 import { SnapshotCorruptError, SnapshotMismatchError } from '../snapshots/snapshot-file.js';
 import { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
@@ -19,10 +19,12 @@ export interface TimelinesToSnapshot {
   timelines: Array<{ reader: FeedId; timeline: CompactTimeline & HybridState; lastReadAt: number }>;
   /** Producers' post counts of the `hybrid` timelines, one set per rate window. */
   producerPosts: readonly ProducerPosts[];
+  /** Notification feeds' seen and read marks, per reader. */
+  marks: ReadonlyMap<FeedId, NotificationMarks>;
 }
 
 /** Changes with the sections below: a snapshot of another layout is not restored (the log is replayed). */
-const LAYOUT = 'timelines/5';
+const LAYOUT = 'timelines/6';
 
 /**
  * The memory timeline store's snapshot: the activity versions its timelines hold, as columns
@@ -30,7 +32,7 @@ const LAYOUT = 'timelines/5';
  * parsed or searched again), then per reader its entry count, floor and last read, and every
  * entry's handle in one array.
  */
-export function writeTimelineSnapshot({ policies, delivered, written, table, timelines, producerPosts }: TimelinesToSnapshot): Uint8Array {
+export function writeTimelineSnapshot({ policies, delivered, written, table, timelines, producerPosts, marks }: TimelinesToSnapshot): Uint8Array {
   // The holds of the timelines kept: a cache being built is left out, with what it holds.
   const holds = new Int32Array(table.capacity);
   let entries = 0;
@@ -57,6 +59,7 @@ export function writeTimelineSnapshot({ policies, delivered, written, table, tim
   writer.strings(timelines.map((t) => t.reader));
   writer.int32s(counts).int32s(floors).float64s(lastReads).int32s(handles);
   writeHybrid(writer, timelines.map((t) => t.timeline), producerPosts);
+  writeMarks(writer, marks);
   return writer.finish();
 }
 
@@ -87,6 +90,41 @@ function writeHybrid(writer: SnapshotWriter, timelines: ReadonlyArray<HybridStat
 }
 
 /**
+ * Per reader with marks, of seen then read: the mark of all groups (absent: none) and the
+ * number of single groups' marks; then those groups' ids and keys, in the same order.
+ */
+function writeMarks(writer: SnapshotWriter, marks: ReadonlyMap<FeedId, NotificationMarks>): void {
+  const readers = [...marks.keys()];
+  const states = [...marks.values()].flatMap((reader) => [reader.seen, reader.read]);
+  const groups = states.flatMap((state) => [...state.groups]);
+  writer.strings(readers).strings(states.map((state) => state.all)).int32s(Int32Array.from(states, (state) => state.groups.size));
+  writer.strings(groups.map(([id]) => id)).strings(groups.map(([, upTo]) => upTo));
+}
+
+function readMarks(reader: SnapshotReader): Map<FeedId, NotificationMarks> {
+  const readers = reader.presentStrings() as FeedId[];
+  const alls = reader.strings();
+  const counts = reader.transientInt32s();
+  const ids = reader.presentStrings();
+  const upTos = reader.presentStrings();
+  if (alls.length !== readers.length * 2 || counts.length !== readers.length * 2 || ids.length !== upTos.length) throw new SnapshotCorruptError('the marks’ columns differ in length');
+  const marks = new Map<FeedId, NotificationMarks>();
+  let at = 0;
+  const fill = (state: MarkState, index: number) => {
+    state.all = alls[index];
+    for (const end = at + counts[index]!; at < end; at++) state.groups.set(ids[at]!, upTos[at]!);
+  };
+  for (const [index, feed] of readers.entries()) {
+    const readerMarks = new NotificationMarks();
+    fill(readerMarks.seen, index * 2);
+    fill(readerMarks.read, index * 2 + 1);
+    marks.set(feed, readerMarks);
+  }
+  if (at !== ids.length) throw new SnapshotCorruptError(`${ids.length - at} marks belong to no reader`);
+  return marks;
+}
+
+/**
  * Reads what {@link writeTimelineSnapshot} wrote into a new table and timelines that
  * `timelineOf` makes for each reader. Throws {@link SnapshotMismatchError} for a snapshot
  * taken under another feed config, and {@link SnapshotCorruptError} for one that does not
@@ -96,7 +134,7 @@ export function readTimelineSnapshot<T extends CompactTimeline & HybridState>(
   payload: Uint8Array,
   policies: string,
   timelineOf: (reader: FeedId, table: ActivityTable, lastReadAt: number) => T,
-): { table: ActivityTable; timelines: Map<FeedId, T>; delivered: number; written: number; producerPosts: ProducerPosts[] } {
+): { table: ActivityTable; timelines: Map<FeedId, T>; delivered: number; written: number; producerPosts: ProducerPosts[]; marks: Map<FeedId, NotificationMarks> } {
   const reader = new SnapshotReader(payload);
   const [takenUnder, layout] = reader.strings();
   if (takenUnder !== policies) throw new SnapshotMismatchError('it was taken under another feed config');
@@ -127,6 +165,7 @@ export function readTimelineSnapshot<T extends CompactTimeline & HybridState>(
   const postedLastIds = reader.presentStrings();
   const postedNewestByTime = reader.presentStrings();
   const postedNewestByRelevance = reader.presentStrings();
+  const marks = readMarks(reader);
   reader.end();
   if (readCounts.length !== readers.length || readAts.length !== readers.length || edgeCounts.length !== readers.length) throw new SnapshotCorruptError('the hybrid columns differ in length');
   if (edgeFroms.length !== edgeFeeds.length || postedPerWindow.length !== windows.length) throw new SnapshotCorruptError('the hybrid edges or windows differ in length');
@@ -169,7 +208,7 @@ export function readTimelineSnapshot<T extends CompactTimeline & HybridState>(
     }
     if (postedAt !== postedFeeds.length) throw new Error(`${postedFeeds.length - postedAt} post counts belong to no window`);
     if (held !== 0) throw new Error(`the holds differ from the entries and floors by ${held}`);
-    return { table, timelines, delivered, written, producerPosts };
+    return { table, timelines, delivered, written, producerPosts, marks };
   } catch (error) {
     if (error instanceof SnapshotCorruptError || error instanceof SnapshotMismatchError) throw error;
     throw new SnapshotCorruptError(`the timelines do not hold together: ${(error as Error).message}`);

@@ -3,6 +3,7 @@ import {
   ActivityTable,
   CompactTimeline,
   DecayedCount,
+  NotificationMarks,
   NO_HANDLE,
   ProducerPosts,
   PULLED_WHOLE,
@@ -89,6 +90,8 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   /** For `hybrid` timelines: producers' post counts, one set per rate window. */
   private producerPosts = new Map<number, ProducerPosts>();
   private lastSweep = 0;
+  /** Notification feeds' seen and read marks, per reader: apart from the entries, which a cache may drop. */
+  private marks = new Map<FeedId, NotificationMarks>();
 
   /**
    * @param policyOf the model and sizes of a reader's group, from the feed config.
@@ -121,6 +124,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       table: this.activities,
       timelines: kept.map(([reader, timeline]) => ({ reader, timeline, lastReadAt: timeline.lastReadAt })),
       producerPosts: [...this.producerPosts.values()],
+      marks: this.marks,
     });
     return { position: this.applied, payload };
   }
@@ -137,6 +141,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     this.delivered = restored.delivered;
     this.written = restored.written;
     this.producerPosts = new Map(restored.producerPosts.map((counts) => [counts.windowMs, counts]));
+    this.marks = restored.marks;
     this.applied = snapshot.position;
   }
 
@@ -232,7 +237,17 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         if (!delivery.keepHistory) this.forgetFeed(delivery.reader, delivery.target);
         return;
       }
+      case 'mark': {
+        let marks = this.marks.get(delivery.reader);
+        if (!marks) this.marks.set(delivery.reader, (marks = new NotificationMarks()));
+        marks.apply(delivery);
+        return;
+      }
     }
+  }
+
+  async notificationMarks(reader: FeedId): Promise<NotificationMarks | undefined> {
+    return this.marks.get(reader);
   }
 
   /** Takes a feed's entries out of a reader's timeline (those addressed to the reader stay), and forgets its hybrid edge. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isAddressedTo, justAbove, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
-import { readTimelinePage, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
+import { readTimelinePage, type NotificationMarks, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelineCounters, TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
 import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type MaterializedLayout } from './materialized-layouts.js';
@@ -156,7 +156,16 @@ export class MongoTimelineStore implements TimelineStore {
         if (!delivery.keepHistory) await this.layoutOf(delivery.reader)?.removeFeed(delivery.reader, delivery.target);
         return;
       }
+      case 'mark':
+        // Notification groups are refused at start on MongoDB: a mark in the log from another
+        // configuration has no group to mark here.
+        return;
     }
+  }
+
+  /** MongoDB timelines keep no seen or read marks (notification groups are refused at start). */
+  async notificationMarks(): Promise<NotificationMarks | undefined> {
+    return undefined;
   }
 
   /**

@@ -1,0 +1,100 @@
+import { FeedmillError, feedEvents, keyOfOrder, type Activity, type AggregateRule, type FeedId, type GroupPage, type MarkReply, type MarkRequest, type NotificationsMarked, type ReadGroupsRequest, type ReadTimelineRequest } from '@feedmill/contracts';
+import { groupActivities, pageOfGroups, streamOf, type ActivityGroup, type NotificationMarks, type TimelinePage } from '@feedmill/feed-models';
+import type { FeedGroups } from '@feedmill/config';
+import type { EventLog } from '@feedmill/event-log';
+import type { TimelineStore } from '@feedmill/stores';
+
+/**
+ * The most activities a read groups: a reader's newest `cap` activities, and no more than
+ * one content query and one pull may carry.
+ */
+export const MAX_GROUPED_ACTIVITIES = 10_000;
+
+/**
+ * Reads of aggregated timelines, and the marks of notification feeds, for one partition.
+ *
+ * Groups are computed at each read from the newest `cap` activities the reader's timeline
+ * holds (read through the same path as a flat page, so every model and store serves them),
+ * not stored: they are then a function of the timeline alone, which deliveries, removals and
+ * updates already keep, and a rule changed in the config regroups all history at the next
+ * start or rebuild. Computing all of a reader's groups at each read is what makes paging
+ * exact with one cursor: a page holds whole groups, and the cursor is a place in the groups'
+ * total order (their newest activity's key, then id), so no group is split across pages, and
+ * none shows twice in one scroll unless it grew (it then moves above the cursor). A read costs
+ * a walk over at most `cap` entries.
+ */
+export class AggregatedReads {
+  constructor(
+    private readonly groups: FeedGroups,
+    private readonly log: EventLog,
+    private readonly store: TimelineStore,
+    private readonly readPage: (request: ReadTimelineRequest) => Promise<TimelinePage<Activity>>,
+    private readonly reach: (position: number) => Promise<{ reached: boolean }>,
+  ) {}
+
+  async page(request: ReadGroupsRequest): Promise<GroupPage> {
+    const all = await this.groupsOf(request.feed, this.ruleOf(request.feed));
+    const { items, next } = pageOfGroups(all, request.after, request.limit);
+    if (!this.groups.isNotificationFeed(request.feed)) return { items: items.map(shown), next };
+    const marks = await this.store.notificationMarks(request.feed);
+    return { items: items.map((group) => ({ ...shown(group), seen: marks?.isSeen(group) ?? false, read: marks?.isRead(group) ?? false })), next, ...countsOf(all, marks) };
+  }
+
+  /**
+   * Records a marking as a `NotificationsMarked` event, each group up to its newest key as
+   * the reader sees it now (all of them up to the newest), and answers the counts once the
+   * reader's timeline has applied it. An id that names none of the reader's groups is refused,
+   * and nothing is written. A reader with no groups marks nothing.
+   */
+  async mark(request: MarkRequest): Promise<MarkReply> {
+    if (!this.groups.isNotificationFeed(request.feed)) throw new FeedmillError('invalid_request', `${groupOf(request.feed)} feeds are not notification feeds: they keep no seen or read marks`, 'group');
+    const all = await this.groupsOf(request.feed, this.ruleOf(request.feed));
+    let event: NotificationsMarked | undefined;
+    const base = { feed: request.feed, mark: request.mark, time: request.time };
+    if (request.all) {
+      if (all.length > 0) event = { type: 'NotificationsMarked', data: { ...base, all: all.reduce((newest, group) => (group.key > newest ? group.key : newest), all[0]!.key) } };
+    } else {
+      const byId = new Map(all.map((group) => [group.id, group]));
+      const unknown = (request.ids ?? []).filter((id) => !byId.has(id));
+      if (unknown.length > 0) throw new FeedmillError('invalid_request', `ids: ${unknown.slice(0, 3).join(', ')} ${unknown.length === 1 ? 'names' : 'name'} no group of ${request.feed}`, 'ids');
+      const ids = [...new Set(request.ids)];
+      event = { type: 'NotificationsMarked', data: { ...base, groups: ids.map((id) => ({ id, upTo: byId.get(id)!.key })) } };
+    }
+    let position = 0;
+    if (event) {
+      ({ position } = await this.log.appendToStream(streamOf(event), [feedEvents.encode(event)]));
+      await this.reach(position);
+    }
+    return { ...countsOf(all, await this.store.notificationMarks(request.feed)), position };
+  }
+
+  private ruleOf(feed: FeedId): AggregateRule {
+    const rule = this.groups.aggregateRuleOf(feed);
+    if (!rule) throw new FeedmillError('invalid_request', `${groupOf(feed)} feeds are not aggregated`, 'group');
+    return rule;
+  }
+
+  private async groupsOf(feed: FeedId, rule: AggregateRule): Promise<ActivityGroup[]> {
+    const { items } = await this.readPage({ feed, limit: Math.min(this.groups.capOf(feed), MAX_GROUPED_ACTIVITIES) });
+    return groupActivities(items, rule, keyOfOrder(this.groups.timelinePolicyOf(feed).relevancy ? 'relevance' : 'time'));
+  }
+}
+
+function groupOf(feed: FeedId): string {
+  return feed.slice(0, feed.indexOf(':'));
+}
+
+/** A group as readers get it: its place in the order stays inside (the cursor carries it). */
+function shown({ key: _key, ...group }: ActivityGroup): Omit<ActivityGroup, 'key'> {
+  return group;
+}
+
+function countsOf(groups: readonly ActivityGroup[], marks: NotificationMarks | undefined): { unseen: number; unread: number } {
+  let unseen = 0;
+  let unread = 0;
+  for (const group of groups) {
+    if (!marks?.isSeen(group)) unseen++;
+    if (!marks?.isRead(group)) unread++;
+  }
+  return { unseen, unread };
+}

@@ -157,3 +157,29 @@ describe('MemoryTimelineStore, one activity table for all readers', () => {
     expect(store.storedVersions()).toBe(2);
   });
 });
+
+describe('MemoryTimelineStore, notification marks', () => {
+  it('keeps each reader’s seen and read marks through a snapshot, and a restored store goes on raising them', async () => {
+    const { store, deliver } = storeOf();
+    const key = (second: number) => `${bumpedAt(second)}|id`;
+    await deliver({ kind: 'mark', reader: 'timeline:r1', mark: 'seen', all: key(10), groups: [{ id: 'g-late', upTo: key(20) }] });
+    await deliver({ kind: 'mark', reader: 'timeline:r1', mark: 'read', groups: [{ id: 'g-read', upTo: key(15) }] });
+    await deliver({ kind: 'mark', reader: 'timeline:r2', mark: 'read', all: key(5) });
+    const restored = storeOf().store;
+    restored.restoreSnapshot(store.takeSnapshot());
+
+    for (const reader of ['timeline:r1', 'timeline:r2'] as const) {
+      const [before, after] = [await store.notificationMarks(reader), await restored.notificationMarks(reader)];
+      expect(after).toBeDefined();
+      expect({ reader, seen: after!.seen, read: after!.read }).toEqual({ reader, seen: before!.seen, read: before!.read });
+    }
+    const r1 = (await restored.notificationMarks('timeline:r1'))!;
+    expect([r1.isSeen({ id: 'g-other', key: key(9) }), r1.isSeen({ id: 'g-other', key: key(11) }), r1.isSeen({ id: 'g-late', key: key(20) })]).toEqual([true, false, true]);
+    expect([r1.isRead({ id: 'g-read', key: key(15) }), r1.isRead({ id: 'g-read', key: key(16) }), r1.isRead({ id: 'g-late', key: key(1) })]).toEqual([true, false, false]);
+    expect(await restored.notificationMarks('timeline:nobody')).toBeUndefined();
+
+    await restored.deliver({ after: await restored.position(), position: (await restored.position()) + 1, deliveries: [{ kind: 'mark', reader: 'timeline:r2', mark: 'seen', all: key(30) }] });
+    const r2 = (await restored.notificationMarks('timeline:r2'))!;
+    expect([r2.isSeen({ id: 'g', key: key(30) }), r2.isRead({ id: 'g', key: key(30) }), r2.isRead({ id: 'g', key: key(5) })]).toEqual([true, false, true]);
+  });
+});

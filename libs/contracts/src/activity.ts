@@ -28,7 +28,7 @@ export const MAX_REFS = 20;
  */
 export const refSchema = z
   .string()
-  .refine((value) => isFeedId(value), 'must be "kind:id", with the characters of a feed id')
+  .refine((value): boolean => isFeedId(value), 'must be "kind:id", with the characters of a feed id')
   .meta({ description: 'A slice key: "kind:id", written like a feed id.', example: 'applicant:17' });
 
 /** What a client sends to post an activity. Unknown fields are refused, not dropped. */

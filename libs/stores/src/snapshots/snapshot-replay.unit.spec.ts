@@ -9,6 +9,7 @@ import type { TimelinePolicy } from '../ports.js';
 import { seededRandom } from '@feedmill/feed-models/testing';
 import type { PullScope } from '@feedmill/feed-models';
 import { SnapshotCorruptError, SnapshotMismatchError } from './snapshot-file.js';
+import { SnapshotReader, SnapshotWriter } from './snapshot-sections.js';
 
 const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}`);
 const timelines: FeedId[] = Array.from({ length: 30 }, (_, i): FeedId => `timeline:t${i}`);
@@ -157,6 +158,25 @@ describe.each([
     const store = make();
     await store.apply(log.slice(0, 10));
     expect(() => store.restoreSnapshot(make().takeSnapshot())).toThrow(/empty/);
+  });
+});
+
+describe('content store snapshot', () => {
+  it('refuses a snapshot of the layout before refs (no layout name), and stays empty', async () => {
+    const log = generateLog(200, 3);
+    const full = new MemoryContentStore();
+    await full.apply(log);
+    const { position, payload } = full.takeSnapshot();
+    // The older layout: the same sections without the layout name (revisions, then the activities' columns).
+    const reader = new SnapshotReader(payload);
+    const streams = reader.strings();
+    const revisions = reader.float64s();
+    reader.strings();
+    const older = new SnapshotWriter().strings(streams).float64s(revisions).uint8s(new Uint8Array(0)).finish();
+    const restored = new MemoryContentStore();
+    expect(() => restored.restoreSnapshot({ position, payload: older })).toThrow(new SnapshotMismatchError('its layout is an older one, not content/2'));
+    expect(await restored.position()).toBe(0);
+    expect(await restored.slice('applicant:1', undefined, 10)).toEqual([]);
   });
 });
 

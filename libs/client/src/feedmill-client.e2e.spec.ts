@@ -112,6 +112,19 @@ describe('FeedmillClient', () => {
     expect(requests).toBe(2);
   });
 
+  it('reads a slice page by page, without the activities of a private feed the caller may not read', async () => {
+    const first = await as('jade').addActivity('user:jade', { actor: 'jade', verb: 'review', object: 'cv', refs: ['applicant:c1'] });
+    const second = await as('kurt').addActivity('user:kurt', { actor: 'kurt', verb: 'interview', object: 'call', refs: ['applicant:c1', 'position:c2'] });
+    expect(second.refs).toEqual(['applicant:c1', 'position:c2']);
+    const page = await as('lena').readSlice('applicant:c1', { limit: 1 });
+    expect({ items: page.items.map((a) => a.id), more: page.next !== null }).toEqual({ items: [second.id], more: true });
+    expect((await collect(as('lena').sliceItems('applicant:c1', { limit: 1 }))).map((a) => a.id)).toEqual([second.id, first.id]);
+    await as('kurt').putSettings('user:kurt', { private: true });
+    expect((await collect(as('lena').sliceItems('applicant:c1'))).map((a) => a.id)).toEqual([first.id]);
+    expect((await collect(admin.sliceItems('applicant:c1'))).map((a) => a.id)).toEqual([second.id, first.id]);
+    expect(await refusal(admin.readSlice('applicant'))).toMatchObject({ status: 400, code: 'invalid_request', field: 'ref' });
+  });
+
   it('throws refusals as FeedmillApiError with status, code and field', async () => {
     const invalid = await refusal(as('erin').addActivity('user:erin', { actor: 'erin', verb: '', object: 'x' }));
     expect(invalid).toMatchObject({ name: 'FeedmillApiError', status: 400, code: 'invalid_request', field: 'body.verb' });

@@ -110,6 +110,19 @@ export class FeedmillClient {
     return this.body<MarkCounts>({ method: 'POST', path: `${feedPath(feed)}/read`, body: marks });
   }
 
+  /**
+   * A page of a slice: the activities that refer to `ref` (among their `refs`), whatever
+   * feed they were posted in, newest first, leaving out those of feeds the caller may not read.
+   */
+  async readSlice(ref: string, options: PageOptions = {}): Promise<ActivityPage> {
+    return this.body<ActivityPage>({ method: 'GET', path: `/v1/refs/${encodeURIComponent(ref)}/activities`, query: { limit: options.limit, cursor: options.cursor } });
+  }
+
+  /** Every activity of a slice, newest first, page by page. */
+  sliceItems(ref: string, options: Omit<PageOptions, 'cursor'> = {}): AsyncIterableIterator<Activity> {
+    return pages((cursor) => this.readSlice(ref, { ...options, cursor }));
+  }
+
   /** Posts an activity; a repeated `foreignId` in the same feed gives back the first one. */
   addActivity(feed: FeedId, activity: NewActivity): Promise<Activity> {
     return this.body<Activity>({ method: 'POST', path: `${feedPath(feed)}/activities`, body: activity });

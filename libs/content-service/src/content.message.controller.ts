@@ -55,6 +55,11 @@ export class ContentMessageController implements MessageHandlers<typeof subjects
     return this.content.recentEach(parseRequest(subjects.content.recentEach, payload));
   }
 
+  @MessagePattern(subjects.content.slice)
+  slice(@Payload() payload: unknown) {
+    return this.content.slice(parseRequest(subjects.content.slice, payload));
+  }
+
   @MessagePattern(subjects.content.status)
   status() {
     return this.content.status();

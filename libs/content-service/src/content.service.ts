@@ -12,6 +12,7 @@ import {
   type RecentActivitiesRequest,
   type RecentEachReply,
   type RecentEachRequest,
+  type SliceRequest,
   type RemoveActivityRequest,
   type UpdateActivityRequest,
 } from '@feedmill/contracts';
@@ -174,6 +175,12 @@ export class ContentService extends ProjectedService {
     await this.store.reach(request.atLeast);
     const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost, request.order, request.bounds);
     return pageOf(items, request.limit, request.maxBytes, request.order);
+  }
+
+  /** A page of a slice (the activities that refer to a ref), by time, cut at `limit`; `next` is a time key. */
+  async slice(request: SliceRequest): Promise<ActivityPage> {
+    await this.store.reach(request.atLeast);
+    return pageOf(await this.store.slice(request.ref, request.before, request.limit + 1), request.limit, undefined, 'time');
   }
 
   /**

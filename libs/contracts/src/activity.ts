@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { feedIdSchema, idSchema, type FeedId } from './feeds.js';
+import { feedIdSchema, idSchema, isFeedId, type FeedId } from './feeds.js';
 
 const shortText = (max: number) => z.string().min(1).max(max);
 
@@ -19,6 +19,18 @@ export const isoTimeSchema = z.iso
 /** The most feeds one activity may be addressed to with `to`. */
 export const MAX_TARGETS = 100;
 
+/** The most slice keys (`refs`) one activity may carry. */
+export const MAX_REFS = 20;
+
+/**
+ * A slice key: what an activity refers to, written like a feed id (`applicant:17`,
+ * `position:3`), so that it travels in URLs and index keys as they do.
+ */
+export const refSchema = z
+  .string()
+  .refine((value): boolean => isFeedId(value), 'must be "kind:id", with the characters of a feed id')
+  .meta({ description: 'A slice key: "kind:id", written like a feed id.', example: 'applicant:17' });
+
 /** What a client sends to post an activity. Unknown fields are refused, not dropped. */
 export const newActivitySchema = z.strictObject({
   actor: shortText(256),
@@ -36,6 +48,15 @@ export const newActivitySchema = z.strictObject({
     .array(feedIdSchema)
     .max(MAX_TARGETS)
     .refine((targets) => new Set(targets).size === targets.length, 'must not name a feed twice')
+    .optional(),
+  /**
+   * What the activity refers to (seed 001's RefIds): `GET /v1/refs/{ref}/activities` finds it
+   * by any of them, whatever feed it was posted in. Fixed when it is added: an update keeps them.
+   */
+  refs: z
+    .array(refSchema)
+    .max(MAX_REFS)
+    .refine((refs) => new Set(refs).size === refs.length, 'must not name a ref twice')
     .optional(),
 });
 export type NewActivity = z.input<typeof newActivitySchema>;
@@ -74,6 +95,8 @@ export interface Activity {
    * whether or not it follows the feed, for as long as its owner may read the feed.
    */
   to?: FeedId[];
+  /** What it refers to (slice keys), fixed when it was added. */
+  refs?: string[];
 }
 
 export const activitySchema: z.ZodType<Activity> = z.strictObject({
@@ -88,6 +111,7 @@ export const activitySchema: z.ZodType<Activity> = z.strictObject({
   bumpedAt: z.string().optional(),
   updatedAt: z.string().optional(),
   to: z.array(feedIdSchema).optional(),
+  refs: z.array(z.string()).optional(),
 });
 
 /** What a linked timeline stores of an activity: enough to order it and find it again. */
@@ -125,6 +149,7 @@ export function approximateBytes(item: TimelineItem): number {
   if ('verb' in item) {
     text += item.actor.length + item.verb.length + item.object.length + (item.foreignId?.length ?? 0) + (item.updatedAt?.length ?? 0);
     if (item.extra) text += JSON.stringify(item.extra).length;
+    if (item.refs) for (const ref of item.refs) text += ref.length + 3;
   }
   return 110 + text;
 }

@@ -4,7 +4,7 @@ export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedI
 export type { FeedId } from './feeds.js';
 export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels, MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, aggregateFields, aggregateRuleSchema, DEFAULT_NOTIFICATION_RULE } from './feed-config.js';
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel, AggregateField, AggregateRule } from './feed-config.js';
-export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema, referenceTo, isReference, isAddressedTo, approximateBytes, MAX_TARGETS } from './activity.js';
+export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema, referenceTo, isReference, isAddressedTo, approximateBytes, MAX_TARGETS, MAX_REFS, refSchema } from './activity.js';
 export type { Activity, NewActivity, ActivityChanges, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
@@ -56,6 +56,7 @@ export {
   activityPositionsReplySchema,
   recentActivitiesRequestSchema,
   recentEachRequestSchema,
+  sliceRequestSchema,
   recentEachReplySchema,
   followRequestSchema,
   followManyRequestSchema,
@@ -96,6 +97,7 @@ export type {
   ActivityPositionsReply,
   RecentActivitiesRequest,
   RecentEachRequest,
+  SliceRequest,
   RecentEachReply,
   ActivityPage,
   FollowRequest,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { activitySchema, isoTimeSchema, newActivitySchema } from './activity.js';
+import { activitySchema, isoTimeSchema, newActivitySchema, refSchema } from './activity.js';
 import { MAX_ACTIVITIES_PER_REQUEST, MAX_FOLLOWS_PER_REQUEST } from './batch-limits.js';
 import { edgeBoundSchema } from './edge-bounds.js';
 import { feedIdSchema, feedPairsSchema, idSchema } from './feeds.js';
@@ -90,6 +90,16 @@ export const recentEachRequestSchema = z.strictObject({
   maxBytes: z.number().int().min(1).optional(),
 });
 export type RecentEachRequest = z.output<typeof recentEachRequestSchema>;
+
+/** A slice: the activities that refer to `ref`, whatever their feed, newest first by time key. */
+export const sliceRequestSchema = z.strictObject({
+  ref: refSchema,
+  /** Only keys strictly below this one. */
+  before: sortKeySchema.optional(),
+  limit: z.number().int().min(1).max(10_000),
+  atLeast: atLeastSchema,
+});
+export type SliceRequest = z.output<typeof sliceRequestSchema>;
 
 export const activityPageSchema = z.strictObject({
   items: z.array(activitySchema),

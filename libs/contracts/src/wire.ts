@@ -42,6 +42,7 @@ import {
   removeActivityReplySchema,
   removeActivityRequestSchema,
   serviceStatusSchema,
+  sliceRequestSchema,
 } from './messages.js';
 
 /** NATS subjects of every request/reply between the services; {@link wire} says what each carries. */
@@ -56,6 +57,7 @@ export const subjects = {
     positions: 'feed.content.positions',
     recent: 'feed.content.recent',
     recentEach: 'feed.content.recent-each',
+    slice: 'feed.content.slice',
     status: 'feed.content.status',
   },
   graph: {
@@ -123,6 +125,7 @@ export const wire = {
   [subjects.content.positions]: exchange(getActivitiesRequestSchema, activityPositionsReplySchema),
   [subjects.content.recent]: exchange(recentActivitiesRequestSchema, activityPageSchema, activityPageCheck),
   [subjects.content.recentEach]: exchange(recentEachRequestSchema, recentEachReplySchema, recentEachReplyCheck),
+  [subjects.content.slice]: exchange(sliceRequestSchema, activityPageSchema, activityPageCheck),
   [subjects.content.status]: exchange(noParametersSchema, serviceStatusSchema),
   [subjects.graph.follow]: exchange(followRequestSchema, followStateSchema),
   [subjects.graph.followMany]: exchange(followManyRequestSchema, followManyReplySchema),

@@ -31,6 +31,11 @@ export interface ContentStore extends Projection {
    * bounded.
    */
   recent(feeds: readonly FeedId[], before: SortKey | undefined, limit: number, atMost?: number, order?: 'time' | 'relevance', bounds?: readonly EdgeBound[]): Promise<Activity[]>;
+  /**
+   * A slice: the activities that refer to `ref` (among their `refs`), whatever their feed,
+   * newest first by time key, keys strictly below `before`.
+   */
+  slice(ref: string, before: SortKey | undefined, limit: number): Promise<Activity[]>;
 }
 
 export interface GraphStore extends Projection {

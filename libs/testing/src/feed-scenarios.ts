@@ -465,6 +465,48 @@ export function describeFeedScenarios(
       expect(grown.items.map((g) => [g.seen, g.read])).toEqual([[false, false], [true, true]]);
     });
 
+    it('reads a slice: every activity that refers to a ref, whatever its feed, newest first with one cursor; an update keeps it there, a removal takes it out', async () => {
+      const [bob, dan] = [feed('user', 'bob'), feed('user', 'dan')];
+      const [applicant, position] = [`applicant:t${run}-17`, `position:t${run}-3`];
+      const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+      const first = (await api.post(bob, { actor: 'bob', verb: 'review', object: 'cv', time: at(1), refs: [applicant, position] })).body;
+      const second = (await api.post(dan, { actor: 'dan', verb: 'interview', object: 'call', time: at(2), refs: [applicant] })).body;
+      const third = (await api.post(bob, { actor: 'bob', verb: 'open', object: 'role', time: at(3), refs: [position] })).body;
+      await api.post(bob, { actor: 'bob', verb: 'post', object: 'unrelated', time: at(4) });
+      expect(first.refs).toEqual([applicant, position]);
+      const slice = async (ref: string, limit = 25) => {
+        const items: Activity[] = [];
+        for await (const activity of api.api.sliceItems(ref, { limit })) items.push(activity);
+        return items;
+      };
+      expect(ids(await slice(applicant, 1))).toEqual([second.id, first.id]);
+      expect(await slice(position)).toEqual([third, first]);
+      expect(await slice(`applicant:t${run}-18`)).toEqual([]);
+      const page = await api.api.readSlice(applicant, { limit: 1 });
+      expect({ items: ids(page.items), more: page.next !== null }).toEqual({ items: [second.id], more: true });
+      expect(ids((await api.api.readSlice(applicant, { limit: 1, cursor: page.next! })).items)).toEqual([first.id]);
+      // An update keeps the refs (they are fixed when the activity is added).
+      const edited = await api.call<Activity>('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/${first.id}`, { object: 'cv, second look' });
+      expect(edited.status).toBe(200);
+      expect(await slice(position)).toEqual([third, edited.body]);
+      if (tokenFor) {
+        // A private feed's activities are left out for a reader who may not read it, kept for its owner and its approved followers.
+        const carol = feed('timeline', 'carol');
+        const asCarol = { authorization: `Bearer ${await tokenFor(carol.split(':')[1])}` };
+        expect((await api.call('PUT', `/v1/feeds/${dan.replace(':', '/')}/settings`, { private: true })).status).toBe(200);
+        const carolSees = async () => ids((await api.call<{ items: Activity[] }>('GET', `/v1/refs/${applicant}/activities?limit=1`, undefined, asCarol)).body.items);
+        expect(await carolSees()).toEqual([first.id]);
+        const asDan = { authorization: `Bearer ${await tokenFor(dan.split(':')[1])}` };
+        expect(ids((await api.call<{ items: Activity[] }>('GET', `/v1/refs/${applicant}/activities`, undefined, asDan)).body.items)).toEqual([second.id, first.id]);
+        expect((await api.follow(carol, dan)).status).toBe(202);
+        expect((await api.call('POST', `/v1/feeds/${dan.replace(':', '/')}/follow-requests/${carol.replace(':', '/')}`)).status).toBe(204);
+        expect(await carolSees()).toEqual([second.id]);
+      }
+      expect((await api.remove(bob, first.id)).status).toBe(204);
+      expect(ids(await slice(applicant))).toEqual([second.id]);
+      expect(ids(await slice(position))).toEqual([third.id]);
+    });
+
     it('answers bad input with a 4xx naming the problem, and writes nothing', async () => {
       const bob = feed('user', 'bob');
       const path = `/v1/feeds/${bob.replace(':', '/')}/activities`;
@@ -477,6 +519,12 @@ export function describeFeedScenarios(
         ['target not a feed', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', to: ['nobody'] }), 400, 'invalid_request', 'body.to.0'],
         ['target named twice', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', to: [feed('notify', 'c'), feed('notify', 'c')] }), 400, 'invalid_request', 'body.to'],
         ['target a producer feed', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', to: [feed('notify', 'c'), feed('user', 'c')] }), 400, 'invalid_request', 'to[1]'],
+        ['ref not kind:id', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', refs: ['applicant:1', 'nobody'] }), 400, 'invalid_request', 'body.refs.1'],
+        ['ref named twice', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', refs: ['applicant:1', 'applicant:1'] }), 400, 'invalid_request', 'body.refs'],
+        ['over 20 refs', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', refs: Array.from({ length: 21 }, (_, i) => `applicant:${i}`) }), 400, 'invalid_request', 'body.refs'],
+        ['slice of a malformed ref', () => api.call('GET', '/v1/refs/applicant/activities'), 400, 'invalid_request', 'ref'],
+        ['slice limit out of range', () => api.call('GET', '/v1/refs/applicant:1/activities?limit=0'), 400, 'invalid_request', 'query.limit'],
+        ['slice with a bad cursor', () => api.call('GET', '/v1/refs/applicant:1/activities?cursor=bm90LWEtY3Vyc29y'), 400, 'invalid_cursor', 'query.cursor'],
         ['over 100 targets', () => api.call('POST', path, { actor: 'bob', verb: 'post', object: 'x', to: Array.from({ length: 101 }, (_, i) => feed('notify', `c${i}`)) }), 400, 'invalid_request', 'body.to'],
         ['body over the limit', () => api.call('POST', path, { actor: 'x'.repeat(70_000), verb: 'post', object: 'x' }), 413, 'payload_too_large', 'body'],
         ['id with bad characters', () => api.call('POST', '/v1/feeds/user/b%20b/activities', { actor: 'b', verb: 'p', object: 'x' }), 400, 'invalid_request', 'id'],

@@ -58,7 +58,7 @@ export function decideActivity(command: ActivityCommand, state: Activity | undef
     case 'AddActivity': {
       if (state) return [];
       const { feed, id, receivedAt } = command.data;
-      const { actor, verb, object, time, foreignId, extra, to } = command.data.activity;
+      const { actor, verb, object, time, foreignId, extra, to, refs } = command.data.activity;
       const activity: Activity = {
         id,
         feed,
@@ -69,6 +69,7 @@ export function decideActivity(command: ActivityCommand, state: Activity | undef
         ...(foreignId === undefined ? {} : { foreignId }),
         ...(extra === undefined ? {} : { extra }),
         ...(to === undefined || to.length === 0 ? {} : { to: to as FeedId[] }),
+        ...(refs === undefined || refs.length === 0 ? {} : { refs }),
       };
       return [{ type: 'ActivityAdded', data: { activity } }];
     }
@@ -155,13 +156,14 @@ export function evolveActivity(state: Activity | undefined, event: ActivityEvent
  * log then serialize to the same JSON.
  */
 function inSchemaOrder(activity: Activity): Activity {
-  const { id, feed, actor, verb, object, time, foreignId, extra, bumpedAt, updatedAt, to } = activity;
+  const { id, feed, actor, verb, object, time, foreignId, extra, bumpedAt, updatedAt, to, refs } = activity;
   const ordered: Activity = { id, feed, actor, verb, object, time };
   if (foreignId !== undefined) ordered.foreignId = foreignId;
   if (extra !== undefined) ordered.extra = extra;
   if (bumpedAt !== undefined) ordered.bumpedAt = bumpedAt;
   if (updatedAt !== undefined) ordered.updatedAt = updatedAt;
   if (to !== undefined) ordered.to = to;
+  if (refs !== undefined) ordered.refs = refs;
   return ordered;
 }
 

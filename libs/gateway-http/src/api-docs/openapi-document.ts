@@ -12,6 +12,7 @@ import {
   followManyReplySchema,
   markBodySchema,
   newActivitySchema,
+  refSchema,
   rebuildStatusSchema,
   type ErrorCode,
 } from '@feedmill/contracts';
@@ -96,6 +97,17 @@ const paths: ZodOpenApiPathsObject = {
         'A timeline feed reads its merged timeline (only its owner may); a producer feed its own activities (anyone, unless it is private). A feed of an aggregated group reads groups of activities instead, and a notification feed adds `unseen` and `unread`.',
       requestParams: { path: feedPath, query: pageQuerySchema },
       responses: { '200': { description: 'A page of activities, or of groups for an aggregated feed.', ...json(z.union([activityPageHttpSchema, groupPageHttpSchema])) } },
+    }),
+  },
+  '/v1/refs/{ref}/activities': {
+    get: v1({
+      operationId: 'readSlice',
+      tags: ['activities'],
+      summary: 'Read a slice: every activity that refers to a ref, newest first',
+      description:
+        'The activities whose `refs` hold `ref`, whatever feed they were posted in, by time, with one cursor. Those of feeds the caller may not read (private, and not an approved follower) are left out; a page may then be short, with a cursor to go on.',
+      requestParams: { path: z.object({ ref: refSchema }), query: pageQuerySchema },
+      responses: { '200': { description: 'A page of activities.', ...json(activityPageHttpSchema) } },
     }),
   },
   '/v1/feeds/{group}/{id}/seen': {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance } from 'fastify';
-import { defaultFeedConfig, errorCodes, MAX_ACTIVITIES_PER_REQUEST, MAX_FOLLOWS_PER_REQUEST } from '@feedmill/contracts';
+import { defaultFeedConfig, errorCodes, MAX_ACTIVITIES_PER_REQUEST, MAX_FOLLOWS_PER_REQUEST, MAX_REFS } from '@feedmill/contracts';
 import { rootModule } from '@feedmill/runtime';
 import { stubServiceClient } from '@feedmill/harness';
 import { createHttpApp } from '../http-app.js';
@@ -65,11 +65,16 @@ describe('the OpenAPI document', () => {
   it('takes its bodies and limits from the schemas the routes validate with', () => {
     const body = (operationId: string) => findOperation(document, operationId).requestBody.content['application/json'].schema;
     expect(body('addActivity')).toMatchObject({ required: ['actor', 'verb', 'object'], additionalProperties: false });
-    expect(Object.keys(body('addActivity').properties)).toEqual(['actor', 'verb', 'object', 'time', 'foreignId', 'extra', 'to']);
+    expect(Object.keys(body('addActivity').properties)).toEqual(['actor', 'verb', 'object', 'time', 'foreignId', 'extra', 'to', 'refs']);
+    expect(body('addActivity').properties.refs).toMatchObject({ type: 'array', maxItems: MAX_REFS });
     expect(body('followMany').properties.follows.maxItems).toBe(MAX_FOLLOWS_PER_REQUEST);
     expect(body('addActivities').properties.activities.maxItems).toBe(MAX_ACTIVITIES_PER_REQUEST);
     // The bulk import takes no `to`: its schema omits it, and so does the document.
     expect(body('addActivities').properties.activities.items.properties.to).toBeUndefined();
+    // Refs need no check beyond their shape: an import takes them.
+    expect(body('addActivities').properties.activities.items.properties.refs).toMatchObject({ maxItems: MAX_REFS });
+    const sliceRef = findOperation(document, 'readSlice').parameters.find((p: Json) => p.in === 'path' && p.name === 'ref');
+    expect(sliceRef.schema).toMatchObject({ type: 'string', example: 'applicant:17' });
     const readQuery = findOperation(document, 'readFeed').parameters.filter((p: Json) => p.in === 'query');
     expect(readQuery.map((p: Json) => [p.name, p.schema.maximum])).toEqual([
       ['limit', 100],

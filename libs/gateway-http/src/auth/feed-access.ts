@@ -20,9 +20,18 @@ export class FeedAccess {
    */
   async requireReader(caller: Caller, feed: FeedId): Promise<void> {
     if (this.groups.isTimeline(feed)) return requireOwner(caller, feed, 'read');
-    if (owns(caller, feed)) return;
-    const readers = caller.sub === undefined ? [] : this.groups.timelinesOf(caller.sub);
-    if ((await this.client.request(subjects.graph.mayRead, { feed, readers })).allowed) return;
+    if (await this.mayRead(caller, feed)) return;
     throw new FeedmillError('forbidden', `${feed} is private: only its owner and its approved followers may read it`, 'id');
+  }
+
+  /**
+   * Whether the caller may read `feed`, by the rules of {@link requireReader}: without a
+   * refusal, for a read that leaves out what the caller may not see (a slice).
+   */
+  async mayRead(caller: Caller, feed: FeedId): Promise<boolean> {
+    if (owns(caller, feed)) return true;
+    if (this.groups.isTimeline(feed)) return false;
+    const readers = caller.sub === undefined ? [] : this.groups.timelinesOf(caller.sub);
+    return (await this.client.request(subjects.graph.mayRead, { feed, readers })).allowed;
   }
 }

@@ -165,6 +165,34 @@ export function describeContentStoreContract(name: string, create: () => Promise
       expect((await store.recent(['user:a'], undefined, 10, undefined, 'time', [{ feed: 'user:a', since: '2026-01-01T00:00:03.000Z|a2', unfollowedAt: 3 }])).map((a) => a.id)).toEqual(['a2']);
     });
 
+    it('answers a slice by any of its refs, whatever the feed, newest first with a cursor; an update keeps the refs, a removal leaves every slice', async () => {
+      await store.apply(events);
+      const sliced = recordEvents(
+        [
+          [activityStream('user:a'), { type: 'ActivityAdded', data: { activity: activity('s1', 'user:a', 5, { refs: ['applicant:17', 'position:3'] }) } }],
+          [activityStream('user:c'), { type: 'ActivityAdded', data: { activity: activity('s2', 'user:c', 6, { refs: ['applicant:17'] }) } }],
+          [activityStream('user:b'), { type: 'ActivityAdded', data: { activity: activity('s3', 'user:b', 7, { refs: ['position:3'] }) } }],
+          [activityStream('user:a'), { type: 'ActivityUpdated', data: { id: 's1', feed: 'user:a', time: '2026-01-01T00:00:10.000Z', object: 'edited' } }],
+        ],
+        7,
+      ).map((e) => ({ ...e, revision: e.stream === activityStream('user:a') ? e.revision + 3 : e.stream === activityStream('user:b') ? e.revision + 2 : e.revision + 1 }));
+      await store.apply(sliced);
+      await store.apply(sliced);
+      const ids = async (ref: string, before?: string, limit = 10) => (await store.slice(ref, before, limit)).map((a) => a.id);
+      expect(await ids('applicant:17')).toEqual(['s2', 's1']);
+      expect(await ids('position:3')).toEqual(['s3', 's1']);
+      expect(await ids('applicant:18')).toEqual([]);
+      const [newest] = await store.slice('applicant:17', undefined, 1);
+      expect(newest?.id).toBe('s2');
+      expect(await ids('applicant:17', sortKeyOf(newest!), 1)).toEqual(['s1']);
+      expect(await ids('applicant:17', sortKeyOf({ id: 's1', time: activity('s1', 'user:a', 5).time }))).toEqual([]);
+      const [s1] = await store.slice('position:3', sortKeyOf(activity('s3', 'user:b', 7)), 10);
+      expect(s1).toEqual({ ...activity('s1', 'user:a', 5, { refs: ['applicant:17', 'position:3'] }), object: 'edited', updatedAt: '2026-01-01T00:00:10.000Z' });
+      await store.apply(recordEvents([[activityStream('user:a'), { type: 'ActivityRemoved', data: { id: 's1', feed: 'user:a', time: 't' } }]], 11).map((e) => ({ ...e, revision: 5 })));
+      expect(await ids('applicant:17')).toEqual(['s2']);
+      expect(await ids('position:3')).toEqual(['s3']);
+    });
+
     it('lets a query wait for a position it has not applied yet', async () => {
       const waiting = store.reach(3);
       await store.apply(events.slice(0, 3));

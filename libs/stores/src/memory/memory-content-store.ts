@@ -2,10 +2,13 @@ import { boundsByFeed, isWithinBound, type Activity, type EdgeBound, type FeedEv
 import { activityIdOf, activityEventTypes, evolveActivity, isActivityEvent, lowerBound, mergeNewestFirst, type DescendingSource } from '@feedmill/feed-models';
 import type { ContentStore } from '../ports.js';
 import { readItems, writeItems } from '../snapshots/item-columns.js';
-import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
+import { SnapshotCorruptError, SnapshotMismatchError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
 import { MemoryProjection } from './memory-projection.js';
 import { ActivitiesById, StoredActivity as Stored } from './stored-activities.js';
+
+/** Changes with the sections below: a snapshot of another layout is not restored (the log is replayed). */
+const LAYOUT = 'content/2';
 
 const keyOfStored = (s: Stored) => s.key;
 const relevanceOfStored = (s: Stored) => s.relevance;
@@ -27,6 +30,11 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
    */
   private byTarget = new Map<FeedId, Stored[]>();
   private byTargetRelevance = new Map<FeedId, Stored[]>();
+  /**
+   * The activities that refer to each slice key (`refs`), by time: what a slice reads. Not
+   * in snapshots as such: rebuilt from the activities, which carry their refs.
+   */
+  private byRef = new Map<string, Stored[]>();
 
   /**
    * Every activity once, feed by feed in each feed's time order, as columns; each one's log
@@ -60,12 +68,16 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     for (const [index, activity] of activities.entries()) {
       if (activity.foreignId !== undefined && this.byForeign.get(foreignKey(activity.feed, activity.foreignId)) === activity.id) foreignNamed.push(index);
     }
+    writer.strings([LAYOUT]);
     writeItems(writer, activities);
     writer.float64s(positions).strings(feeds);
     writer.int32s(Int32Array.from(counts)).int32s(relevanceOrder).int32s(Int32Array.from(foreignNamed));
   }
 
   protected readState(reader: SnapshotReader): () => void {
+    // A snapshot from before layouts were named starts with the items' kinds, not strings.
+    const [layout] = reader.nextHoldsStrings() ? reader.strings() : [];
+    if (layout !== LAYOUT) throw new SnapshotMismatchError(`its layout is ${layout ?? 'an older one'}, not ${LAYOUT}`);
     const activities = readItems(reader);
     const positions = reader.float64s();
     const feeds = reader.presentStrings() as FeedId[];
@@ -107,6 +119,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
       byForeign.set(foreignKey(activity.feed, activity.foreignId), activity.id);
     }
     const [byTarget, byTargetRelevance] = targetIndexesOf(all);
+    const byRef = refIndexOf(all);
     return () => {
       this.byId = byId;
       this.byFeed = byFeed;
@@ -114,6 +127,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
       this.byForeign = byForeign;
       this.byTarget = byTarget;
       this.byTargetRelevance = byTargetRelevance;
+      this.byRef = byRef;
     };
   }
 
@@ -138,6 +152,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
       insertOrdered(listOf(this.byTarget, target), stored, keyOfStored);
       insertOrdered(listOf(this.byTargetRelevance, target), stored, relevanceOfStored);
     }
+    for (const ref of activity.refs ?? []) insertOrdered(listOf(this.byRef, ref), stored, keyOfStored);
   }
 
   private unindex(stored: Stored): void {
@@ -149,6 +164,11 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     for (const target of activity.to ?? []) {
       removeOrdered(this.byTarget.get(target)!, stored, keyOfStored);
       removeOrdered(this.byTargetRelevance.get(target)!, stored, relevanceOfStored);
+    }
+    for (const ref of activity.refs ?? []) {
+      const list = this.byRef.get(ref)!;
+      removeOrdered(list, stored, keyOfStored);
+      if (list.length === 0) this.byRef.delete(ref);
     }
   }
 
@@ -183,6 +203,14 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
   async byForeignId(feed: FeedId, foreignId: string): Promise<Activity | undefined> {
     const id = this.byForeign.get(foreignKey(feed, foreignId));
     return id === undefined ? undefined : this.byId.get(id)?.activity;
+  }
+
+  async slice(ref: string, before: SortKey | undefined, limit: number): Promise<Activity[]> {
+    const items = this.byRef.get(ref);
+    if (!items) return [];
+    const out: Activity[] = [];
+    for (let at = (before === undefined ? items.length : lowerBound(items, before, keyOfStored)) - 1; at >= 0 && out.length < limit; at--) out.push(items[at]!.activity);
+    return out;
   }
 
   /**
@@ -229,11 +257,19 @@ function targetIndexesOf(all: readonly Stored[]): [Map<FeedId, Stored[]>, Map<Fe
   return [byTarget, byTargetRelevance];
 }
 
+/** The slice index of activities restored in any order. */
+function refIndexOf(all: readonly Stored[]): Map<string, Stored[]> {
+  const byRef = new Map<string, Stored[]>();
+  for (const stored of all) for (const ref of stored.activity.refs ?? []) listOf(byRef, ref).push(stored);
+  for (const list of byRef.values()) list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return byRef;
+}
+
 function foreignKey(feed: FeedId, foreignId: string): string {
   return `${feed}\n${foreignId}`;
 }
 
-function listOf(index: Map<FeedId, Stored[]>, feed: FeedId): Stored[] {
+function listOf<K>(index: Map<K, Stored[]>, feed: K): Stored[] {
   let list = index.get(feed);
   if (!list) index.set(feed, (list = []));
   return list;

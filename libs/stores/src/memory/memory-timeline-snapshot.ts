@@ -24,7 +24,7 @@ export interface TimelinesToSnapshot {
 }
 
 /** Changes with the sections below: a snapshot of another layout is not restored (the log is replayed). */
-const LAYOUT = 'timelines/6';
+const LAYOUT = 'timelines/7';
 
 /**
  * The memory timeline store's snapshot: the activity versions its timelines hold, as columns

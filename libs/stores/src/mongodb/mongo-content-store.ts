@@ -64,4 +64,8 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
     if (feeds.length === 0) return [];
     return (await this.activities.find(activityDocuments.recent(feeds, before, limit, atMost, order, bounds))).map((d) => d.a);
   }
+
+  async slice(ref: string, before: SortKey | undefined, limit: number): Promise<Activity[]> {
+    return (await this.activities.find(activityDocuments.slice(ref, before, limit))).map((d) => d.a);
+  }
 }

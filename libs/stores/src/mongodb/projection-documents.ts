@@ -53,6 +53,8 @@ export interface ActivityDocument {
   fid?: string;
   /** The timeline feeds it was addressed to, whose pulls read it with the feeds they follow. */
   to?: FeedId[];
+  /** What it refers to (slice keys): a multikey index finds a slice by any of them. */
+  refs?: string[];
 }
 
 /** Many feeds' recent activities by time and by relevance; a poster's own id unique per feed. */
@@ -62,6 +64,8 @@ const activityIndexes: IndexDefinition[] = [
   { key: { f: 1, fid: 1 }, options: { unique: true, partialFilterExpression: { fid: { $exists: true } } } },
   { key: { to: 1, k: -1 }, options: { partialFilterExpression: { to: { $exists: true } } } },
   { key: { to: 1, rk: -1 }, options: { partialFilterExpression: { to: { $exists: true } } } },
+  // Multikey: one entry per ref, each with the time key, so that a slice is one index range.
+  { key: { refs: 1, k: -1 }, options: { partialFilterExpression: { refs: { $exists: true } } } },
 ];
 
 /**
@@ -77,6 +81,7 @@ export const activityDocuments = {
     const document: ActivityDocument = { _id: activity.id, f: activity.feed, k: sortKeyOf(activity), rk: relevanceKeyOf(activity), p: position, a: activity };
     if (activity.foreignId !== undefined) document.fid = activity.foreignId;
     if (activity.to !== undefined) document.to = activity.to;
+    if (activity.refs !== undefined) document.refs = activity.refs;
     return { filter: { _id: activity.id }, replacement: document, options: { upsert: true } };
   },
 
@@ -98,6 +103,13 @@ export const activityDocuments = {
   /** updateOne: a held activity as it now is (bumped, updated), with its relevance key; its time key and position stay. */
   changed(activity: Activity): UpdateOperation {
     return { filter: { _id: activity.id }, update: { $set: { a: activity, rk: relevanceKeyOf(activity) } } };
+  },
+
+  /** A slice: the activities whose refs hold `ref`, newest first by time key, on `{ refs: 1, k: -1 }`. */
+  slice(ref: string, before: SortKey | undefined, limit: number): FindOperation {
+    const filter: Record<string, unknown> = { refs: ref };
+    if (before !== undefined) filter['k'] = { $lt: before };
+    return { filter, sort: { k: -1 }, limit };
   },
 
   /**

@@ -8,7 +8,7 @@ const REFERENCE = 1;
 /**
  * Writes activities and references as columns: one strings section per field, the fields
  * few values repeat in (feed, actor, verb) as a table of distinct strings and an index per
- * item, `extra` as JSON text, then `updatedAt` and `to`.
+ * item, `extra` as JSON text, then `updatedAt`, `to` and `refs`.
  */
 export function writeItems(writer: SnapshotWriter, items: readonly TimelineItem[]): void {
   const kinds = new Uint8Array(items.length);
@@ -29,6 +29,8 @@ export function writeItems(writer: SnapshotWriter, items: readonly TimelineItem[
   writer.strings(items.map((item) => activity(item)?.updatedAt));
   // Targets, of copies and references alike, as their feeds joined by spaces (no feed id holds one).
   writer.strings(items.map((item) => item.to?.join(' ')));
+  // Refs likewise (a ref is written like a feed id): only whole activities carry them.
+  writer.strings(items.map((item) => activity(item)?.refs?.join(' ')));
 }
 
 /**
@@ -50,6 +52,7 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
   const extras = cursorOf(reader, count, 'extra');
   const updates = cursorOf(reader, count, 'updatedAt');
   const targets = cursorOf(reader, count, 'to');
+  const refLists = cursorOf(reader, count, 'refs');
   const items = new Array<TimelineItem>(count);
   for (let i = 0; i < count; i++) {
     const id = ids.next();
@@ -63,6 +66,7 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
     const extra = extras.next();
     const updatedAt = updates.next();
     const to = targets.next()?.split(' ') as FeedId[] | undefined;
+    const refs = refLists.next()?.split(' ');
     if (id === undefined || feed === undefined || time === undefined) throw new SnapshotCorruptError(`item ${i} has no id, feed or time`);
     if (kinds[i] === REFERENCE) {
       const reference: ActivityReference = { id, feed, time };
@@ -78,9 +82,10 @@ export function readItems(reader: SnapshotReader): TimelineItem[] {
     if (bumpedAt !== undefined) activity.bumpedAt = bumpedAt;
     if (updatedAt !== undefined) activity.updatedAt = updatedAt;
     if (to !== undefined) activity.to = to;
+    if (refs !== undefined) activity.refs = refs;
     items[i] = activity;
   }
-  for (const cursor of [ids, times, bumps, objects, foreignIds, extras, updates, targets]) cursor.end();
+  for (const cursor of [ids, times, bumps, objects, foreignIds, extras, updates, targets, refLists]) cursor.end();
   return items;
 }
 

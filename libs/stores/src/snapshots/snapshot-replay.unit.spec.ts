@@ -9,9 +9,11 @@ import type { TimelinePolicy } from '../ports.js';
 import { seededRandom } from '@feedmill/feed-models/testing';
 import type { PullScope } from '@feedmill/feed-models';
 import { SnapshotCorruptError, SnapshotMismatchError } from './snapshot-file.js';
+import { SnapshotReader, SnapshotWriter } from './snapshot-sections.js';
 
 const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}`);
 const timelines: FeedId[] = Array.from({ length: 30 }, (_, i): FeedId => `timeline:t${i}`);
+const slices = Array.from({ length: 8 }, (_, i) => `applicant:${i}`);
 const time = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
 
 /** A log that adds, bumps, updates and removes activities, and follows and unfollows, singly and in batches. */
@@ -40,6 +42,7 @@ function generateLog(count: number, seed: number): RecordedEvent[] {
         ...(next() < 0.3 ? { foreignId: `f${i % 40}` } : {}),
         ...(next() < 0.2 ? { extra: { n: i, tags: ['a', 'ü'], nested: { ok: true } } } : {}),
         ...(next() < 0.2 ? { to: [...new Set([pick(timelines), pick(timelines)])] } : {}),
+        ...(next() < 0.3 ? { refs: [...new Set([pick(slices), pick(slices)])] } : {}),
       };
       // Foreign ids repeat: only the first of a feed and foreign id is added, as the service decides.
       if (activity.foreignId && live.some((a) => a.feed === feed && a.foreignId === activity.foreignId)) continue;
@@ -98,6 +101,8 @@ async function contentView(store: MemoryContentStore, log: readonly RecordedEven
     view.push(await store.recent([reader], undefined, 1_000, undefined, 'time'));
     view.push(await store.recent([reader, users[0]!, users[1]!], undefined, 1_000, undefined, 'relevance'));
   }
+  // Slices, whole and from a key on.
+  for (const ref of slices) view.push(await store.slice(ref, undefined, 1_000), await store.slice(ref, `${time(2_500)}|a`, 20));
   return view;
 }
 
@@ -153,6 +158,25 @@ describe.each([
     const store = make();
     await store.apply(log.slice(0, 10));
     expect(() => store.restoreSnapshot(make().takeSnapshot())).toThrow(/empty/);
+  });
+});
+
+describe('content store snapshot', () => {
+  it('refuses a snapshot of the layout before refs (no layout name), and stays empty', async () => {
+    const log = generateLog(200, 3);
+    const full = new MemoryContentStore();
+    await full.apply(log);
+    const { position, payload } = full.takeSnapshot();
+    // The older layout: the same sections without the layout name (revisions, then the activities' columns).
+    const reader = new SnapshotReader(payload);
+    const streams = reader.strings();
+    const revisions = reader.float64s();
+    reader.strings();
+    const older = new SnapshotWriter().strings(streams).float64s(revisions).uint8s(new Uint8Array(0)).finish();
+    const restored = new MemoryContentStore();
+    expect(() => restored.restoreSnapshot({ position, payload: older })).toThrow(new SnapshotMismatchError('its layout is an older one, not content/2'));
+    expect(await restored.position()).toBe(0);
+    expect(await restored.slice('applicant:1', undefined, 10)).toEqual([]);
   });
 });
 

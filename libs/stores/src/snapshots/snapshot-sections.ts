@@ -261,6 +261,11 @@ export class SnapshotReader {
     };
   }
 
+  /** Whether the next section is a strings section: a payload that begins with a layout name says so. */
+  nextHoldsStrings(): boolean {
+    return this.at + HEADER_BYTES <= this.payload.length && this.view.getUint32(this.at, true) === Kind.Strings;
+  }
+
   /** Throws unless every section was read. */
   end(): void {
     if (this.at !== this.payload.length) throw new SnapshotCorruptError(`${this.payload.length - this.at} bytes of the payload were not read`);

@@ -32,11 +32,11 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
   const config = loadRuntimeConfig();
   const logger = configureLogging(config.LOG_LEVEL);
   // Open before the log is replayed, which can take minutes: liveness holds through it, readiness waits for it.
-  let started: INestMicroservice | undefined;
+  const started: { app?: INestMicroservice } = {};
   const statusServer =
     config.STATUS_PORT === undefined
       ? undefined
-      : await StatusServer.listen(config.STATUS_PORT, async () => (started ? started.get(options.status, { strict: false }).status() : { service: options.name, ready: false, position: -1 }));
+      : await StatusServer.listen(config.STATUS_PORT, async () => (started.app ? started.app.get(options.status, { strict: false }).status() : { service: options.name, ready: false, position: -1 }));
   const feedConfig = loadFeedConfig(config.FEED_CONFIG);
   const eventLog = options.usesLog ? await openEventLog(config, 'jetstream') : undefined;
   const client = options.callsServices ? natsClient(config.NATS_URL) : undefined;
@@ -57,7 +57,7 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
   const app = await NestFactory.createMicroservice(module, { strategy: server, logger });
   await app.listen();
   subjectServer.listens();
-  started = app;
+  started.app = app;
   stopOnSignals(app, server, statusServer, new Logger(options.name));
   new Logger(options.name).log(`listening on ${config.NATS_URL}${statusServer ? `, status on port ${statusServer.port}` : ''}`);
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
 import { runMain, runNatsService } from '@feedmill/runtime';
-import { ContentModule } from '@feedmill/content-service';
+import { ContentModule, ContentService } from '@feedmill/content-service';
 
-runMain(() => runNatsService({ name: 'content', feature: ContentModule, usesLog: true, callsServices: false }));
+runMain(() => runNatsService({ name: 'content', feature: ContentModule, usesLog: true, callsServices: false, status: ContentService }));

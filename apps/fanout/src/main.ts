@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { loadRuntimeConfig } from '@feedmill/config';
 import { connectFanoutCluster } from '@feedmill/fanout-cluster';
 import { configureLogging, runMain, runNatsService } from '@feedmill/runtime';
-import { FanoutModule } from '@feedmill/fanout-service';
+import { FanoutModule, FanoutService } from '@feedmill/fanout-service';
 
 runMain(async () => {
   const config = loadRuntimeConfig();
@@ -18,5 +18,5 @@ runMain(async () => {
     warn: (message) => logger.warn(message),
   });
   const feature = FanoutModule.inCluster(cluster, { minReaders: config.FANOUT_JOB_MIN_READERS });
-  await runNatsService({ name: 'fanout', feature, usesLog: true, callsServices: true });
+  await runNatsService({ name: 'fanout', feature, usesLog: true, callsServices: true, status: FanoutService });
 });

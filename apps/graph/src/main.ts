@@ -1,5 +1,5 @@
 import 'reflect-metadata';
 import { runMain, runNatsService } from '@feedmill/runtime';
-import { GraphModule } from '@feedmill/graph-service';
+import { GraphModule, GraphService } from '@feedmill/graph-service';
 
-runMain(() => runNatsService({ name: 'graph', feature: GraphModule, usesLog: true, callsServices: false }));
+runMain(() => runNatsService({ name: 'graph', feature: GraphModule, usesLog: true, callsServices: false, status: GraphService }));

@@ -4,7 +4,7 @@ import { loadRuntimeConfig, type RuntimeConfig } from '@feedmill/config';
 import { staticPartitionsOf } from '@feedmill/contracts';
 import { connectTimelinePartitionLeases } from '@feedmill/fanout-cluster';
 import { runMain, runNatsService } from '@feedmill/runtime';
-import { FixedPartitions, LeasedPartitions, TimelineModule, type PartitionOwnership } from '@feedmill/timeline-service';
+import { FixedPartitions, LeasedPartitions, TimelineModule, TimelineService, type PartitionOwnership } from '@feedmill/timeline-service';
 
 /**
  * Which partitions this process owns: its share by its place when it has one
@@ -30,5 +30,5 @@ async function ownership(config: RuntimeConfig): Promise<PartitionOwnership | un
 
 runMain(async () => {
   const owned = await ownership(loadRuntimeConfig());
-  await runNatsService({ name: 'timeline', feature: owned ? TimelineModule.owning(owned) : TimelineModule, usesLog: true, callsServices: true });
+  await runNatsService({ name: 'timeline', feature: owned ? TimelineModule.owning(owned) : TimelineModule, usesLog: true, callsServices: true, status: TimelineService });
 });

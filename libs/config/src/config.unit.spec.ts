@@ -21,6 +21,17 @@ describe('configuration', () => {
     expect(loadRuntimeConfig({ LOG: 'kurrentdb', KURRENTDB_URL: 'kurrentdb://127.0.0.1:2113?tls=false' }).LOG).toBe('kurrentdb');
   });
 
+  it('opens a service status port only when given one, gives held requests a grace period at shutdown, and replicates the stream as told', () => {
+    expect(loadRuntimeConfig({}).STATUS_PORT).toBeUndefined();
+    expect(loadRuntimeConfig({ STATUS_PORT: '8081' }).STATUS_PORT).toBe(8081);
+    expect(() => loadRuntimeConfig({ STATUS_PORT: '0' })).toThrow(/STATUS_PORT/);
+    expect(() => loadRuntimeConfig({ STATUS_PORT: 'status' })).toThrow(/STATUS_PORT/);
+    expect(loadRuntimeConfig({}).SHUTDOWN_GRACE_MS).toBe(2000);
+    expect(loadRuntimeConfig({}).JETSTREAM_REPLICAS).toBe(1);
+    expect(() => loadRuntimeConfig({ JETSTREAM_REPLICAS: '6' })).toThrow(/JETSTREAM_REPLICAS/);
+    expect(() => loadRuntimeConfig({ SHUTDOWN_GRACE_MS: '-1' })).toThrow(/SHUTDOWN_GRACE_MS/);
+  });
+
   it('takes timeline partitions and replicas, and refuses a replica index outside them', () => {
     expect(loadRuntimeConfig({})).toMatchObject({ TIMELINE_PARTITIONS: 1, TIMELINE_REPLICAS: 1, TIMELINE_PARTITION_LEASE_MS: 3000 });
     expect(loadRuntimeConfig({}).TIMELINE_REPLICA_INDEX).toBeUndefined();

@@ -16,6 +16,19 @@ export const runtimeConfigSchema = z.object({
    * Performance section); workers are for machines with cores to spare.
    */
   HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(0),
+  /**
+   * Services (content, graph, timeline, fan-out) only: an HTTP port answering `/healthz`
+   * (the process runs) and `/readyz` (200 once the service has caught up with the log, 503
+   * before that and from the moment it starts to stop), for Kubernetes probes. Unset, the
+   * service opens no HTTP port.
+   */
+  STATUS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  /**
+   * Services only: on SIGTERM a service stops taking requests (it unsubscribes from NATS)
+   * and gives the requests it holds this long to finish and answer, before it closes its
+   * log and stores.
+   */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
   /** Directory of the file log. */
   FEEDMILL_DATA_DIR: z.string().min(1).default('./data'),
   /** Path of a JSON feed-group config; the built-in default has `user` and `timeline`. */
@@ -31,6 +44,12 @@ export const runtimeConfigSchema = z.object({
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** JetStream stream holding the log. */
   JETSTREAM_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default('FEEDMILL'),
+  /**
+   * Copies JetStream keeps of the log's stream (and its checkpoints) when the first process
+   * creates it: 3 on a three-node NATS cluster, so that an acknowledged append survives the
+   * loss of a node. An existing stream keeps the count it was made with.
+   */
+  JETSTREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /**
    * Largest request body the gateway accepts, in bytes, and so the largest activity. At most
    * 512 KiB, so that one activity always fits a NATS message (1 MiB by default) with room

@@ -12,7 +12,7 @@ export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'je
   }
   if (kind === 'jetstream') {
     logger.log(`JetStream log on ${config.NATS_URL}, stream ${config.JETSTREAM_STREAM}`);
-    return JetStreamEventLog.connect({ servers: config.NATS_URL, streamName: config.JETSTREAM_STREAM });
+    return JetStreamEventLog.connect({ servers: config.NATS_URL, streamName: config.JETSTREAM_STREAM, replicas: config.JETSTREAM_REPLICAS });
   }
   logger.log(`file log in ${config.FEEDMILL_DATA_DIR}`);
   return FileEventLog.open({

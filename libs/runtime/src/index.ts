@@ -7,5 +7,6 @@ export type { CoreOptions } from './core.module.js';
 export { rootModule } from './root-module.js';
 export { ProjectedService } from './projected-service.js';
 export { runNatsService } from './nats-service.js';
-export type { NatsServiceOptions } from './nats-service.js';
+export type { NatsServiceOptions, ReportsStatus } from './nats-service.js';
 export { logLevels, configureLogging, runMain } from './logging.js';
+export { StatusServer } from './status-server.js';

@@ -1,12 +1,19 @@
-import { Logger, type DynamicModule, type Type } from '@nestjs/common';
+import { Logger, type DynamicModule, type INestMicroservice, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ServerNats } from '@nestjs/microservices';
 import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
+import type { ServiceStatus } from '@feedmill/contracts';
 import { natsClient, NatsSubjectServer } from '@feedmill/transport';
 import { openEventLog } from './event-log-factory.js';
 import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
+import { StatusServer } from './status-server.js';
 import { openStores } from './store-factory.js';
+
+/** A service whose status says whether it has caught up with the log. */
+export interface ReportsStatus {
+  status(): ServiceStatus | Promise<ServiceStatus>;
+}
 
 export interface NatsServiceOptions {
   /** Also the NATS queue group, so replicas share requests. */
@@ -16,18 +23,27 @@ export interface NatsServiceOptions {
   usesLog: boolean;
   /** Gives the service a client to call the others. */
   callsServices: boolean;
+  /** The provider whose status `/readyz` of the status port (`STATUS_PORT`) reports. */
+  status: Type<ReportsStatus>;
 }
 
 /** Runs one service as its own process, answering requests over NATS. */
 export async function runNatsService(options: NatsServiceOptions): Promise<void> {
   const config = loadRuntimeConfig();
   const logger = configureLogging(config.LOG_LEVEL);
+  // Open before the log is replayed, which can take minutes: liveness holds through it, readiness waits for it.
+  const started: { app?: INestMicroservice } = {};
+  const statusServer =
+    config.STATUS_PORT === undefined
+      ? undefined
+      : await StatusServer.listen(config.STATUS_PORT, async () => (started.app ? started.app.get(options.status, { strict: false }).status() : { service: options.name, ready: false, position: -1 }));
   const feedConfig = loadFeedConfig(config.FEED_CONFIG);
   const eventLog = options.usesLog ? await openEventLog(config, 'jetstream') : undefined;
   const client = options.callsServices ? natsClient(config.NATS_URL) : undefined;
   const stores = await openStores(config);
   const queue = `feedmill-${options.name}`;
-  const server = new ServerNats({ servers: [config.NATS_URL], queue });
+  // On close the server unsubscribes first, then gives the requests it holds the grace period to answer.
+  const server = new ServerNats({ servers: [config.NATS_URL], queue, gracefulShutdown: true, gracePeriod: config.SHUTDOWN_GRACE_MS });
   const subjectServer = new NatsSubjectServer(server, queue);
   const module = rootModule([options.feature], {
     feedConfig,
@@ -39,8 +55,35 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
     subjectServer,
   });
   const app = await NestFactory.createMicroservice(module, { strategy: server, logger });
-  app.enableShutdownHooks();
   await app.listen();
   subjectServer.listens();
-  new Logger(options.name).log(`listening on ${config.NATS_URL}`);
+  started.app = app;
+  stopOnSignals(app, server, statusServer, new Logger(options.name));
+  new Logger(options.name).log(`listening on ${config.NATS_URL}${statusServer ? `, status on port ${statusServer.port}` : ''}`);
+}
+
+/**
+ * On SIGTERM or SIGINT: readiness goes to 503, the NATS server stops taking requests and
+ * lets those it holds finish (each is answered only after its append was acknowledged by the
+ * log), and only then do the services stop and the log, the stores and the client close.
+ * Nest's own shutdown hooks would stop the services first, while requests still arrive.
+ */
+function stopOnSignals(app: INestMicroservice, server: ServerNats, statusServer: StatusServer | undefined, logger: Logger): void {
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal}: stopping`);
+    try {
+      statusServer?.stopTakingWork();
+      await server.close();
+      await app.close();
+      await statusServer?.close();
+      process.exit(0);
+    } catch (error) {
+      logger.error(`stopping failed: ${String(error)}`);
+      process.exit(1);
+    }
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (received) => void stop(received));
 }

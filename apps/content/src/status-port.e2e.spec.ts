@@ -1,0 +1,64 @@
+import { JetStreamEventLog } from '@feedmill/event-log';
+import { subjects, type ServiceStatus } from '@feedmill/contracts';
+import { freePort, readAllEvents, startApp, startNatsServer, waitFor, type NatsServerHandle, type RunningProcess } from '@feedmill/harness';
+import { natsClient, type ServiceClient } from '@feedmill/transport';
+
+/**
+ * A service process answers Kubernetes probes on its status port, and on SIGTERM stops
+ * taking work, finishes what it holds, and acknowledges only appends the log has.
+ */
+const STREAM = 'STATUSPORT';
+let nats: NatsServerHandle;
+let content: RunningProcess | undefined;
+let client: ServiceClient;
+let statusUrl: string;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  const port = await freePort();
+  statusUrl = `http://127.0.0.1:${port}`;
+  content = startApp('content', { NATS_URL: nats.url, LOG: 'jetstream', JETSTREAM_STREAM: STREAM, STATUS_PORT: String(port), SHUTDOWN_GRACE_MS: '1500' });
+  client = natsClient(nats.url);
+});
+afterAll(async () => {
+  await content?.kill();
+  await client?.close();
+  await nats?.stop();
+});
+
+const get = async (path: string) => {
+  const response = await fetch(`${statusUrl}${path}`).catch(() => undefined);
+  return response && { status: response.status, body: (await response.json()) as Partial<ServiceStatus> & { reason?: string } };
+};
+
+it('answers /healthz and /readyz with the service caught up, and 404 elsewhere', async () => {
+  const ready = await waitFor(async () => ((await get('/readyz'))?.status === 200 ? get('/readyz') : undefined), { timeoutMs: 20_000, intervalMs: 50, what: 'content /readyz' });
+  expect(ready).toMatchObject({ status: 200, body: { service: 'content', ready: true } });
+  expect(await get('/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
+  expect((await get('/metrics'))?.status).toBe(404);
+});
+
+it('on SIGTERM turns unready, answers the requests it holds, and acknowledges only what the log has', async () => {
+  const add = (i: number) =>
+    client.request(subjects.content.add, { feed: 'user:a', id: `a${i}`, receivedAt: new Date(0).toISOString(), activity: { actor: 'a', verb: 'post', object: `o${i}` } });
+  const first = add(0);
+  const replies = Array.from({ length: 60 }, (_, i) => add(i + 1));
+  await first;
+  content!.child.kill('SIGTERM');
+  const unready = await waitFor(async () => {
+    const readiness = await get('/readyz');
+    return readiness?.status === 503 ? readiness : undefined;
+  }, { timeoutMs: 1_000, intervalMs: 10, what: '/readyz 503 while stopping' });
+  expect(unready.body.reason).toBe('stopping');
+  const settled = await Promise.allSettled(replies);
+  await new Promise((done) => content!.child.once('exit', done));
+  expect(content!.child.exitCode).toBe(0);
+
+  const log = await JetStreamEventLog.connect({ servers: nats.url, streamName: STREAM });
+  const logged = new Set((await readAllEvents(log)).map((event) => (event.data as { activity: { id: string } }).activity.id));
+  await log.close();
+  const acknowledged = settled.flatMap((reply, i) => (reply.status === 'fulfilled' ? [`a${i + 1}`] : []));
+  // Every request it held was answered within the grace period.
+  expect(acknowledged).toHaveLength(60);
+  for (const id of acknowledged) expect(logged).toContain(id);
+});

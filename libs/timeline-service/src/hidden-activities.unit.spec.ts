@@ -1,4 +1,4 @@
-import { sortKeyOf, timelineModels, type Activity, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
+import { sortKeyOf, timelineModels, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
 import type { PullPath, PullScope } from '@feedmill/feed-models';
 import { activityAt } from '@feedmill/feed-models/testing';
 import { MemoryTimelineStore, type TimelinePolicy } from '@feedmill/stores';

@@ -1,6 +1,7 @@
 import type {
   Activity,
   ActivityGroupItem,
+  HiddenEntry,
   MarkBody,
   ActivityChanges,
   DeadLetterList,
@@ -20,6 +21,13 @@ export type FeedPage = Page<{ feed: FeedId }>;
 export type ActivityPage = Page<Activity>;
 /** A page of an aggregated feed; a notification feed's carries its reader's counts. */
 export type GroupPage = Page<ActivityGroupItem> & { unseen?: number; unread?: number };
+/** A page of the activities a reader hid, newest hiding first. */
+export type HiddenPage = Page<HiddenEntry>;
+/** Whether an activity is hidden from the reader's timeline, after a hide or show. */
+export interface HiddenState {
+  id: string;
+  hidden: boolean;
+}
 /** A notification feed's reader's counts after a marking. */
 export interface MarkCounts {
   unseen: number;
@@ -121,6 +129,26 @@ export class FeedmillClient {
   /** Every activity of a slice, newest first, page by page. */
   sliceItems(ref: string, options: Omit<PageOptions, 'cursor'> = {}): AsyncIterableIterator<Activity> {
     return pages((cursor) => this.readSlice(ref, { ...options, cursor }));
+  }
+
+  /** Hides an activity from the reader's own timeline (every page leaves it out); hiding twice is one hiding. */
+  hideActivity(timeline: FeedId, activityId: string): Promise<HiddenState> {
+    return this.body<HiddenState>({ method: 'PUT', path: `${feedPath(timeline)}/hidden/${encodeURIComponent(activityId)}` });
+  }
+
+  /** Shows a hidden activity again in the reader's own timeline. */
+  showActivity(timeline: FeedId, activityId: string): Promise<HiddenState> {
+    return this.body<HiddenState>({ method: 'DELETE', path: `${feedPath(timeline)}/hidden/${encodeURIComponent(activityId)}` });
+  }
+
+  /** A page of what the reader hid from its timeline, newest hiding first. */
+  readHidden(timeline: FeedId, options: PageOptions = {}): Promise<HiddenPage> {
+    return this.body<HiddenPage>({ method: 'GET', path: `${feedPath(timeline)}/hidden`, query: { limit: options.limit, cursor: options.cursor } });
+  }
+
+  /** Everything the reader hid, newest hiding first, page by page. */
+  hiddenItems(timeline: FeedId, options: Omit<PageOptions, 'cursor'> = {}): AsyncIterableIterator<HiddenEntry> {
+    return pages((cursor) => this.readHidden(timeline, { ...options, cursor }));
   }
 
   /** Posts an activity; a repeated `foreignId` in the same feed gives back the first one. */

@@ -85,6 +85,8 @@ describe('event codec', () => {
       [12, 'FeedSettingsChanged'],
       [13, 'NotificationsMarked'],
       [14, 'ActivityUpdated'],
+      [17, 'ActivityHidden'],
+      [18, 'ActivityShown'],
     ]);
   });
 

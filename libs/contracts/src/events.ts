@@ -49,6 +49,13 @@ const notificationsMarkedData = z
   .refine((data) => data.all !== undefined || (data.groups !== undefined && data.groups.length > 0), { message: 'marks neither all groups nor some' });
 
 /**
+ * A reader hid an activity from its own timeline (`feed`, a timeline feed), or showed it
+ * again. Recorded per reader, whatever the activity's feed: the activity stays where it is,
+ * and every read of that reader's timeline leaves it out while it is hidden.
+ */
+const activityHiddenData = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
+
+/**
  * Batches: one event that records many changes of one kind, so that an import is one append
  * to the log, all or nothing, on every adapter. A batch of N events in one append would not
  * be: the file log checks and cuts each record alone after a crash, and JetStream publishes
@@ -75,6 +82,8 @@ export const feedEvents = eventCodec({
   FollowRequestRejected: { schema: followData },
   FeedSettingsChanged: { schema: settingsData },
   NotificationsMarked: { schema: notificationsMarkedData },
+  ActivityHidden: { schema: activityHiddenData },
+  ActivityShown: { schema: activityHiddenData },
   ActivitiesAdded: { schema: activitiesAddedData },
   FeedsFollowed: { schema: feedsFollowedData },
 });
@@ -97,6 +106,8 @@ export type FollowRequested = Extract<FeedEvent, { type: 'FollowRequested' }>;
 export type FollowRequestRejected = Extract<FeedEvent, { type: 'FollowRequestRejected' }>;
 export type FeedSettingsChanged = Extract<FeedEvent, { type: 'FeedSettingsChanged' }>;
 export type NotificationsMarked = Extract<FeedEvent, { type: 'NotificationsMarked' }>;
+export type ActivityHidden = Extract<FeedEvent, { type: 'ActivityHidden' }>;
+export type ActivityShown = Extract<FeedEvent, { type: 'ActivityShown' }>;
 
 /**
  * The single events a logged event stands for, in order: a batch's items (each exactly the
@@ -141,6 +152,8 @@ export const followStream = (follower: FeedId): string => `follows-${follower}`;
 export const settingsStream = (feed: FeedId): string => `settings-${feed}`;
 /** A notification feed's seen and read marks: one stream per reader. */
 export const marksStream = (feed: FeedId): string => `marks-${feed}`;
+/** What a reader hid from its timeline and showed again: one stream per reader. */
+export const hiddenStream = (feed: FeedId): string => `hidden-${feed}`;
 /** A batch lives in a stream of its own: an import contends with no other writer. */
 export const activitiesImportStream = (batch: string): string => `import-activities-${batch}`;
 export const followsImportStream = (batch: string): string => `import-follows-${batch}`;

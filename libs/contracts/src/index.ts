@@ -8,7 +8,7 @@ export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema
 export type { Activity, NewActivity, ActivityChanges, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
-export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, marksStream, activitiesImportStream, followsImportStream } from './events.js';
+export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, marksStream, hiddenStream, activitiesImportStream, followsImportStream } from './events.js';
 export {
   MAX_FOLLOWS_PER_REQUEST,
   MAX_ACTIVITIES_PER_REQUEST,
@@ -36,6 +36,8 @@ export type {
   FollowRequestRejected,
   FeedSettingsChanged,
   NotificationsMarked,
+  ActivityHidden,
+  ActivityShown,
   ActivitiesAdded,
   FeedsFollowed,
 } from './events.js';
@@ -76,6 +78,11 @@ export {
   markBodySchema,
   markRequestSchema,
   markReplySchema,
+  hideRequestSchema,
+  hideReplySchema,
+  hiddenPageRequestSchema,
+  hiddenEntrySchema,
+  hiddenPageSchema,
   activityPageSchema,
   edgePageSchema,
   followCountsSchema,
@@ -117,6 +124,11 @@ export type {
   MarkBody,
   MarkRequest,
   MarkReply,
+  HideRequest,
+  HideReply,
+  HiddenPageRequest,
+  HiddenEntry,
+  HiddenPage,
   TimelineDelivery,
   DeliverRequest,
   DeliverReply,

@@ -251,6 +251,30 @@ export const markReplySchema = z.strictObject({ unseen: z.number().int().min(0),
 export type MarkReply = z.output<typeof markReplySchema>;
 
 /**
+ * Hides an activity from a reader's timeline (`hidden: true`) or shows it again. A reader
+ * hides what it holds or might: the activity must exist; showing needs no such check, so
+ * that an id hidden before its activity was removed can be shown.
+ */
+export const hideRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, hidden: z.boolean(), time: z.string() });
+export type HideRequest = z.output<typeof hideRequestSchema>;
+
+/** Whether the activity is hidden now, and the log position of the change (0 when nothing changed). */
+export const hideReplySchema = z.strictObject({ id: idSchema, hidden: z.boolean(), position: z.number().int().min(0) });
+export type HideReply = z.output<typeof hideReplySchema>;
+
+/** A page of a reader's hidden ids, newest hidden first; `after` is the previous page's `next`. */
+export const hiddenPageRequestSchema = z.strictObject({ feed: feedIdSchema, limit: pageLimitSchema, after: z.number().int().min(0).optional() });
+export type HiddenPageRequest = z.output<typeof hiddenPageRequestSchema>;
+
+/** One hidden activity: its id and when it was hidden. */
+export const hiddenEntrySchema = z.strictObject({ id: idSchema, time: z.string() });
+export type HiddenEntry = z.output<typeof hiddenEntrySchema>;
+
+/** `next` is the log position of the page's last hiding: the next page holds those hidden before it. */
+export const hiddenPageSchema = z.strictObject({ items: z.array(hiddenEntrySchema), next: z.number().int().min(0).nullable() });
+export type HiddenPage = z.output<typeof hiddenPageSchema>;
+
+/**
  * The log position of the event a delivery comes from: timeline names it in a dead letter
  * when the delivery keeps failing for one reader. Unset, the request's position stands in.
  */
@@ -286,6 +310,10 @@ export const timelineDeliverySchema = z.discriminatedUnion('kind', [
     groups: z.array(z.strictObject({ id: z.string().min(1).max(64), upTo: sortKeySchema })).optional(),
     eventPosition: eventPositionSchema,
   }),
+  /** A reader hid an activity from its timeline (an `ActivityHidden`), at `time`. */
+  z.strictObject({ kind: z.literal('hide'), reader: feedIdSchema, id: idSchema, time: z.string(), eventPosition: eventPositionSchema }),
+  /** A reader showed a hidden activity again (an `ActivityShown`). */
+  z.strictObject({ kind: z.literal('show'), reader: feedIdSchema, id: idSchema, eventPosition: eventPositionSchema }),
   /** An unfollow; with `keepHistory` the reader keeps what the feed delivered. */
   z.strictObject({ kind: z.literal('unfollow'), reader: feedIdSchema, target: feedIdSchema, keepHistory: z.boolean().optional(), eventPosition: eventPositionSchema }),
 ]);

@@ -30,6 +30,8 @@ export type PartitionedSubject =
   | typeof subjects.timeline.read
   | typeof subjects.timeline.readGroups
   | typeof subjects.timeline.mark
+  | typeof subjects.timeline.hide
+  | typeof subjects.timeline.hidden
   | typeof subjects.timeline.deliver
   | typeof subjects.timeline.reach
   | typeof subjects.timeline.status
@@ -40,6 +42,8 @@ export const partitionedSubjects: readonly PartitionedSubject[] = [
   subjects.timeline.read,
   subjects.timeline.readGroups,
   subjects.timeline.mark,
+  subjects.timeline.hide,
+  subjects.timeline.hidden,
   subjects.timeline.deliver,
   subjects.timeline.reach,
   subjects.timeline.status,

@@ -45,4 +45,6 @@ export type { DescendingSource } from './newest-first-merge.js';
 export { groupActivities, pageOfGroups, groupKeyOf, groupIdOf, windowStartOf, GROUP_SAMPLE_SIZE } from './aggregated/activity-groups.js';
 export type { ActivityGroup, GroupCursor } from './aggregated/activity-groups.js';
 export { NotificationMarks } from './aggregated/notification-marks.js';
+export { HiddenActivities } from './hidden/hidden-activities.js';
+export type { HiddenMark } from './hidden/hidden-activities.js';
 export type { MarkChange, MarkKind, MarkState } from './aggregated/notification-marks.js';

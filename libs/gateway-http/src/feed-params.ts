@@ -80,6 +80,17 @@ export const groupCursor = {
   encode: (cursor: GroupCursor | null) => (cursor === null ? null : Buffer.from(JSON.stringify({ key: cursor.key, id: cursor.id }), 'utf8').toString('base64url')),
 };
 
+/** Cursors for pages of hidden activities: the log position of the page's last hiding. */
+export const hiddenCursor = {
+  decode(cursor: string | undefined): number | undefined {
+    if (cursor === undefined) return undefined;
+    const position = /^h[0-9]{1,15}$/.test(cursor) ? Number(cursor.slice(1)) : NaN;
+    if (!Number.isSafeInteger(position)) throw new FeedmillError('invalid_cursor', 'query.cursor is not a cursor this API issued', 'query.cursor');
+    return position;
+  },
+  encode: (position: number | null) => (position === null ? null : `h${position}`),
+};
+
 /** Feed-id cursors for follower and following pages. */
 export const edgeCursor = {
   decode(cursor: string | undefined): FeedId | undefined {

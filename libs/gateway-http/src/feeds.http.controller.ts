@@ -14,6 +14,7 @@ import {
   type FollowCounts,
   type FollowRequest,
   type FollowState,
+  type HiddenEntry,
   type MarkReply,
   type RemoveActivityRequest,
   type UpdateActivityRequest,
@@ -21,7 +22,7 @@ import {
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { TIMELINE_PARTITIONING } from '@feedmill/runtime';
 import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
-import { edgeCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
+import { edgeCursor, hiddenCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { RequestCaller } from './auth/authenticate.js';
 import { requireOwner, type Caller } from './auth/caller.js';
@@ -111,6 +112,50 @@ export class FeedsHttpController {
     const marking = parseInput(markBodySchema, body ?? {}, 'body');
     const { unseen, unread } = await this.client.request(subjects.timeline.mark, { feed, mark, time: new Date().toISOString(), ...marking }, this.partitioning.routeOf(feed));
     return { unseen, unread };
+  }
+
+  /**
+   * 200 `{ id, hidden: true }`: the activity is left out of every page of this reader's
+   * timeline from the answer on, until it is shown again. Recorded in the log; hiding what is
+   * hidden writes nothing. Only the timeline's owner or an admin hides; the activity must
+   * exist (404 `activity_not_found`).
+   */
+  @Put(':group/:id/hidden/:activityId')
+  @HttpCode(200)
+  hide(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string): Promise<{ id: string; hidden: boolean }> {
+    return this.setHidden(caller, group, id, activityId, true);
+  }
+
+  /** As {@link hide}, showing the activity again; showing what is not hidden writes nothing. */
+  @Delete(':group/:id/hidden/:activityId')
+  @HttpCode(200)
+  show(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string): Promise<{ id: string; hidden: boolean }> {
+    return this.setHidden(caller, group, id, activityId, false);
+  }
+
+  /** 200 with a page of the ids the reader hid, newest hiding first, and a cursor. Only the owner or an admin lists them. */
+  @Get(':group/:id/hidden')
+  async hiddenList(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Query() query: unknown): Promise<{ items: HiddenEntry[]; next: string | null }> {
+    const feed = this.hidingTimeline(group, id);
+    requireOwner(caller, feed, 'list what is hidden in');
+    const { limit, cursor } = parsePageQuery(query);
+    const page = await this.client.request(subjects.timeline.hidden, { feed, limit, after: hiddenCursor.decode(cursor) }, this.partitioning.routeOf(feed));
+    return { items: page.items, next: hiddenCursor.encode(page.next) };
+  }
+
+  private async setHidden(caller: Caller, group: string, id: string, activityId: string, hidden: boolean): Promise<{ id: string; hidden: boolean }> {
+    const feed = this.hidingTimeline(group, id);
+    requireOwner(caller, feed, hidden ? 'hide activities in' : 'show activities in');
+    const request = { feed, id: resolveId(activityId, 'activityId'), hidden, time: new Date().toISOString() };
+    const reply = await this.client.request(subjects.timeline.hide, request, this.partitioning.routeOf(feed));
+    return { id: reply.id, hidden: reply.hidden };
+  }
+
+  /** A reader's timeline: only timelines hide activities (a producer feed is refused, naming the group). */
+  private hidingTimeline(group: string, id: string): FeedId {
+    const feed = resolveFeed(this.groups, group, id);
+    if (!this.groups.isTimeline(feed)) throw new FeedmillError('invalid_request', `${group} feeds are producer feeds: only a reader's timeline hides activities`, 'group');
+    return feed;
   }
 
   @Delete(':group/:id/follows/:targetGroup/:targetId')

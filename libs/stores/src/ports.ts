@@ -1,6 +1,6 @@
 import type { Activity, EdgeBound, DeliverReply, DeliverRequest, FeedId, FeedLogEvent, SortKey, TimelineModel } from '@feedmill/contracts';
 import type { RecordedEvent } from '@feedmill/event-log';
-import type { EdgeState, HybridPolicy, NotificationMarks, PullPath, TimelinePage } from '@feedmill/feed-models';
+import type { EdgeState, HiddenActivities, HybridPolicy, NotificationMarks, PullPath, TimelinePage } from '@feedmill/feed-models';
 
 /**
  * A projection fed from the log. `apply` takes events in log order and records the last
@@ -99,6 +99,13 @@ export interface TimelineStore {
   readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage>;
   /** What a notification feed's reader has marked seen and read; undefined when nothing. */
   notificationMarks(reader: FeedId): Promise<NotificationMarks | undefined>;
+  /**
+   * Whether this store keeps what readers hide (`hide` and `show` deliveries). One that does
+   * not leaves them unapplied, and the timeline service refuses to hide on it.
+   */
+  readonly keepsHidden: boolean;
+  /** The activities a reader hid from its timeline; undefined when none (so that a read of a reader who hid nothing checks nothing). */
+  hiddenOf(reader: FeedId): Promise<HiddenActivities | undefined>;
   /** Number of entries the reader's materialized timeline holds (0 when none). */
   size(reader: FeedId): Promise<number>;
   /**

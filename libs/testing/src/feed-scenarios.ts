@@ -465,6 +465,66 @@ export function describeFeedScenarios(
       expect(grown.items.map((g) => [g.seen, g.read])).toEqual([[false, false], [true, true]]);
     });
 
+    it('hides an activity from its reader’s own timeline on every page and cursor, lists what is hidden, shows it again, and refuses bad hiding writing nothing', async () => {
+      const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('timeline', 'carol')];
+      const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+      await api.follow(alice, bob);
+      await api.follow(carol, bob);
+      const posted: Activity[] = [];
+      // Past the cap, so that hidden entries sit in the stored part and in the pulled one.
+      for (let i = 0; i < 2 * SCENARIO_CAP; i++) posted.push((await api.post(bob, { actor: 'bob', verb: 'post', object: `h${i}`, time: at(i + 1) })).body);
+      const newestFirst = [...posted].reverse();
+      await timelineEquals(alice, () => newestFirst);
+      await timelineEquals(carol, () => newestFirst);
+      const alicePath = `/v1/feeds/${alice.replace(':', '/')}/hidden`;
+      const [newest, middle, oldest] = [newestFirst[0]!, newestFirst[SCENARIO_CAP]!, newestFirst[newestFirst.length - 1]!];
+      for (const activity of [newest, middle, oldest]) expect(await api.call('PUT', `${alicePath}/${activity.id}`)).toEqual({ status: 200, body: { id: activity.id, hidden: true } });
+      // Hiding twice is one hiding.
+      expect(await api.api.hideActivity(alice as Activity['feed'], middle.id)).toEqual({ id: middle.id, hidden: true });
+      const hidden = new Set([newest.id, middle.id, oldest.id]);
+      const visible = newestFirst.filter((activity) => !hidden.has(activity.id));
+      // Read at once, page by page with small pages (each full but the last): no hidden entry on any.
+      expect(ids(await api.readAll(alice, 3))).toEqual(ids(visible));
+      const firstPage = (await api.page(alice, 3)).body;
+      expect(ids(firstPage.items)).toEqual(ids(visible.slice(0, 3)));
+      // Only alice's timeline: carol still sees everything.
+      expect(ids(await api.readAll(carol, 4))).toEqual(ids(newestFirst));
+      // The list, newest hiding first, page by page.
+      const listed: string[] = [];
+      for await (const entry of api.api.hiddenItems(alice as Activity['feed'], { limit: 2 })) listed.push(entry.id);
+      expect(listed).toEqual([oldest.id, middle.id, newest.id]);
+      const firstList = await api.call<{ items: unknown[]; next: string | null }>('GET', `${alicePath}?limit=2`);
+      expect({ status: firstList.status, count: firstList.body.items.length, more: firstList.body.next !== null }).toEqual({ status: 200, count: 2, more: true });
+      // Refused, writing nothing.
+      const refused: Array<[string, string, string, number, string, string]> = [
+        ['unknown activity', 'PUT', `${alicePath}/no-such-activity`, 404, 'activity_not_found', 'activityId'],
+        ['a producer feed', 'PUT', `/v1/feeds/${bob.replace(':', '/')}/hidden/${middle.id}`, 400, 'invalid_request', 'group'],
+        ['an unknown group', 'PUT', `/v1/feeds/nope/x/hidden/${middle.id}`, 404, 'unknown_group', 'group'],
+        ['a malformed id', 'PUT', `${alicePath}/b%20d`, 400, 'invalid_request', 'activityId'],
+        ['a bad list cursor', 'GET', `${alicePath}?cursor=zzz`, 400, 'invalid_cursor', 'query.cursor'],
+        ['a bad list limit', 'GET', `${alicePath}?limit=0`, 400, 'invalid_request', 'query.limit'],
+      ];
+      for (const [what, method, path, status, code, field] of refused) {
+        const result = await api.call(method, path);
+        expect({ what, status: result.status, error: result.body }).toEqual({ what, status, error: expect.objectContaining({ code, field }) });
+      }
+      if (tokenFor) {
+        // Another user may neither hide in alice's timeline, nor show, nor list.
+        const asCarol = { authorization: `Bearer ${await tokenFor(carol.split(':')[1])}` };
+        for (const [method, path] of [['PUT', `${alicePath}/${posted[1]!.id}`], ['DELETE', `${alicePath}/${middle.id}`], ['GET', alicePath]] as const) {
+          const result = await api.call(method, path, undefined, asCarol);
+          expect({ method, status: result.status, code: (result.body as { code?: string }).code }).toEqual({ method, status: 403, code: 'forbidden' });
+        }
+      }
+      expect(ids(await api.readAll(alice, 5))).toEqual(ids(visible));
+      expect((await api.api.readHidden(alice as Activity['feed'])).items.map((entry) => entry.id)).toEqual([oldest.id, middle.id, newest.id]);
+      // Shown again: back in its place; showing twice changes nothing.
+      expect(await api.call('DELETE', `${alicePath}/${middle.id}`)).toEqual({ status: 200, body: { id: middle.id, hidden: false } });
+      expect(await api.api.showActivity(alice as Activity['feed'], middle.id)).toEqual({ id: middle.id, hidden: false });
+      expect(ids(await api.readAll(alice, 4))).toEqual(ids(newestFirst.filter((activity) => activity.id !== newest.id && activity.id !== oldest.id)));
+      expect((await api.api.readHidden(alice as Activity['feed'])).items.map((entry) => entry.id)).toEqual([oldest.id, newest.id]);
+    });
+
     it('reads a slice: every activity that refers to a ref, whatever its feed, newest first with one cursor; an update keeps it there, a removal takes it out', async () => {
       const [bob, dan] = [feed('user', 'bob'), feed('user', 'dan')];
       const [applicant, position] = [`applicant:t${run}-17`, `position:t${run}-3`];

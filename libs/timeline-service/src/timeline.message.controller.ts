@@ -24,6 +24,16 @@ export class TimelineMessageController implements MessageHandlers<typeof subject
     return this.timeline.mark(parseRequest(subjects.timeline.mark, payload));
   }
 
+  @MessagePattern(subjects.timeline.hide)
+  hide(@Payload() payload: unknown) {
+    return this.timeline.hide(parseRequest(subjects.timeline.hide, payload));
+  }
+
+  @MessagePattern(subjects.timeline.hidden)
+  hidden(@Payload() payload: unknown) {
+    return this.timeline.hidden(parseRequest(subjects.timeline.hidden, payload));
+  }
+
   @MessagePattern(subjects.timeline.deliver)
   deliver(@Payload() payload: unknown) {
     return this.timeline.deliver(parseRequest(subjects.timeline.deliver, payload));

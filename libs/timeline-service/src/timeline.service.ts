@@ -25,9 +25,14 @@ import {
   type MarkReply,
   type MarkRequest,
   type ReadGroupsRequest,
+  type HiddenPage,
+  type HiddenPageRequest,
+  type HideReply,
+  type HideRequest,
 } from '@feedmill/contracts';
-import type { PullScope, TimelinePage } from '@feedmill/feed-models';
+import type { PullPath, PullScope, TimelinePage } from '@feedmill/feed-models';
 import { AggregatedReads } from './aggregated-reads.js';
+import { HidingActivities, readPastHidden } from './hidden-activities.js';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { FEED_CONFIG_LOADER, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
 import { allEdges, parseRequest, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type ServiceClient, type SubjectServer } from '@feedmill/transport';
@@ -182,6 +187,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
         return this.readGroupsIn(partition, parseRequest(subject, payload));
       case subjects.timeline.mark:
         return this.markIn(partition, parseRequest(subject, payload));
+      case subjects.timeline.hide:
+        return this.hideIn(partition, parseRequest(subject, payload));
+      case subjects.timeline.hidden:
+        return this.hiddenIn(partition, parseRequest(subject, payload));
       case subjects.timeline.deliver:
         return this.deliverIn(partition, parseRequest(subject, payload));
       case subjects.timeline.reach: {
@@ -291,7 +300,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   /** The reader's page as its reader may see it: hydrated, and without what it may no longer read. */
   private async readPageIn(held: HeldPartition, request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
-    const page = await held.store.readPage(request.feed, request.before, request.limit, (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope));
+    const pull: PullPath = (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope);
+    // A reader who hid nothing has no set: its read costs one map lookup more.
+    const hidden = await held.store.hiddenOf(request.feed);
+    const page = hidden ? await readPastHidden(held.store, request.feed, request.before, request.limit, pull, hidden) : await held.store.readPage(request.feed, request.before, request.limit, pull);
     return { items: await this.readableBy(request.feed, await this.hydrate(page.items)), next: page.next };
   }
 
@@ -317,6 +329,35 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
 
   private markIn(partition: number, request: MarkRequest): Promise<MarkReply> {
     return this.aggregatedReadsOf(partition).mark(request);
+  }
+
+  /** Hides an activity from a reader's timeline, or shows it again, answered by the reader's partition. */
+  async hide(request: HideRequest): Promise<HideReply> {
+    if (!this.partitioning.partitioned) return this.hideIn(0, request);
+    const partition = this.partitioning.partitionOf(request.feed);
+    if (this.held.has(partition)) return this.hideIn(partition, request);
+    return this.client.request(subjects.timeline.hide, request, { partition });
+  }
+
+  /** A page of what a reader hid, answered by the reader's partition. */
+  async hidden(request: HiddenPageRequest): Promise<HiddenPage> {
+    if (!this.partitioning.partitioned) return this.hiddenIn(0, request);
+    const partition = this.partitioning.partitionOf(request.feed);
+    if (this.held.has(partition)) return this.hiddenIn(partition, request);
+    return this.client.request(subjects.timeline.hidden, request, { partition });
+  }
+
+  private hideIn(partition: number, request: HideRequest): Promise<HideReply> {
+    return this.hidingIn(partition).hide(request);
+  }
+
+  private hiddenIn(partition: number, request: HiddenPageRequest): Promise<HiddenPage> {
+    return this.hidingIn(partition).page(request);
+  }
+
+  private hidingIn(partition: number): HidingActivities {
+    const held = this.heldPartition(partition);
+    return new HidingActivities(this.groups, this.log, this.client, held.store, (position) => this.reachIn(partition, position, MARKS_WAIT_MS));
   }
 
   private aggregatedReadsOf(partition: number): AggregatedReads {

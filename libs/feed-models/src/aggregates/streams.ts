@@ -1,4 +1,4 @@
-import { activitiesImportStream, activityStream, followsImportStream, followStream, marksStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, followsImportStream, followStream, hiddenStream, marksStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
 
 /**
  * The stream an event is appended to: its feed's for activities, its follower's for follows,
@@ -21,6 +21,9 @@ export function streamOf(event: FeedLogEvent): string {
       return settingsStream(event.data.feed);
     case 'NotificationsMarked':
       return marksStream(event.data.feed);
+    case 'ActivityHidden':
+    case 'ActivityShown':
+      return hiddenStream(event.data.feed);
     case 'ActivitiesAdded':
       return activitiesImportStream(event.data.id);
     case 'FeedsFollowed':

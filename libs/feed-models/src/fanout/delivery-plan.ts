@@ -147,6 +147,12 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
         deliveries.push({ kind: 'mark', reader: feed, mark, ...(all !== undefined && { all }), ...(groups !== undefined && { groups }), eventPosition });
         break;
       }
+      case 'ActivityHidden':
+        deliveries.push({ kind: 'hide', reader: event.data.feed, id: event.data.id, time: event.data.time, eventPosition });
+        break;
+      case 'ActivityShown':
+        deliveries.push({ kind: 'show', reader: event.data.feed, id: event.data.id, eventPosition });
+        break;
       case 'FeedUnfollowed':
         deliveries.push(
           event.data.keepHistory

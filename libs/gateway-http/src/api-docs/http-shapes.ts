@@ -2,6 +2,8 @@ import { z } from 'zod';
 import {
   activityGroupSchema,
   activitySchema,
+  hiddenEntrySchema,
+  idSchema,
   errorCodes,
   feedIdSchema,
   GROUP_PATTERN,
@@ -47,6 +49,15 @@ export const groupPageHttpSchema = z.object({
 
 /** The counts of a notification feed's reader after a marking. */
 export const markCountsSchema = z.object({ unseen: z.number().int(), unread: z.number().int() });
+
+/** Whether an activity is hidden from the reader's timeline, after a hide or show. */
+export const hiddenStateSchema = z.object({ id: idSchema, hidden: z.boolean() });
+
+/** A page of the activities a reader hid, newest hiding first. */
+export const hiddenPageHttpSchema = z.object({
+  items: z.array(hiddenEntrySchema),
+  next: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null at the end.' }),
+});
 
 /** A page of feeds: followers, followed feeds, follow requests. */
 export const feedPageHttpSchema = z.object({

@@ -29,6 +29,8 @@ import {
   feedPageHttpSchema,
   feedPath,
   groupPageHttpSchema,
+  hiddenPageHttpSchema,
+  hiddenStateSchema,
   markCountsSchema,
   followerPath,
   followPath,
@@ -108,6 +110,35 @@ const paths: ZodOpenApiPathsObject = {
         'The activities whose `refs` hold `ref`, whatever feed they were posted in, by time, with one cursor. Those of feeds the caller may not read (private, and not an approved follower) are left out; a page may then be short, with a cursor to go on.',
       requestParams: { path: z.object({ ref: refSchema }), query: pageQuerySchema },
       responses: { '200': { description: 'A page of activities.', ...json(activityPageHttpSchema) } },
+    }),
+  },
+  '/v1/feeds/{group}/{id}/hidden/{activityId}': {
+    put: v1({
+      operationId: 'hideActivity',
+      tags: ['feeds'],
+      summary: 'Hide an activity from one’s own timeline',
+      description:
+        'Every page of this timeline leaves the activity out (pages stay full) until it is shown again. Recorded in the log; hiding what is hidden writes nothing. Only the timeline’s owner (or an admin) may; a producer feed is refused (400, field `group`); an unknown activity is 404 `activity_not_found`. Timelines kept in MongoDB refuse it (400).',
+      requestParams: { path: activityPath },
+      responses: { '200': { description: 'The activity is hidden.', ...json(hiddenStateSchema) } },
+    }),
+    delete: v1({
+      operationId: 'showActivity',
+      tags: ['feeds'],
+      summary: 'Show a hidden activity again',
+      description: 'Showing what is not hidden writes nothing. Only the timeline’s owner (or an admin) may.',
+      requestParams: { path: activityPath },
+      responses: { '200': { description: 'The activity is shown.', ...json(hiddenStateSchema) } },
+    }),
+  },
+  '/v1/feeds/{group}/{id}/hidden': {
+    get: v1({
+      operationId: 'listHidden',
+      tags: ['feeds'],
+      summary: 'List the activities hidden from one’s own timeline, newest hiding first',
+      description: 'Only the timeline’s owner (or an admin) may.',
+      requestParams: { path: feedPath, query: pageQuerySchema },
+      responses: { '200': { description: 'A page of hidden ids, with when each was hidden.', ...json(hiddenPageHttpSchema) } },
     }),
   },
   '/v1/feeds/{group}/{id}/seen': {

@@ -1,5 +1,5 @@
 import type { FeedId, SortKey } from '@feedmill/contracts';
-import { ActivityTable, DecayedCount, NO_HANDLE, NotificationMarks, ProducerPosts, PULLED_WHOLE, type CompactTimeline, type MarkState, type PulledEdges } from '@feedmill/feed-models';
+import { ActivityTable, DecayedCount, HiddenActivities, NO_HANDLE, NotificationMarks, ProducerPosts, PULLED_WHOLE, type CompactTimeline, type MarkState, type PulledEdges } from '@feedmill/feed-models';
 import { readItems, writeItems } from '../snapshots/item-columns.js';
 import { SnapshotCorruptError, SnapshotMismatchError } from '../snapshots/snapshot-file.js';
 import { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
@@ -21,10 +21,12 @@ export interface TimelinesToSnapshot {
   producerPosts: readonly ProducerPosts[];
   /** Notification feeds' seen and read marks, per reader. */
   marks: ReadonlyMap<FeedId, NotificationMarks>;
+  /** What readers hid from their timelines, per reader. */
+  hidden: ReadonlyMap<FeedId, HiddenActivities>;
 }
 
 /** Changes with the sections below: a snapshot of another layout is not restored (the log is replayed). */
-const LAYOUT = 'timelines/7';
+const LAYOUT = 'timelines/8';
 
 /**
  * The memory timeline store's snapshot: the activity versions its timelines hold, as columns
@@ -32,7 +34,7 @@ const LAYOUT = 'timelines/7';
  * parsed or searched again), then per reader its entry count, floor and last read, and every
  * entry's handle in one array.
  */
-export function writeTimelineSnapshot({ policies, delivered, written, table, timelines, producerPosts, marks }: TimelinesToSnapshot): Uint8Array {
+export function writeTimelineSnapshot({ policies, delivered, written, table, timelines, producerPosts, marks, hidden }: TimelinesToSnapshot): Uint8Array {
   // The holds of the timelines kept: a cache being built is left out, with what it holds.
   const holds = new Int32Array(table.capacity);
   let entries = 0;
@@ -60,6 +62,7 @@ export function writeTimelineSnapshot({ policies, delivered, written, table, tim
   writer.int32s(counts).int32s(floors).float64s(lastReads).int32s(handles);
   writeHybrid(writer, timelines.map((t) => t.timeline), producerPosts);
   writeMarks(writer, marks);
+  writeHidden(writer, hidden);
   return writer.finish();
 }
 
@@ -124,6 +127,32 @@ function readMarks(reader: SnapshotReader): Map<FeedId, NotificationMarks> {
   return marks;
 }
 
+/** Per reader who hid something, how many; then every hidden id, its time and its hiding's log position, oldest hiding first. */
+function writeHidden(writer: SnapshotWriter, hidden: ReadonlyMap<FeedId, HiddenActivities>): void {
+  const entries = [...hidden.values()].flatMap((activities) => [...activities.entries()]);
+  writer.strings([...hidden.keys()]).int32s(Int32Array.from(hidden.values(), (activities) => activities.size));
+  writer.strings(entries.map(([id]) => id)).strings(entries.map(([, mark]) => mark.time)).float64s(Float64Array.from(entries, ([, mark]) => mark.position));
+}
+
+function readHidden(reader: SnapshotReader): Map<FeedId, HiddenActivities> {
+  const readers = reader.presentStrings() as FeedId[];
+  const counts = reader.transientInt32s();
+  const ids = reader.presentStrings();
+  const times = reader.presentStrings();
+  const positions = reader.float64s();
+  if (counts.length !== readers.length || times.length !== ids.length || positions.length !== ids.length) throw new SnapshotCorruptError('the hidden activities’ columns differ in length');
+  const hidden = new Map<FeedId, HiddenActivities>();
+  let at = 0;
+  for (const [index, feed] of readers.entries()) {
+    const activities = new HiddenActivities();
+    for (const end = at + counts[index]!; at < end; at++) activities.hide(ids[at]!, times[at]!, positions[at]!);
+    if (activities.size === 0) throw new SnapshotCorruptError(`${feed} is kept as hiding nothing`);
+    hidden.set(feed, activities);
+  }
+  if (at !== ids.length) throw new SnapshotCorruptError(`${ids.length - at} hidden activities belong to no reader`);
+  return hidden;
+}
+
 /**
  * Reads what {@link writeTimelineSnapshot} wrote into a new table and timelines that
  * `timelineOf` makes for each reader. Throws {@link SnapshotMismatchError} for a snapshot
@@ -134,7 +163,7 @@ export function readTimelineSnapshot<T extends CompactTimeline & HybridState>(
   payload: Uint8Array,
   policies: string,
   timelineOf: (reader: FeedId, table: ActivityTable, lastReadAt: number) => T,
-): { table: ActivityTable; timelines: Map<FeedId, T>; delivered: number; written: number; producerPosts: ProducerPosts[]; marks: Map<FeedId, NotificationMarks> } {
+): { table: ActivityTable; timelines: Map<FeedId, T>; delivered: number; written: number; producerPosts: ProducerPosts[]; marks: Map<FeedId, NotificationMarks>; hidden: Map<FeedId, HiddenActivities> } {
   const reader = new SnapshotReader(payload);
   const [takenUnder, layout] = reader.strings();
   if (takenUnder !== policies) throw new SnapshotMismatchError('it was taken under another feed config');
@@ -166,6 +195,7 @@ export function readTimelineSnapshot<T extends CompactTimeline & HybridState>(
   const postedNewestByTime = reader.presentStrings();
   const postedNewestByRelevance = reader.presentStrings();
   const marks = readMarks(reader);
+  const hidden = readHidden(reader);
   reader.end();
   if (readCounts.length !== readers.length || readAts.length !== readers.length || edgeCounts.length !== readers.length) throw new SnapshotCorruptError('the hybrid columns differ in length');
   if (edgeFroms.length !== edgeFeeds.length || postedPerWindow.length !== windows.length) throw new SnapshotCorruptError('the hybrid edges or windows differ in length');
@@ -208,7 +238,7 @@ export function readTimelineSnapshot<T extends CompactTimeline & HybridState>(
     }
     if (postedAt !== postedFeeds.length) throw new Error(`${postedFeeds.length - postedAt} post counts belong to no window`);
     if (held !== 0) throw new Error(`the holds differ from the entries and floors by ${held}`);
-    return { table, timelines, delivered, written, producerPosts, marks };
+    return { table, timelines, delivered, written, producerPosts, marks, hidden };
   } catch (error) {
     if (error instanceof SnapshotCorruptError || error instanceof SnapshotMismatchError) throw error;
     throw new SnapshotCorruptError(`the timelines do not hold together: ${(error as Error).message}`);

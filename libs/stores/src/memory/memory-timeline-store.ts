@@ -3,6 +3,7 @@ import {
   ActivityTable,
   CompactTimeline,
   DecayedCount,
+  HiddenActivities,
   NotificationMarks,
   NO_HANDLE,
   ProducerPosts,
@@ -92,6 +93,9 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   private lastSweep = 0;
   /** Notification feeds' seen and read marks, per reader: apart from the entries, which a cache may drop. */
   private marks = new Map<FeedId, NotificationMarks>();
+  /** What readers hid from their timelines, per reader; a reader who hid nothing (or showed all again) has no entry. */
+  private hidden = new Map<FeedId, HiddenActivities>();
+  readonly keepsHidden = true;
 
   /**
    * @param policyOf the model and sizes of a reader's group, from the feed config.
@@ -125,6 +129,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       timelines: kept.map(([reader, timeline]) => ({ reader, timeline, lastReadAt: timeline.lastReadAt })),
       producerPosts: [...this.producerPosts.values()],
       marks: this.marks,
+      hidden: this.hidden,
     });
     return { position: this.applied, payload };
   }
@@ -142,6 +147,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     this.written = restored.written;
     this.producerPosts = new Map(restored.producerPosts.map((counts) => [counts.windowMs, counts]));
     this.marks = restored.marks;
+    this.hidden = restored.hidden;
     this.applied = snapshot.position;
   }
 
@@ -156,7 +162,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
 
   async deliver(request: DeliverRequest): Promise<DeliverReply> {
     if (request.after !== this.applied) return { applied: false, position: this.applied };
-    for (const delivery of request.deliveries) this.applyDelivery(delivery);
+    for (const delivery of request.deliveries) this.applyDelivery(delivery, request.position);
     this.advanced += request.position - this.applied;
     this.applied = request.position;
     this.sweepIdleCaches();
@@ -164,7 +170,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   }
 
   /** Creates no closure of its own: one capturing `delivery` would cost every delivery a context. */
-  private applyDelivery(delivery: TimelineDelivery): void {
+  private applyDelivery(delivery: TimelineDelivery, requestPosition: number): void {
     switch (delivery.kind) {
       case 'insert': {
         // One handle for all readers (two when some link), held while the readers take it.
@@ -243,7 +249,22 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         marks.apply(delivery);
         return;
       }
+      case 'hide': {
+        let hidden = this.hidden.get(delivery.reader);
+        if (!hidden) this.hidden.set(delivery.reader, (hidden = new HiddenActivities()));
+        hidden.hide(delivery.id, delivery.time, delivery.eventPosition ?? requestPosition);
+        return;
+      }
+      case 'show': {
+        const hidden = this.hidden.get(delivery.reader);
+        if (hidden?.show(delivery.id) && hidden.size === 0) this.hidden.delete(delivery.reader);
+        return;
+      }
     }
+  }
+
+  async hiddenOf(reader: FeedId): Promise<HiddenActivities | undefined> {
+    return this.hidden.get(reader);
   }
 
   async notificationMarks(reader: FeedId): Promise<NotificationMarks | undefined> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isAddressedTo, justAbove, relevanceKeyOf, sortKeyOf, type Activity, type KeyOf, type DeliverReply, type DeliverRequest, type FeedId, type SortKey, type TimelineDelivery, type TimelineModel } from '@feedmill/contracts';
-import { readTimelinePage, type NotificationMarks, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
+import { readTimelinePage, type HiddenActivities, type NotificationMarks, type PullPath, type StoredTimeline, type TimelinePage } from '@feedmill/feed-models';
 import type { TimelineCounters, TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
 import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type MaterializedLayout } from './materialized-layouts.js';
@@ -160,7 +160,19 @@ export class MongoTimelineStore implements TimelineStore {
         // Notification groups are refused at start on MongoDB: a mark in the log from another
         // configuration has no group to mark here.
         return;
+      case 'hide':
+      case 'show':
+        // Hiding is refused on MongoDB timelines (see keepsHidden): a hiding in the log from
+        // a memory deployment has nowhere to be kept here.
+        return;
     }
+  }
+
+  /** MongoDB timelines keep no hidden activities: the timeline service refuses to hide on them. */
+  readonly keepsHidden = false;
+
+  async hiddenOf(): Promise<HiddenActivities | undefined> {
+    return undefined;
   }
 
   /** MongoDB timelines keep no seen or read marks (notification groups are refused at start). */

@@ -15,7 +15,13 @@ import { ApiTransport, type ApiRequest, type ApiResponse, type FeedmillClientOpt
 
 /** A page of feeds: followers, followed feeds, follow requests. */
 export type FeedPage = Page<{ feed: FeedId }>;
-export type ActivityPage = Page<Activity>;
+/** A page of activities; `newest` is the cursor to poll with (`readNewer`), null for an empty page. */
+export type ActivityPage = Page<Activity> & { newest: string | null };
+
+export interface NewerOptions {
+  /** Items per page, 1 to 100. @defaultValue 25 */
+  limit?: number;
+}
 
 export interface PageOptions {
   /** Items per page, 1 to 100. @defaultValue 25 */
@@ -74,6 +80,15 @@ export class FeedmillClient {
   /** A page of a feed, newest first: a timeline's merged timeline, a producer feed's own activities. */
   async readFeed(feed: FeedId, options: PageOptions = {}): Promise<ActivityPage> {
     return this.body<ActivityPage>({ method: 'GET', path: feedPath(feed), query: { limit: options.limit, cursor: options.cursor } });
+  }
+
+  /**
+   * Newer-than polling: the newest `limit` entries newer than `after` (a page's `newest`),
+   * newest first. `next` is set when more newer entries exist than the page holds: read on
+   * down from it with {@link readFeed} until you meet the entries you had.
+   */
+  async readNewer(feed: FeedId, after: string, options: NewerOptions = {}): Promise<ActivityPage> {
+    return this.body<ActivityPage>({ method: 'GET', path: feedPath(feed), query: { limit: options.limit, after } });
   }
 
   /** Every activity of a feed, newest first, page by page. */

@@ -42,3 +42,5 @@ export type { HybridPolicy, PulledEdges } from './hybrid/push-or-pull.js';
 export { readHybridPage } from './hybrid/hybrid-read.js';
 export { mergeNewestFirst, lowerBound } from './newest-first-merge.js';
 export type { DescendingSource } from './newest-first-merge.js';
+export { newerThan, newestKeyOf } from './newer-than.js';
+export type { NewerPage } from './newer-than.js';

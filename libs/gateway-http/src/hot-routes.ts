@@ -6,7 +6,7 @@ import { newActivitySchema, subjects, TimelinePartitioning, type AddActivityRequ
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { TIMELINE_PARTITIONING } from '@feedmill/runtime';
 import { activityJson, parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
-import { activityCursor, parsePageQuery, resolveFeed } from './feed-params.js';
+import { activityCursor, parseFeedReadQuery, resolveFeed } from './feed-params.js';
 import { toHttpError } from './http-errors.js';
 import { activityPageJson } from './page-json.js';
 import { callerOf } from './auth/authenticate.js';
@@ -53,12 +53,11 @@ export class HotRoutes implements OnModuleInit {
   private async read(caller: Caller, params: Params, query: unknown): Promise<string> {
     const feed = resolveFeed(this.groups, params['group']!, params['id']!);
     await this.access.requireReader(caller, feed);
-    const { limit, cursor } = parsePageQuery(query);
-    const before = activityCursor.decode(cursor);
+    const { limit, before, after } = parseFeedReadQuery(query);
     const page = this.groups.isTimeline(feed)
-      ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before }, this.partitioning.routeOf(feed))
-      : await this.client.requestPage(subjects.content.recent, { feeds: [feed], limit, before });
-    return activityPageJson(page.itemsJson, activityCursor.encode(page.next));
+      ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before, after }, this.partitioning.routeOf(feed))
+      : await this.client.requestPage(subjects.content.recent, { feeds: [feed], limit, before, after });
+    return activityPageJson(page.itemsJson, activityCursor.encode(page.next), activityCursor.encode(page.newest ?? null));
   }
 
   /** The stored activity; a repeated `foreignId` returns the first one. */

@@ -135,6 +135,48 @@ export function describeFeedScenarios(
       expect(new Set(ids(seen)).size).toBe(posted.length);
     });
 
+    it('answers newer-than polls (`after`): the newest entries above the cursor, and says when more arrived than a page holds', async () => {
+      const [bob, dan, alice] = [feed('user', 'bob'), feed('user', 'dan'), feed('timeline', 'alice')];
+      await api.follow(alice, bob);
+      await api.follow(alice, dan);
+      const post = async (author: string, n: number) => (await api.post(author, { actor: author, verb: 'post', object: `n${n}` })).body;
+      const first = [await post(bob, 0), await post(dan, 1)];
+      await timelineEquals(alice, () => [...first].reverse());
+      for (const reader of [alice, bob]) {
+        const top = (await api.page(reader, 10)).body;
+        expect(top.newest).not.toBeNull();
+        // Nothing new yet: an empty page, nothing below it, and no newer cursor to move to.
+        expect((await api.newer(reader, top.newest!)).body).toEqual({ items: [], next: null, newest: null });
+      }
+      const polledFrom = (await api.page(alice, 10)).body.newest!;
+      const producerFrom = (await api.page(bob, 10)).body.newest!;
+      const second = [await post(bob, 2), await post(dan, 3), await post(bob, 4)];
+      await timelineEquals(alice, () => [...second].reverse().concat([...first].reverse()));
+      const fresh = (await api.newer(alice, polledFrom)).body;
+      expect(ids(fresh.items)).toEqual(ids([...second].reverse()));
+      expect(fresh.next).toBeNull();
+      expect((await api.newer(alice, fresh.newest!)).body.items).toEqual([]);
+      // A producer feed polls its own activities the same way.
+      expect(ids((await api.newer(bob, producerFrom)).body.items)).toEqual([second[2]!.id, second[0]!.id]);
+      // More arrived than one page holds (past the cap, too): the newest ones, and a cursor to read on down to the rest.
+      const third: Activity[] = [];
+      for (let i = 0; i < SCENARIO_CAP + 2; i++) third.push(await post(i % 2 ? dan : bob, 10 + i));
+      const all = [...third].reverse().concat([...second].reverse(), [...first].reverse());
+      await timelineEquals(alice, () => all);
+      const overflow = (await api.newer(alice, fresh.newest!, 3)).body;
+      expect(ids(overflow.items)).toEqual(ids(all.slice(0, 3)));
+      expect(overflow.next).not.toBeNull();
+      const below = (await api.page(alice, 25, overflow.next!)).body;
+      expect(ids(below.items.slice(0, third.length - 3))).toEqual(ids(all.slice(3, third.length)));
+      const exact = (await api.newer(alice, fresh.newest!, third.length)).body;
+      expect(ids(exact.items)).toEqual(ids(all.slice(0, third.length)));
+      expect(exact.next).toBeNull();
+      // `after` with `cursor`, or one this API did not issue: a 400 naming `after`.
+      const path = `/v1/feeds/${alice.replace(':', '/')}`;
+      expect(await api.call('GET', `${path}?after=${polledFrom}&cursor=${polledFrom}`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_request', field: 'query.after' }) });
+      expect(await api.call('GET', `${path}?after=bm90LWEtY3Vyc29y`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_cursor', field: 'query.after' }) });
+    });
+
     it('shows a newly followed feed’s history, and keeps cursors stable while new posts arrive', async () => {
       const [bob, alice] = [feed('user', 'bob'), feed('timeline', 'alice')];
       const older: Activity[] = [];

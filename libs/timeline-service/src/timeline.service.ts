@@ -4,6 +4,7 @@ import {
   FeedmillError,
   feedOwner,
   isReference,
+  keyOfOrder,
   partitionedSubjects,
   partitionOfDeliveries,
   partitionSubject,
@@ -12,6 +13,7 @@ import {
   type ServiceStatus,
   type TimelineItem,
   type Activity,
+  type ActivityPage,
   type EdgeBound,
   type DeliverReply,
   type DeliverRequest,
@@ -22,7 +24,7 @@ import {
   type SortKey,
   type TimelineOrder,
 } from '@feedmill/contracts';
-import type { PullScope, TimelinePage } from '@feedmill/feed-models';
+import { newerThan, newestKeyOf, type PullPath, type PullScope } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { FEED_CONFIG_LOADER, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
 import { allEdges, parseRequest, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type ServiceClient, type SubjectServer } from '@feedmill/transport';
@@ -264,18 +266,28 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   /** A read on the plain subject: answered here when this process holds the reader's partition, else by the one that does. */
-  async read(request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
+  async read(request: ReadTimelineRequest): Promise<ActivityPage> {
     if (!this.partitioning.partitioned) return this.readIn(0, request);
     const partition = this.partitioning.partitionOf(request.feed);
     if (this.held.has(partition)) return this.readIn(partition, request);
     return this.client.request(subjects.timeline.read, request, { partition });
   }
 
-  private async readIn(partition: number, request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
+  private async readIn(partition: number, request: ReadTimelineRequest): Promise<ActivityPage> {
     const held = this.heldPartition(partition);
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
-    const page = await held.store.readPage(request.feed, request.before, request.limit, (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope));
-    return { items: await this.readableBy(request.feed, await this.hydrate(page.items)), next: page.next };
+    const keyOf = keyOfOrder(order);
+    const pull: PullPath = (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope);
+    if (request.after !== undefined) {
+      if (request.before !== undefined) throw new FeedmillError('invalid_request', 'after: cannot be used with before', 'after');
+      // The first page and one more entry, through the model's ordinary read: see newerThan.
+      const top = await held.store.readPage(request.feed, undefined, request.limit + 1, pull);
+      const page = newerThan(await this.readableBy(request.feed, await this.hydrate(top.items)), request.after, request.limit, keyOf);
+      return { ...page, newest: newestKeyOf(page.items, keyOf) };
+    }
+    const page = await held.store.readPage(request.feed, request.before, request.limit, pull);
+    const items = await this.readableBy(request.feed, await this.hydrate(page.items));
+    return { items, next: page.next, newest: newestKeyOf(items, keyOf) };
   }
 
   /**

@@ -15,7 +15,7 @@ import {
   type ErrorCode,
 } from '@feedmill/contracts';
 import { activitiesBodySchema, followsBodySchema } from '../bulk-requests.js';
-import { pageQuerySchema } from '../feed-params.js';
+import { feedReadQuerySchema, pageQuerySchema } from '../feed-params.js';
 import { followQuerySchema, unfollowQuerySchema } from '../follow-options.js';
 import { settingsBodySchema } from '../feeds.http.controller.js';
 import { httpStatusOf } from '../http-errors.js';
@@ -89,8 +89,9 @@ const paths: ZodOpenApiPathsObject = {
       operationId: 'readFeed',
       tags: ['feeds'],
       summary: 'Read a feed, newest first',
-      description: 'A timeline feed reads its merged timeline (only its owner may); a producer feed its own activities (anyone, unless it is private).',
-      requestParams: { path: feedPath, query: pageQuerySchema },
+      description:
+        'A timeline feed reads its merged timeline (only its owner may); a producer feed its own activities (anyone, unless it is private). With `after` (newer-than polling): the newest `limit` entries newer than that cursor, newest first; not with `cursor`.',
+      requestParams: { path: feedPath, query: feedReadQuerySchema },
       responses: { '200': { description: 'A page of activities.', ...json(activityPageHttpSchema) } },
     }),
   },

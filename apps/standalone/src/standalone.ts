@@ -6,8 +6,8 @@ import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout-service';
 import { createHttpApp, GatewayModule, httpAppOptions } from '@feedmill/gateway-http';
 import { GraphModule } from '@feedmill/graph-service';
 import { loadFeedConfig, type RuntimeConfig } from '@feedmill/config';
-import { logLevels, openEventLog, openStores, rootModule, type StoreFactory } from '@feedmill/runtime';
-import { InProcessServer, InProcessServiceClient, InProcessSubjectServer, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
+import { logLevels, openEventLog, openStores, realtimeOptionsOf, rootModule, type StoreFactory } from '@feedmill/runtime';
+import { InProcessRealtimeBus, InProcessServer, InProcessServiceClient, InProcessSubjectServer, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
 import { TimelineModule, type PartitionOwnership, type ReaderRetryPolicy } from '@feedmill/timeline-service';
 
 /**
@@ -51,6 +51,9 @@ async function services(config: RuntimeConfig, options: StandaloneOptions, gatew
     // One process holds every partition; they are only split when TIMELINE_PARTITIONS says so.
     timelinePartitions: config.TIMELINE_PARTITIONS,
     subjectServer: new InProcessSubjectServer(server),
+    // Streams are held where the timelines are: HTTP workers serve none.
+    realtimeBus: new InProcessRealtimeBus(),
+    realtime: realtimeOptionsOf(config),
   });
   return { module, server, client };
 }

@@ -11,6 +11,7 @@ import type {
   ServiceStatus,
 } from '@feedmill/contracts';
 import { pages, type Page } from './pages.js';
+import { FeedStream, type StreamOptions } from './feed-stream.js';
 import { ApiTransport, type ApiRequest, type ApiResponse, type FeedmillClientOptions } from './transport.js';
 
 /** A page of feeds: followers, followed feeds, follow requests. */
@@ -89,6 +90,15 @@ export class FeedmillClient {
    */
   async readNewer(feed: FeedId, after: string, options: NewerOptions = {}): Promise<ActivityPage> {
     return this.body<ActivityPage>({ method: 'GET', path: feedPath(feed), query: { limit: options.limit, after } });
+  }
+
+  /**
+   * The feed's realtime stream: the changes to its first page (`added`, `updated`,
+   * `removed`), after a `reset` holding the page itself, or, with `lastEventId`, what was
+   * missed since that event. Reconnects by itself (see {@link FeedStream}).
+   */
+  stream(feed: FeedId, options: StreamOptions = {}): FeedStream {
+    return new FeedStream(this.transport, `${feedPath(feed)}/stream`, options);
   }
 
   /** Every activity of a feed, newest first, page by page. */

@@ -44,3 +44,7 @@ export { mergeNewestFirst, lowerBound } from './newest-first-merge.js';
 export type { DescendingSource } from './newest-first-merge.js';
 export { newerThan, newestKeyOf } from './newer-than.js';
 export type { NewerPage } from './newer-than.js';
+export { firstPageChanges } from './realtime/first-page-changes.js';
+export type { FirstPageChange } from './realtime/first-page-changes.js';
+export { StreamRing } from './realtime/stream-ring.js';
+export type { NumberedEvent } from './realtime/stream-ring.js';

@@ -2,10 +2,11 @@ import { Logger, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ServerNats } from '@nestjs/microservices';
 import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
-import { natsClient, NatsSubjectServer } from '@feedmill/transport';
+import { natsClient, natsRealtimeBus, NatsSubjectServer } from '@feedmill/transport';
 import { openEventLog } from './event-log-factory.js';
 import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
+import { realtimeOptionsOf } from './core.module.js';
 import { openStores } from './store-factory.js';
 
 export interface NatsServiceOptions {
@@ -16,6 +17,8 @@ export interface NatsServiceOptions {
   usesLog: boolean;
   /** Gives the service a client to call the others. */
   callsServices: boolean;
+  /** Publishes realtime stream events over NATS (timeline). @defaultValue false */
+  publishesStreams?: boolean;
 }
 
 /** Runs one service as its own process, answering requests over NATS. */
@@ -37,6 +40,7 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
     stores,
     timelinePartitions: config.TIMELINE_PARTITIONS,
     subjectServer,
+    ...(options.publishesStreams && { realtimeBus: await natsRealtimeBus(config.NATS_URL), realtime: realtimeOptionsOf(config) }),
   });
   const app = await NestFactory.createMicroservice(module, { strategy: server, logger });
   app.enableShutdownHooks();

@@ -5,6 +5,8 @@ import {
   feedOwner,
   isReference,
   keyOfOrder,
+  relevanceKeyOf,
+  sortKeyOf,
   partitionedSubjects,
   partitionOfDeliveries,
   partitionSubject,
@@ -23,11 +25,14 @@ import {
   type ReadTimelineRequest,
   type SortKey,
   type TimelineOrder,
+  type WatchReply,
+  type WatchRequest,
 } from '@feedmill/contracts';
 import { newerThan, newestKeyOf, type PullPath, type PullScope } from '@feedmill/feed-models';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
-import { FEED_CONFIG_LOADER, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
-import { allEdges, parseRequest, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type ServiceClient, type SubjectServer } from '@feedmill/transport';
+import { FEED_CONFIG_LOADER, REALTIME_OPTIONS, STORE_FACTORY, TIMELINE_PARTITIONING, type RealtimeOptions, type StoreFactory } from '@feedmill/runtime';
+import { allEdges, parseRequest, REALTIME_BUS, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type RealtimeBus, type ServiceClient, type SubjectServer } from '@feedmill/transport';
+import { RealtimeHub } from './realtime/realtime-hub.js';
 import type { TimelineStore } from '@feedmill/stores';
 import { FixedPartitions, PARTITION_OWNERSHIP, type PartitionOwnership } from './partition-ownership.js';
 import { TimelineRebuild } from './timeline-rebuild.js';
@@ -74,6 +79,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   private readonly ownership: PartitionOwnership;
   /** Where a reader's failed delivery is kept, for the reader isolation of each partition. */
   private readonly readerDeadLetters: ReaderDeadLetters;
+  /** Realtime streams of the feeds this process holds; none without a bus to publish on. */
+  private readonly realtime: RealtimeHub | undefined;
 
   constructor(
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
@@ -85,8 +92,11 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     @Optional() @Inject(TIMELINE_PARTITIONING) private readonly partitioning: TimelinePartitioning = new TimelinePartitioning(),
     @Optional() @Inject(SUBJECT_SERVER) private readonly subjectServer?: SubjectServer | null,
     @Optional() @Inject(PARTITION_OWNERSHIP) ownership?: PartitionOwnership | null,
+    @Optional() @Inject(REALTIME_BUS) bus?: RealtimeBus | null,
+    @Optional() @Inject(REALTIME_OPTIONS) realtime?: RealtimeOptions,
   ) {
     this.readerDeadLetters = new ReaderDeadLetters(log);
+    if (bus && realtime) this.realtime = this.realtimeHub(bus, log, realtime);
     // Shared (MongoDB) timelines belong to no process: every one answers every partition.
     this.ownership = ownership && !stores.sharedTimelines ? ownership : new FixedPartitions(this.partitioning.all);
     this.rebuild = new TimelineRebuild(
@@ -126,6 +136,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   async onModuleDestroy(): Promise<void> {
+    await this.realtime?.stop();
     await this.ownership.stop();
     for (const partition of [...this.held.keys()]) await this.release(partition);
     await this.rebuild.stop();
@@ -184,7 +195,80 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
         return this.rebuild.start();
       case subjects.timeline.rebuildStatus:
         return Promise.resolve(this.rebuild.status());
+      case subjects.timeline.watch:
+        return this.watchHere(parseRequest(subject, payload));
+      case subjects.timeline.renewWatches:
+        return this.renewHere(parseRequest(subject, payload));
+      case subjects.timeline.unwatch:
+        return this.unwatchHere(parseRequest(subject, payload));
     }
+  }
+
+  /**
+   * A gateway opens a stream on a feed: answered by the process holding the feed's
+   * partition (its reads and deliveries are there), with the events the stream starts with.
+   */
+  async watch(request: WatchRequest): Promise<WatchReply> {
+    if (!this.partitioning.partitioned || this.held.has(this.partitioning.partitionOf(request.feed))) return this.watchHere(request);
+    return this.client.request(subjects.timeline.watch, request, this.partitioning.routeOf(request.feed));
+  }
+
+  /** A gateway's streams still open: each feed's watch goes on, in its partition. */
+  async renewWatches(request: { feeds: FeedId[]; watcher: string }): Promise<{ renewed: number }> {
+    if (!this.partitioning.partitioned) return this.renewHere(request);
+    const byPartition = new Map<number, FeedId[]>();
+    for (const feed of request.feeds) {
+      const partition = this.partitioning.partitionOf(feed);
+      byPartition.set(partition, [...(byPartition.get(partition) ?? []), feed]);
+    }
+    const replies = await Promise.all(
+      [...byPartition].map(([partition, feeds]) =>
+        this.held.has(partition) ? this.renewHere({ feeds, watcher: request.watcher }) : this.client.request(subjects.timeline.renewWatches, { feeds, watcher: request.watcher }, { partition }),
+      ),
+    );
+    return { renewed: replies.reduce((sum, reply) => sum + reply.renewed, 0) };
+  }
+
+  async unwatch(request: { feed: FeedId; watcher: string }): Promise<Record<string, never>> {
+    if (!this.partitioning.partitioned || this.held.has(this.partitioning.partitionOf(request.feed))) return this.unwatchHere(request);
+    return this.client.request(subjects.timeline.unwatch, request, this.partitioning.routeOf(request.feed)) as Promise<Record<string, never>>;
+  }
+
+  private async watchHere(request: WatchRequest): Promise<WatchReply> {
+    return { events: await this.hub().watch(request.feed, request.watcher, request.lastEventId) };
+  }
+
+  private async renewHere(request: { feeds: FeedId[]; watcher: string }): Promise<{ renewed: number }> {
+    return { renewed: await this.hub().renew(request.feeds, request.watcher) };
+  }
+
+  private unwatchHere(request: { feed: FeedId; watcher: string }): Promise<Record<string, never>> {
+    this.hub().unwatch(request.feed, request.watcher);
+    return Promise.resolve({});
+  }
+
+  private hub(): RealtimeHub {
+    if (!this.realtime) throw new FeedmillError('unavailable', 'realtime streams are not served by this deployment');
+    return this.realtime;
+  }
+
+  private realtimeHub(bus: RealtimeBus, log: EventLog, options: RealtimeOptions): RealtimeHub {
+    return new RealtimeHub({
+      options,
+      bus,
+      log,
+      isTimeline: (feed) => this.groups.isTimeline(feed),
+      keyOf: (feed) => (this.groups.isTimeline(feed) && this.groups.timelinePolicyOf(feed).relevancy ? relevanceKeyOf : sortKeyOf),
+      readFirstPage: (feed, limit, atLeast) =>
+        this.groups.isTimeline(feed) ? this.read({ feed, limit }) : this.client.request(subjects.content.recent, { feeds: [feed], limit, atLeast }),
+      timelinePosition: async (feed) => this.held.get(this.partitioning.partitionOf(feed))?.store.position(),
+      timelineReaches: async (feed, position, timeoutMs) => {
+        const partition = this.partitioning.partitionOf(feed);
+        if (this.held.has(partition)) await this.reachIn(partition, position, timeoutMs);
+      },
+      following: (feed) => allEdges(this.client, 'following', feed),
+      warn: (message) => this.logger.warn(message),
+    });
   }
 
   private heldPartition(partition: number): HeldPartition {
@@ -228,7 +312,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     } catch (failure) {
       reply = await held.readers.deliverReaderByReader(held.store, request, failure);
     }
-    if (reply.applied) this.reached(held, reply.position);
+    if (reply.applied) {
+      this.reached(held, reply.position);
+      this.realtime?.delivered(readersOf(request), reply.position);
+    }
     return reply;
   }
 
@@ -348,7 +435,9 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     const counters = await store.counters();
     // Shared (MongoDB) stores count what their collections hold, which every partition shares: partition 0 alone reports it, so that a sum counts it once.
     if (this.stores.sharedTimelines && partition !== 0) Object.assign(counters, { timelines: 0, entries: 0 });
-    return { service: 'timeline', ready: true, position: await store.position(), counters: { ...counters, feedsQueried, readerDeadLettered: readers.deadLettered } };
+    // The streams are the process's, not a partition's: counted once, with its first partition.
+    const streams = this.realtime && partition === this.heldPartitions()[0] ? this.realtime.counters() : {};
+    return { service: 'timeline', ready: true, position: await store.position(), counters: { ...counters, ...streams, feedsQueried, readerDeadLettered: readers.deadLettered } };
   }
 
   /**
@@ -376,6 +465,14 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     // The reader's own feed brings what was addressed to it (content indexes it there).
     const feeds = [reader, ...followed];
     return recentActivities(this.client, { feeds: feeds as FeedId[], before, limit, atLeast, order, ...boundsOption(bounds) });
+  }
+}
+
+/** The readers a delivery request changes. */
+function* readersOf(request: DeliverRequest): Iterable<FeedId> {
+  for (const delivery of request.deliveries) {
+    if ('readers' in delivery) yield* delivery.readers;
+    else yield delivery.reader;
   }
 }
 

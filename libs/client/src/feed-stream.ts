@@ -1,4 +1,4 @@
-import type { Activity, FeedId } from '@feedmill/contracts';
+import type { Activity } from '@feedmill/contracts';
 import { FeedmillApiError } from './errors.js';
 import { SseParser } from './sse-parser.js';
 import type { ApiTransport } from './transport.js';

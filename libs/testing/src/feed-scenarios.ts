@@ -2,13 +2,27 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type TimelineModel } from '@feedmill/contracts';
+import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type FeedId, type TimelineModel } from '@feedmill/contracts';
+import type { FeedStream, FeedStreamEvent } from '@feedmill/client';
 import { FeedClient, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
 
 /** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
 export const SCENARIO_CAP = 5;
 
 const ids = (items: Activity[]) => items.map((a) => a.id);
+
+/** A stream's next event, or a failure naming what was awaited once `ms` pass without one. */
+async function nextEvent(stream: FeedStream, ms = 10_000): Promise<FeedStreamEvent> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no stream event in ${ms} ms`)), ms)));
+  try {
+    const next = await Promise.race([stream.next(), timeout]);
+    if (next.done) throw new Error('the stream ended');
+    return next.value;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * What a user of the HTTP API sees, whatever the deployment. `start` gets extra
@@ -175,6 +189,55 @@ export function describeFeedScenarios(
       const path = `/v1/feeds/${alice.replace(':', '/')}`;
       expect(await api.call('GET', `${path}?after=${polledFrom}&cursor=${polledFrom}`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_request', field: 'query.after' }) });
       expect(await api.call('GET', `${path}?after=bm90LWEtY3Vyc29y`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_cursor', field: 'query.after' }) });
+    });
+
+    it('streams the changes to a first page (added, updated, removed), resumes after Last-Event-ID, and resets from an id it does not keep', async () => {
+      const [bob, dan, alice] = [feed('user', 'bob'), feed('user', 'dan'), feed('timeline', 'alice')];
+      await api.follow(alice, bob);
+      await api.follow(alice, dan);
+      const before = (await api.post(bob, { actor: bob, verb: 'post', object: 'before' })).body;
+      await timelineEquals(alice, () => [before]);
+      const stream = api.api.stream(alice as FeedId, { reconnect: false });
+      const producer = api.api.stream(bob as FeedId, { reconnect: false });
+      try {
+        expect(await nextEvent(stream)).toMatchObject({ type: 'reset', data: { items: [before] } });
+        expect(await nextEvent(producer)).toMatchObject({ type: 'reset', data: { items: [before] } });
+        // A post of each followed feed, pushed or pulled alike.
+        for (const author of [dan, bob]) {
+          const posted = (await api.post(author, { actor: author, verb: 'post', object: `live by ${author}` })).body;
+          expect(await nextEvent(stream)).toMatchObject({ type: 'added', data: { activity: posted, cursor: expect.any(String) } });
+          if (author === bob) expect(await nextEvent(producer)).toMatchObject({ type: 'added', data: { activity: posted } });
+        }
+        const changed = (await api.call<Activity>('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/${before.id}`, { object: 'edited' })).body;
+        expect(await nextEvent(stream)).toMatchObject({ type: 'updated', data: { activity: { id: before.id, object: 'edited', updatedAt: changed.updatedAt } } });
+        expect((await api.remove(bob, before.id)).status).toBe(204);
+        expect(await nextEvent(stream)).toEqual({ id: expect.any(String), type: 'removed', data: { id: before.id } });
+      } finally {
+        stream.close();
+        producer.close();
+      }
+      // Missed while away: sent on resume, and nothing before it again.
+      const missed = (await api.post(dan, { actor: dan, verb: 'post', object: 'missed' })).body;
+      const resumed = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: stream.lastEventId });
+      try {
+        expect(await nextEvent(resumed)).toMatchObject({ type: 'added', data: { activity: missed } });
+      } finally {
+        resumed.close();
+      }
+      const stranger = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: 'not-an-id-of-this-feed-7' });
+      try {
+        const reset = await nextEvent(stranger);
+        expect(reset.type).toBe('reset');
+        expect(reset.type === 'reset' && ids(reset.data.items)).toEqual(ids((await api.page(alice, 25)).body.items));
+      } finally {
+        stranger.close();
+      }
+      // Another user's timeline is not streamed to this one; an unknown group is a 404.
+      if (tokenFor) {
+        const other = await api.call('GET', `/v1/feeds/${alice.replace(':', '/')}/stream`, undefined, { authorization: `Bearer ${await tokenFor('mallory')}` });
+        expect(other).toEqual({ status: 403, body: expect.objectContaining({ code: 'forbidden' }) });
+      }
+      expect(await api.call('GET', '/v1/feeds/shop/1/stream')).toEqual({ status: 404, body: expect.objectContaining({ code: 'unknown_group', field: 'group' }) });
     });
 
     it('shows a newly followed feed’s history, and keeps cursors stable while new posts arrive', async () => {

@@ -12,12 +12,14 @@ import {
   followManyReplySchema,
   newActivitySchema,
   rebuildStatusSchema,
+  streamEventSchema,
   type ErrorCode,
 } from '@feedmill/contracts';
 import { activitiesBodySchema, followsBodySchema } from '../bulk-requests.js';
 import { feedReadQuerySchema, pageQuerySchema } from '../feed-params.js';
 import { followQuerySchema, unfollowQuerySchema } from '../follow-options.js';
 import { settingsBodySchema } from '../feeds.http.controller.js';
+import { streamQuerySchema } from '../streams/feed-streams.js';
 import { httpStatusOf } from '../http-errors.js';
 import {
   activityPageHttpSchema,
@@ -93,6 +95,26 @@ const paths: ZodOpenApiPathsObject = {
         'A timeline feed reads its merged timeline (only its owner may); a producer feed its own activities (anyone, unless it is private). With `after` (newer-than polling): the newest `limit` entries newer than that cursor, newest first; not with `cursor`.',
       requestParams: { path: feedPath, query: feedReadQuerySchema },
       responses: { '200': { description: 'A page of activities.', ...json(activityPageHttpSchema) } },
+    }),
+  },
+  '/v1/feeds/{group}/{id}/stream': {
+    get: v1({
+      operationId: 'streamFeed',
+      tags: ['feeds'],
+      summary: 'Stream the changes to a feed’s first page (Server-Sent Events)',
+      description:
+        'A `text/event-stream` of the changes to the feed’s first page: `added`, `updated`, `removed`, each with an `id:`; the first event is a `reset` holding the page (or, with `Last-Event-ID`, the events missed since that one, or a `reset` when it is no longer kept). Heartbeat comments keep idle connections open. Who may read the feed may stream it; a client that cannot send `Authorization` passes `access_token`.',
+      requestParams: {
+        path: feedPath,
+        query: streamQuerySchema,
+        header: z.object({ 'last-event-id': z.string().optional().meta({ description: 'Resume after this event.' }) }),
+      },
+      responses: {
+        '200': {
+          description: 'Events, each `id: …`, `event: <type>`, `data: <JSON>`; the data of each type is below.',
+          content: { 'text/event-stream': { schema: z.array(streamEventSchema) } },
+        },
+      },
     }),
   },
   '/v1/feeds/{group}/{id}/activities': {

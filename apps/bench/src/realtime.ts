@@ -44,6 +44,7 @@ interface RealtimeFigures {
   delivered: number;
   openSeconds: number;
   latency: LatencySummary;
+  postAcknowledged: LatencySummary;
   serverCpuPercent: number;
   serverMemoryMb: number;
 }
@@ -65,6 +66,8 @@ async function run(streams: number): Promise<RealtimeFigures> {
     }
     const sentAt = new Map<string, number>();
     const latencies = new Latencies();
+    /** From sending a post to its 201 (durably in the log): the part of the latency that is the post's own. */
+    const acknowledged = new Latencies();
     let delivered = 0;
     const opening = performance.now();
     for (let start = 0; start < streams; start += OPEN_CONCURRENCY) {
@@ -103,13 +106,14 @@ async function run(streams: number): Promise<RealtimeFigures> {
       sentAt.set(object, performance.now());
       const author = authorOf(k);
       await client.addActivity(author, { actor: author, verb: 'post', object });
+      acknowledged.recordMs(performance.now() - sentAt.get(object)!);
     }
     let expected = 0;
     for (let k = 0; k < posts; k++) expected += followersOfAuthor(k % authors, streams, authors);
     const deadline = performance.now() + DRAIN_MS;
     while (delivered < expected && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     const usage = await pidusage(deployment.processes[0]!.child.pid!);
-    return { streams, authors, posts, expected, delivered, openSeconds, latency: latencies.summary(), serverCpuPercent: Math.round(usage.cpu), serverMemoryMb: Math.round(usage.memory / 1e6) };
+    return { streams, authors, posts, expected, delivered, openSeconds, latency: latencies.summary(), postAcknowledged: acknowledged.summary(), serverCpuPercent: Math.round(usage.cpu), serverMemoryMb: Math.round(usage.memory / 1e6) };
   } finally {
     for (const stream of open) stream.close();
     pidusage.clear();
@@ -131,11 +135,11 @@ for (const streams of streamCounts) {
   say(`${streams} streams: ${figures.delivered}/${figures.expected} events, post-to-event p50 ${latency.p50} ms, p99 ${latency.p99} ms, max ${latency.max} ms`);
 }
 const table = [
-  '| open streams | posts (rate) | events delivered | post-to-event p50 | p99 | max | server CPU, memory |',
-  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| open streams | posts (rate) | events delivered | post-to-event p50 | p99 | max | post acknowledged p50 / p99 | server CPU, memory |',
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...results.map(
     (r) =>
-      `| ${r.streams.toLocaleString('en-US')} | ${r.posts} (${rate}/s) | ${r.delivered.toLocaleString('en-US')} of ${r.expected.toLocaleString('en-US')} | ${r.latency.p50} ms | ${r.latency.p99} ms | ${r.latency.max} ms | ${r.serverCpuPercent}%, ${r.serverMemoryMb} MB |`,
+      `| ${r.streams.toLocaleString('en-US')} | ${r.posts} (${rate}/s) | ${r.delivered.toLocaleString('en-US')} of ${r.expected.toLocaleString('en-US')} | ${r.latency.p50} ms | ${r.latency.p99} ms | ${r.latency.max} ms | ${r.postAcknowledged.p50} / ${r.postAcknowledged.p99} ms | ${r.serverCpuPercent}%, ${r.serverMemoryMb} MB |`,
   ),
 ].join('\n');
 process.stdout.write(`\n${table}\n`);

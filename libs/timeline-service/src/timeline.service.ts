@@ -175,6 +175,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     if (!held) return;
     held.stopAnswering?.();
     this.held.delete(partition);
+    if (!this.stores.sharedTimelines) this.realtime?.forget((feed) => this.partitioning.partitionOf(feed) !== partition);
     for (const waiter of held.waiters) this.stopWaiting(held, waiter, false);
   }
 

@@ -116,6 +116,15 @@ export class RealtimeHub {
     }
   }
 
+  /**
+   * Lets go of the watches of feeds this process no longer serves (a partition that moved):
+   * their gateways renew them with the new owner, whose ring takes over, and a watch left
+   * here would go on publishing from a ring they no longer follow.
+   */
+  forget(served: (feed: FeedId) => boolean): void {
+    for (const watch of [...this.watches.values()]) if (!served(watch.feed)) this.drop(watch);
+  }
+
   /** Open streams (tier 1) and feeds in their grace period (tier 2), and events published. */
   counters(): Record<string, number> {
     let open = 0;

@@ -42,8 +42,11 @@ export interface RealtimeOptions {
 export const DEFAULT_REALTIME_OPTIONS: RealtimeOptions = { graceMs: 300_000, ringSize: 256, heartbeatMs: 15_000, pageSize: 25, leaseMs: 30_000 };
 
 /** The realtime options the runtime config sets. */
-export function realtimeOptionsOf(config: Pick<RuntimeConfig, 'REALTIME_GRACE_SECONDS' | 'REALTIME_RING' | 'REALTIME_HEARTBEAT_SECONDS' | 'REALTIME_PAGE_SIZE'>): Partial<RealtimeOptions> {
+export function realtimeOptionsOf(
+  config: Pick<RuntimeConfig, 'REALTIME_GRACE_SECONDS' | 'REALTIME_RING' | 'REALTIME_HEARTBEAT_SECONDS' | 'REALTIME_PAGE_SIZE' | 'REALTIME_LEASE_SECONDS'>,
+): Partial<RealtimeOptions> {
   return {
+    leaseMs: config.REALTIME_LEASE_SECONDS * 1000,
     graceMs: config.REALTIME_GRACE_SECONDS * 1000,
     ringSize: config.REALTIME_RING,
     heartbeatMs: config.REALTIME_HEARTBEAT_SECONDS * 1000,

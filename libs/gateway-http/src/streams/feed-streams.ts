@@ -21,6 +21,13 @@ export const streamQuerySchema = z.strictObject({
   lastEventId: z.string().min(1).max(200).optional().meta({ description: 'Resume after this event, as the `Last-Event-ID` header does (which wins when both are sent).' }),
 });
 
+/**
+ * Bytes a connection may have waiting to be sent before it is closed: a client that does not
+ * read would otherwise hold ever more of the gateway's memory. It reconnects with
+ * `Last-Event-ID` and gets what it missed, or a reset.
+ */
+const MAX_UNSENT_BYTES = 1024 * 1024;
+
 /** One open connection of a client. */
 interface Connection {
   readonly reply: FastifyReply;
@@ -160,8 +167,14 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
       if (id.epoch !== connection.epoch) return this.resync(feed, connection);
       if (id.seq <= connection.seq) continue;
       connection.seq = id.seq;
-      connection.reply.raw.write(sseFrame(event));
+      this.write(connection, sseFrame(event));
     }
+  }
+
+  private write(connection: Connection, frame: string): void {
+    const raw = connection.reply.raw;
+    raw.write(frame);
+    if (raw.writableLength > MAX_UNSENT_BYTES) raw.destroy();
   }
 
   /**
@@ -181,7 +194,7 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
         connection.early = null;
         connection.resyncing = false;
         if (events.length > 0) this.remember(connection, events[events.length - 1]!.id);
-        for (const event of events) connection.reply.raw.write(sseFrame(event));
+        for (const event of events) this.write(connection, sseFrame(event));
         this.send(feed, connection, early);
       })
       .catch((error: unknown) => {

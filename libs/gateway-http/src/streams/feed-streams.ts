@@ -38,6 +38,8 @@ interface Connection {
   seq: number;
   /** Whether a resync after a changed epoch is under way. */
   resyncing: boolean;
+  /** Writes its heartbeat comments, once it is open. */
+  heartbeat?: ReturnType<typeof setInterval>;
 }
 
 /** The connections this gateway holds on one feed, sharing one subscription to its events. */
@@ -108,6 +110,12 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
       return void reply.code(failure.status).send(failure.body);
     }
     const connection: Connection = { reply, early: [], epoch: '', seq: 0, resyncing: false };
+    const raw = reply.raw;
+    // From now on a client that goes away, even before the stream's first answer, lets go of everything.
+    raw.once('close', () => {
+      clearInterval(connection.heartbeat);
+      this.leave(feed, connection);
+    });
     const open = this.join(feed, connection);
     let first: StreamEvent[];
     try {
@@ -118,16 +126,12 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
       const failure = toHttpError(error);
       return void reply.code(failure.status).send(failure.body);
     }
+    if (raw.destroyed) return;
     reply.hijack();
-    const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     raw.write(SSE_RETRY);
-    const heartbeat = setInterval(() => raw.write(SSE_HEARTBEAT), this.options.heartbeatMs);
-    heartbeat.unref();
-    raw.on('close', () => {
-      clearInterval(heartbeat);
-      this.leave(feed, connection);
-    });
+    connection.heartbeat = setInterval(() => raw.write(SSE_HEARTBEAT), this.options.heartbeatMs);
+    connection.heartbeat.unref();
     const early = connection.early!;
     connection.early = null;
     if (first.length > 0) this.remember(connection, first[first.length - 1]!.id);

@@ -168,7 +168,14 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
     for (const event of events) {
       const id = parseEventId(event.id);
       if (!id) continue;
-      if (id.epoch !== connection.epoch) return this.resync(feed, connection);
+      if (id.epoch !== connection.epoch) {
+        // A new ring that starts with the whole page: the stream goes on from it.
+        if (event.type !== 'reset') return this.resync(feed, connection);
+        connection.epoch = id.epoch;
+        connection.seq = id.seq;
+        this.write(connection, sseFrame(event));
+        continue;
+      }
       if (id.seq <= connection.seq) continue;
       connection.seq = id.seq;
       this.write(connection, sseFrame(event));
@@ -183,8 +190,8 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The feed's watch began again elsewhere (its timeline process restarted, or it passed its
-   * grace while this gateway could not renew): the stream asks for what it missed, which is
-   * a reset, and goes on from the new ring.
+   * grace while this gateway could not renew) and this stream missed its first `reset`: it
+   * asks for what it missed, which is a reset, and goes on from the new ring.
    */
   private resync(feed: FeedId, connection: Connection): void {
     if (connection.resyncing) return;

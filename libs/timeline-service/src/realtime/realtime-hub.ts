@@ -88,14 +88,28 @@ export class RealtimeHub {
     await watch.ready;
     const missed = lastEventId === undefined ? undefined : watch.ring.after(lastEventId);
     if (missed) return missed.map((numbered) => numbered.event);
-    const keyOf = this.ports.keyOf(feed);
-    return [{ id: watch.ring.lastId, type: 'reset', data: { items: watch.page, newest: watch.page.length === 0 ? null : encodeCursor(keyOf(watch.page[0]!)) } }];
+    return [this.resetOf(watch)];
   }
 
-  /** A gateway still streams these feeds; a feed not watched here (this process started since) is watched again. */
+  /** The page as it is now, as of the ring's last event. */
+  private resetOf(watch: FeedWatch): StreamEvent {
+    const keyOf = this.ports.keyOf(watch.feed);
+    return { id: watch.ring.lastId, type: 'reset', data: { items: watch.page, newest: watch.page.length === 0 ? null : encodeCursor(keyOf(watch.page[0]!)) } };
+  }
+
+  /**
+   * A gateway still streams these feeds. A feed not watched here (this process started
+   * since, or the feed's partition moved here) is watched again, and its first reading is
+   * published as a `reset` from the new ring: the gateway's streams go on from it.
+   */
   async renew(feeds: readonly FeedId[], watcher: string): Promise<number> {
     await this.following();
-    for (const feed of feeds) this.lease(this.watchOf(feed), watcher);
+    for (const feed of feeds) {
+      const known = this.watches.has(feed);
+      const watch = this.watchOf(feed);
+      this.lease(watch, watcher);
+      if (!known) void watch.ready.then(() => !watch.dropped && this.ports.bus.publish(feed, [this.resetOf(watch)]));
+    }
     return feeds.length;
   }
 

@@ -1,15 +1,22 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
-import { configureLogging, rootModule, runMain } from '@feedmill/runtime';
-import { natsClient } from '@feedmill/transport';
+import { configureLogging, realtimeOptionsOf, rootModule, runMain } from '@feedmill/runtime';
+import { natsClient, natsRealtimeBus } from '@feedmill/transport';
 import { createHttpApp, GatewayModule, httpAppOptions } from '@feedmill/gateway-http';
 
 runMain(async () => {
   const config = loadRuntimeConfig();
   configureLogging(config.LOG_LEVEL);
   const feedConfig = loadFeedConfig(config.FEED_CONFIG);
-  const app = await createHttpApp(rootModule([GatewayModule], { feedConfig, client: natsClient(config.NATS_URL), timelinePartitions: config.TIMELINE_PARTITIONS }), httpAppOptions(config));
+  const core = {
+    feedConfig,
+    client: natsClient(config.NATS_URL),
+    timelinePartitions: config.TIMELINE_PARTITIONS,
+    realtimeBus: await natsRealtimeBus(config.NATS_URL),
+    realtime: realtimeOptionsOf(config),
+  };
+  const app = await createHttpApp(rootModule([GatewayModule], core), httpAppOptions(config));
   await app.listen({ port: config.PORT, host: '0.0.0.0' });
   new Logger('gateway').log(`HTTP on port ${config.PORT}, services over ${config.NATS_URL}`);
 });

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
 import { Logger } from '@nestjs/common';
 import type { RuntimeConfig } from '@feedmill/config';
-import { serveLink } from '@feedmill/transport';
+import { serveLink, serveRealtimeLink } from '@feedmill/transport';
 import { createHttpWorkerApp, createServicesApp } from './standalone.js';
 
 const logger = new Logger('feedmill');
@@ -25,7 +25,7 @@ const WORKER_STOP_MS = 10_000;
  * the services stop and write their snapshots.
  */
 export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
-  const { app, client } = await createServicesApp(config);
+  const { app, client, realtimeBus } = await createServicesApp(config);
   cluster.setupPrimary({ serialization: 'advanced' });
   const workers = new Set<Worker>();
   let stopping = false;
@@ -47,11 +47,13 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
     const worker = cluster.fork();
     workers.add(worker);
     serveLink(worker, client, () => servicesReady);
+    const stopStreaming = serveRealtimeLink(worker, realtimeBus);
     let listened = false;
     // Answers owed to a worker that died are sent to a closed channel: dropped, as its requests were.
     worker.on('error', (error) => logger.warn(`HTTP worker ${worker.process.pid}: ${error.message}`));
     worker.on('exit', (code, signal) => {
       workers.delete(worker);
+      stopStreaming();
       if (stopping) return;
       if (!listened && signal === null) {
         logger.error(`HTTP worker ${worker.process.pid} exited (${signal ?? code}) before it listened on port ${config.PORT}; stopping`);

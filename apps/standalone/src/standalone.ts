@@ -6,8 +6,8 @@ import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout-service';
 import { createHttpApp, GatewayModule, httpAppOptions } from '@feedmill/gateway-http';
 import { GraphModule } from '@feedmill/graph-service';
 import { loadFeedConfig, type RuntimeConfig } from '@feedmill/config';
-import { logLevels, openEventLog, openStores, rootModule, type StoreFactory } from '@feedmill/runtime';
-import { InProcessServer, InProcessServiceClient, InProcessSubjectServer, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
+import { logLevels, openEventLog, openStores, realtimeOptionsOf, rootModule, type StoreFactory } from '@feedmill/runtime';
+import { InProcessRealtimeBus, InProcessServer, InProcessServiceClient, LinkedRealtimeBus, type RealtimeBus, InProcessSubjectServer, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
 import { TimelineModule, type PartitionOwnership, type ReaderRetryPolicy } from '@feedmill/timeline-service';
 
 /**
@@ -33,6 +33,8 @@ interface Services {
   server: InProcessServer;
   /** The in-process client to the services. */
   client: ServiceClient;
+  /** Where timeline publishes stream events, for HTTP workers to receive (see `serveRealtimeLink`). */
+  realtimeBus: RealtimeBus;
 }
 
 async function services(config: RuntimeConfig, options: StandaloneOptions, gateway: boolean): Promise<Services> {
@@ -40,6 +42,7 @@ async function services(config: RuntimeConfig, options: StandaloneOptions, gatew
   const eventLog = await openEventLog(config, 'file');
   const server = new InProcessServer();
   const client = new InProcessServiceClient(server);
+  const realtimeBus = new InProcessRealtimeBus();
   const fanout = options.fanoutRetry ? FanoutModule.withRetryPolicy(options.fanoutRetry) : FanoutModule;
   const timeline = options.readerRetry || options.timelineOwnership ? TimelineModule.configured({ readerRetry: options.readerRetry, ownership: options.timelineOwnership }) : TimelineModule;
   const module = rootModule([ContentModule, GraphModule, timeline, fanout, ...(gateway ? [GatewayModule] : [])], {
@@ -51,8 +54,10 @@ async function services(config: RuntimeConfig, options: StandaloneOptions, gatew
     // One process holds every partition; they are only split when TIMELINE_PARTITIONS says so.
     timelinePartitions: config.TIMELINE_PARTITIONS,
     subjectServer: new InProcessSubjectServer(server),
+    realtimeBus,
+    realtime: realtimeOptionsOf(config),
   });
-  return { module, server, client };
+  return { module, server, client, realtimeBus };
 }
 
 /** The services and HTTP in one process. */
@@ -65,15 +70,22 @@ export async function createStandaloneApp(config: RuntimeConfig, options: Standa
 }
 
 /** The services alone, for HTTP workers to call: `client` answers them (see `serveLink`). */
-export async function createServicesApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<{ app: INestMicroservice; client: ServiceClient }> {
-  const { module, server, client } = await services(config, options, false);
+export async function createServicesApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<{ app: INestMicroservice; client: ServiceClient; realtimeBus: RealtimeBus }> {
+  const { module, server, client, realtimeBus } = await services(config, options, false);
   const app = await NestFactory.createMicroservice(module, { strategy: server, logger: logLevels(config.LOG_LEVEL) });
-  return { app, client };
+  return { app, client, realtimeBus };
 }
 
 /** The gateway alone, calling the services of the process that forked this one. */
 export async function createHttpWorkerApp(config: RuntimeConfig): Promise<NestFastifyApplication> {
   if (!process.send) throw new Error('an HTTP worker runs as a cluster worker of the standalone, with an IPC channel');
-  const client = new LinkedServiceClient({ send: (message) => process.send!(message), on: (event, listener) => process.on(event, listener) });
-  return createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(config.FEED_CONFIG), client, timelinePartitions: config.TIMELINE_PARTITIONS }), httpAppOptions(config));
+  const link = { send: (message: unknown) => process.send!(message), on: (event: 'message', listener: (message: unknown) => void) => process.on(event, listener) };
+  const core = {
+    feedConfig: loadFeedConfig(config.FEED_CONFIG),
+    client: new LinkedServiceClient(link),
+    timelinePartitions: config.TIMELINE_PARTITIONS,
+    realtimeBus: new LinkedRealtimeBus(link),
+    realtime: realtimeOptionsOf(config),
+  };
+  return createHttpApp(rootModule([GatewayModule], core), httpAppOptions(config));
 }

@@ -30,5 +30,5 @@ async function ownership(config: RuntimeConfig): Promise<PartitionOwnership | un
 
 runMain(async () => {
   const owned = await ownership(loadRuntimeConfig());
-  await runNatsService({ name: 'timeline', feature: owned ? TimelineModule.owning(owned) : TimelineModule, usesLog: true, callsServices: true, status: TimelineService });
+  await runNatsService({ name: 'timeline', feature: owned ? TimelineModule.owning(owned) : TimelineModule, usesLog: true, callsServices: true, status: TimelineService, publishesStreams: true });
 });

@@ -14,11 +14,13 @@ import type {
   ServiceStatus,
 } from '@feedmill/contracts';
 import { pages, type Page } from './pages.js';
+import { FeedStream, type StreamOptions } from './feed-stream.js';
 import { ApiTransport, type ApiRequest, type ApiResponse, type FeedmillClientOptions } from './transport.js';
 
 /** A page of feeds: followers, followed feeds, follow requests. */
 export type FeedPage = Page<{ feed: FeedId }>;
-export type ActivityPage = Page<Activity>;
+/** A page of activities; `newest` is the cursor to poll with (`readNewer`), null for an empty page. */
+export type ActivityPage = Page<Activity> & { newest: string | null };
 /** A page of an aggregated feed; a notification feed's carries its reader's counts. */
 export type GroupPage = Page<ActivityGroupItem> & { unseen?: number; unread?: number };
 /** A page of the activities a reader hid, newest hiding first. */
@@ -32,6 +34,11 @@ export interface HiddenState {
 export interface MarkCounts {
   unseen: number;
   unread: number;
+}
+
+export interface NewerOptions {
+  /** Items per page, 1 to 100. @defaultValue 25 */
+  limit?: number;
 }
 
 export interface PageOptions {
@@ -91,6 +98,24 @@ export class FeedmillClient {
   /** A page of a feed, newest first: a timeline's merged timeline, a producer feed's own activities. */
   async readFeed(feed: FeedId, options: PageOptions = {}): Promise<ActivityPage> {
     return this.body<ActivityPage>({ method: 'GET', path: feedPath(feed), query: { limit: options.limit, cursor: options.cursor } });
+  }
+
+  /**
+   * Newer-than polling: the newest `limit` entries newer than `after` (a page's `newest`),
+   * newest first. `next` is set when more newer entries exist than the page holds: read on
+   * down from it with {@link readFeed} until you meet the entries you had.
+   */
+  async readNewer(feed: FeedId, after: string, options: NewerOptions = {}): Promise<ActivityPage> {
+    return this.body<ActivityPage>({ method: 'GET', path: feedPath(feed), query: { limit: options.limit, after } });
+  }
+
+  /**
+   * The feed's realtime stream: the changes to its first page (`added`, `updated`,
+   * `removed`), after a `reset` holding the page itself, or, with `lastEventId`, what was
+   * missed since that event. Reconnects by itself (see {@link FeedStream}).
+   */
+  stream(feed: FeedId, options: StreamOptions = {}): FeedStream {
+    return new FeedStream(this.transport, `${feedPath(feed)}/stream`, options);
   }
 
   /** Every activity of a feed, newest first, page by page. */

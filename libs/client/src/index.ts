@@ -1,6 +1,10 @@
 export { FeedmillClient } from './feedmill-client.js';
-export type { ActivityPage, GroupPage, HiddenPage, HiddenState, MarkCounts, FeedPage, FollowOptions, FollowResult, ImportedActivity, PageOptions, Readiness, UnfollowOptions } from './feedmill-client.js';
+export type { ActivityPage, GroupPage, HiddenPage, HiddenState, MarkCounts, NewerOptions, FeedPage, FollowOptions, FollowResult, ImportedActivity, PageOptions, Readiness, UnfollowOptions } from './feedmill-client.js';
 export { FeedmillApiError } from './errors.js';
 export type { ApiErrorBody } from './errors.js';
 export type { ApiRequest, ApiResponse, FeedmillClientOptions, Query, TokenProvider } from './transport.js';
 export type { Page } from './pages.js';
+export { FeedStream } from './feed-stream.js';
+export type { FeedStreamEvent, StreamOptions } from './feed-stream.js';
+export { SseParser } from './sse-parser.js';
+export type { SseMessage } from './sse-parser.js';

@@ -64,6 +64,15 @@ export class ApiTransport {
     return { status: response.status, headers: response.headers, body: parseBody(text, response.headers.get('content-type')) as T };
   }
 
+  /** Sends a request and gives back the response as it arrives, its body unread (a stream's). */
+  async open(request: ApiRequest & { signal?: AbortSignal }): Promise<Response> {
+    const headers: Record<string, string> = { ...this.options.headers };
+    const token = await this.tokenOf(request);
+    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+    Object.assign(headers, request.headers);
+    return this.fetch(this.baseUrl + request.path + queryString(request.query), { method: request.method, headers, signal: request.signal });
+  }
+
   /** Sends a request and gives back the body of a 2xx answer; any other is thrown as a {@link FeedmillApiError}. */
   async call<T>(request: ApiRequest): Promise<ApiResponse<T>> {
     const response = await this.send<T>(request);

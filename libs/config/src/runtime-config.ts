@@ -131,6 +131,24 @@ export const runtimeConfigSchema = z.object({
    * process.
    */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
+  /**
+   * Realtime streams (`GET /v1/feeds/{group}/{id}/stream`): how long, in seconds, a feed whose
+   * last stream closed keeps being followed (tier 2), so that a client that reconnects within
+   * it gets what it missed rather than a reset. 0 lets go at once.
+   */
+  REALTIME_GRACE_SECONDS: z.coerce.number().min(0).max(86_400).default(300),
+  /** How many of each streamed feed's newest events are kept for `Last-Event-ID` resumes. */
+  REALTIME_RING: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** Seconds between heartbeat comments on an idle stream, so that proxies keep it open. */
+  REALTIME_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(3_600).default(15),
+  /**
+   * Cluster mode: how long, in seconds, a gateway's watch of a streamed feed lasts unless
+   * renewed (gateways renew three times per lease): how long a gateway that died keeps a feed
+   * in tier 1, and how soon a restarted timeline process learns of the streams open on it.
+   */
+  REALTIME_LEASE_SECONDS: z.coerce.number().min(0.3).max(3_600).default(30),
+  /** How many entries of a streamed feed's first page the stream reports changes of. */
+  REALTIME_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(25),
 });
 
 export type RuntimeConfig = z.output<typeof runtimeConfigSchema>;

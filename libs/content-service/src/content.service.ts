@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   approximateBytes,
+  FeedmillError,
   keyOfOrder,
   type Activity,
   type ActivityPage,
@@ -17,7 +18,7 @@ import {
   type UpdateActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
-import { decideActivity, decideAddActivities, evolveActivity, foreignIdKey, streamOf, type ActivityCommand } from '@feedmill/feed-models';
+import { decideActivity, decideAddActivities, evolveActivity, foreignIdKey, newerThan, newestKeyOf, streamOf, type ActivityCommand } from '@feedmill/feed-models';
 import { ProjectedService, SerialQueues } from '@feedmill/runtime';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
@@ -173,8 +174,16 @@ export class ContentService extends ProjectedService {
   /** A page in the asked order, cut short (never empty) past `maxBytes`; `next` is a key of that order. */
   async recent(request: RecentActivitiesRequest): Promise<ActivityPage> {
     await this.store.reach(request.atLeast);
+    const keyOf = keyOfOrder(request.order);
+    if (request.after !== undefined) {
+      if (request.before !== undefined) throw new FeedmillError('invalid_request', 'after: cannot be used with before', 'after');
+      const newest = await this.store.recent(request.feeds, undefined, request.limit + 1, request.atMost, request.order, request.bounds);
+      const page = newerThan(newest, request.after, request.limit, keyOf);
+      return { ...page, newest: newestKeyOf(page.items, keyOf) };
+    }
     const items = await this.store.recent(request.feeds, request.before, request.limit + 1, request.atMost, request.order, request.bounds);
-    return pageOf(items, request.limit, request.maxBytes, request.order);
+    const page = pageOf(items, request.limit, request.maxBytes, request.order);
+    return { ...page, newest: newestKeyOf(page.items, keyOf) };
   }
 
   /** A page of a slice (the activities that refer to a ref), by time, cut at `limit`; `next` is a time key. */

@@ -150,3 +150,5 @@ export {
   staticPartitionsOf,
 } from './timeline-partitions.js';
 export type { PartitionedSubject } from './timeline-partitions.js';
+export { streamEventSchema, watchRequestSchema, watchReplySchema, renewWatchesRequestSchema, unwatchRequestSchema, realtimeSubject } from './realtime.js';
+export type { StreamEvent, StreamEventType, WatchRequest, WatchReply } from './realtime.js';

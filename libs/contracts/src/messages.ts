@@ -60,6 +60,8 @@ export const recentActivitiesRequestSchema = z.strictObject({
   feeds: z.array(feedIdSchema).max(100_000),
   /** Only keys strictly below this one. */
   before: sortKeySchema.optional(),
+  /** Newer-than polling: the newest `limit` with keys strictly above this one (not with `before`). */
+  after: sortKeySchema.optional(),
   limit: z.number().int().min(1).max(10_000),
   atLeast: atLeastSchema,
   /** Only activities added at or before this log position: what a feed held at that moment. */
@@ -103,8 +105,10 @@ export type SliceRequest = z.output<typeof sliceRequestSchema>;
 
 export const activityPageSchema = z.strictObject({
   items: z.array(activitySchema),
-  /** Key of the last item when more may follow, else null. */
+  /** Key of the last item when more may follow, else null. For a read `after` a key: set when more newer entries lie below the page. */
   next: sortKeySchema.nullable(),
+  /** Key of the first (newest) item, the cursor to poll with (`after`); null for an empty page. Set by feed reads only. */
+  newest: sortKeySchema.nullable().optional(),
 });
 export type ActivityPage = z.output<typeof activityPageSchema>;
 
@@ -190,6 +194,8 @@ export const readTimelineRequestSchema = z.strictObject({
   feed: feedIdSchema,
   limit: pageLimitSchema,
   before: sortKeySchema.optional(),
+  /** Newer-than polling: the newest `limit` entries with keys strictly above this one (not with `before`). */
+  after: sortKeySchema.optional(),
 });
 export type ReadTimelineRequest = z.output<typeof readTimelineRequestSchema>;
 

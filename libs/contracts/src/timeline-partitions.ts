@@ -36,7 +36,10 @@ export type PartitionedSubject =
   | typeof subjects.timeline.reach
   | typeof subjects.timeline.status
   | typeof subjects.timeline.rebuild
-  | typeof subjects.timeline.rebuildStatus;
+  | typeof subjects.timeline.rebuildStatus
+  | typeof subjects.timeline.watch
+  | typeof subjects.timeline.renewWatches
+  | typeof subjects.timeline.unwatch;
 
 export const partitionedSubjects: readonly PartitionedSubject[] = [
   subjects.timeline.read,
@@ -49,6 +52,9 @@ export const partitionedSubjects: readonly PartitionedSubject[] = [
   subjects.timeline.status,
   subjects.timeline.rebuild,
   subjects.timeline.rebuildStatus,
+  subjects.timeline.watch,
+  subjects.timeline.renewWatches,
+  subjects.timeline.unwatch,
 ];
 
 /** The NATS subject of `subject` for one partition: `feed.timeline.read` of partition 3 is `feed.timeline.p3.read`. */

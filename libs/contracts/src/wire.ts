@@ -48,6 +48,7 @@ import {
   serviceStatusSchema,
   sliceRequestSchema,
 } from './messages.js';
+import { renewWatchesReplySchema, renewWatchesRequestSchema, unwatchReplySchema, unwatchRequestSchema, watchReplySchema, watchRequestSchema } from './realtime.js';
 
 /** NATS subjects of every request/reply between the services; {@link wire} says what each carries. */
 export const subjects = {
@@ -92,6 +93,9 @@ export const subjects = {
     status: 'feed.timeline.status',
     rebuild: 'feed.timeline.rebuild',
     rebuildStatus: 'feed.timeline.rebuild-status',
+    watch: 'feed.timeline.watch',
+    renewWatches: 'feed.timeline.renew-watches',
+    unwatch: 'feed.timeline.unwatch',
   },
   fanout: {
     status: 'feed.fanout.status',
@@ -158,6 +162,9 @@ export const wire = {
   [subjects.timeline.status]: exchange(noParametersSchema, serviceStatusSchema),
   [subjects.timeline.rebuild]: exchange(noParametersSchema, rebuildStatusSchema),
   [subjects.timeline.rebuildStatus]: exchange(noParametersSchema, rebuildStatusSchema),
+  [subjects.timeline.watch]: exchange(watchRequestSchema, watchReplySchema),
+  [subjects.timeline.renewWatches]: exchange(renewWatchesRequestSchema, renewWatchesReplySchema),
+  [subjects.timeline.unwatch]: exchange(unwatchRequestSchema, unwatchReplySchema),
   [subjects.fanout.status]: exchange(noParametersSchema, serviceStatusSchema),
   [subjects.fanout.deadLetters]: exchange(noParametersSchema, deadLetterListSchema),
   [subjects.fanout.replayDeadLetters]: exchange(noParametersSchema, deadLetterReplaySchema),

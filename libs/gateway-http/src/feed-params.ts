@@ -9,6 +9,7 @@ import {
   ID_PATTERN,
   isFeedId,
   type FeedId,
+  type SortKey,
 } from '@feedmill/contracts';
 type GroupCursor = z.output<typeof groupCursorSchema>;
 import { type FeedGroups } from '@feedmill/config';
@@ -55,6 +56,27 @@ export interface PageQuery {
 
 export function parsePageQuery(query: unknown): PageQuery {
   return parseInput(pageQuerySchema, query ?? {}, 'query');
+}
+
+/** A feed read's query: a page older than `cursor`, or newer-than polling with `after`; not both. */
+export const feedReadQuerySchema = pageQuerySchema.extend({
+  after: z.string().min(1).max(1024).optional().meta({ description: 'A cursor (a page’s `newest`): read only entries newer than it, the newest `limit` of them. Not with `cursor`.' }),
+});
+
+export interface FeedReadQuery {
+  limit: number;
+  /** The page cursor as sent: an activity cursor, or a group cursor on aggregated feeds. */
+  cursor?: string;
+  after?: SortKey;
+}
+
+/** Parses a feed read's query; `after` with `cursor` is a 400 that names `after`. */
+export function parseFeedReadQuery(query: unknown): FeedReadQuery {
+  const { limit, cursor, after } = parseInput(feedReadQuerySchema, query ?? {}, 'query');
+  if (after !== undefined && cursor !== undefined) {
+    throw new FeedmillError('invalid_request', 'query.after: cannot be used with query.cursor (one reads newer entries, the other older ones)', 'query.after');
+  }
+  return { limit, cursor, after: after === undefined ? undefined : decodeCursor(after, 'query.after') };
 }
 
 /** Sort-key cursors for activity pages. */

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { newActivitySchema, subjects, TimelinePartitioning, type AddActivityRequest } from '@feedmill/contracts';
+import { FeedmillError, newActivitySchema, subjects, TimelinePartitioning, type AddActivityRequest } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { TIMELINE_PARTITIONING } from '@feedmill/runtime';
 import { activityJson, parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
-import { activityCursor, groupCursor, parsePageQuery, resolveFeed } from './feed-params.js';
+import { activityCursor, groupCursor, parseFeedReadQuery, resolveFeed } from './feed-params.js';
 import { toHttpError } from './http-errors.js';
 import { activityPageJson } from './page-json.js';
 import { callerOf } from './auth/authenticate.js';
@@ -56,16 +56,17 @@ export class HotRoutes implements OnModuleInit {
   private async read(caller: Caller, params: Params, query: unknown): Promise<string> {
     const feed = resolveFeed(this.groups, params['group']!, params['id']!);
     await this.access.requireReader(caller, feed);
-    const { limit, cursor } = parsePageQuery(query);
+    const { limit, cursor, after } = parseFeedReadQuery(query);
     if (this.groups.aggregateRuleOf(feed)) {
+      if (after !== undefined) throw new FeedmillError('invalid_request', 'query.after: aggregated feeds are read by groups, which newer-than polling does not take', 'query.after');
       const page = await this.client.request(subjects.timeline.readGroups, { feed, limit, after: groupCursor.decode(cursor) }, this.partitioning.routeOf(feed));
       return JSON.stringify({ ...page, next: groupCursor.encode(page.next) });
     }
     const before = activityCursor.decode(cursor);
     const page = this.groups.isTimeline(feed)
-      ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before }, this.partitioning.routeOf(feed))
-      : await this.client.requestPage(subjects.content.recent, { feeds: [feed], limit, before });
-    return activityPageJson(page.itemsJson, activityCursor.encode(page.next));
+      ? await this.client.requestPage(subjects.timeline.read, { feed, limit, before, after }, this.partitioning.routeOf(feed))
+      : await this.client.requestPage(subjects.content.recent, { feeds: [feed], limit, before, after });
+    return activityPageJson(page.itemsJson, activityCursor.encode(page.next), activityCursor.encode(page.newest ?? null));
   }
 
   /** The stored activity; a repeated `foreignId` returns the first one. */

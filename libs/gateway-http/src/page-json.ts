@@ -1,7 +1,12 @@
 /**
- * `{ "items": [...], "next": ... }`, the body of every activity page, framed around items
- * already written as JSON (a `WrittenPage`'s `itemsJson`) and the page's cursor as the API gives it.
+ * `{ "items": [...], "next": ..., "newest": ... }`, the body of every activity page, framed
+ * around items already written as JSON (a `WrittenPage`'s `itemsJson`) and the page's
+ * cursors as the API gives them.
  */
-export function activityPageJson(itemsJson: string, cursor: string | null): string {
-  return `{"items":[${itemsJson}],"next":${cursor === null ? 'null' : JSON.stringify(cursor)}}`;
+export function activityPageJson(itemsJson: string, cursor: string | null, newest: string | null): string {
+  return `{"items":[${itemsJson}],"next":${jsonCursor(cursor)},"newest":${jsonCursor(newest)}}`;
+}
+
+function jsonCursor(cursor: string | null): string {
+  return cursor === null ? 'null' : JSON.stringify(cursor);
 }

@@ -59,6 +59,11 @@ export class FeedClient {
     return answered(200, () => this.api.readFeed(feed as FeedId, { limit, cursor }));
   }
 
+  /** Newer-than polling: the newest `limit` entries newer than the cursor `after`. */
+  newer(feed: string, after: string, limit = 25) {
+    return answered(200, () => this.api.readNewer(feed as FeedId, after, { limit }));
+  }
+
   /** Scrolls a feed to its end with the API's cursors; fails on a page that is not 200. */
   async readAll(feed: string, limit = 25): Promise<Activity[]> {
     const items: Activity[] = [];

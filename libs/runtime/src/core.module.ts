@@ -1,8 +1,8 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { TimelinePartitioning, type FeedConfig } from '@feedmill/contracts';
-import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
-import { SERVICE_CLIENT, SUBJECT_SERVER, type ServiceClient, type SubjectServer } from '@feedmill/transport';
+import { FEED_GROUPS, FeedGroups, type RuntimeConfig } from '@feedmill/config';
+import { REALTIME_BUS, SERVICE_CLIENT, SUBJECT_SERVER, type RealtimeBus, type ServiceClient, type SubjectServer } from '@feedmill/transport';
 import { memoryStores, STORE_FACTORY, type StoreFactory } from './store-factory.js';
 
 export interface CoreOptions {
@@ -19,7 +19,43 @@ export interface CoreOptions {
   timelinePartitions?: number;
   /** Where a service answers subjects it takes on while it runs (timeline partitions). @defaultValue none */
   subjectServer?: SubjectServer;
+  /** Where stream events travel from timeline to the gateways that hold streams. @defaultValue none: no streams */
+  realtimeBus?: RealtimeBus;
+  /** How streams behave. @defaultValue {@link DEFAULT_REALTIME_OPTIONS} */
+  realtime?: Partial<RealtimeOptions>;
 }
+
+/** How realtime streams behave; the runtime config's `REALTIME_*` keys set them. */
+export interface RealtimeOptions {
+  /** How long a feed whose last stream closed keeps being followed (tier 2). @defaultValue 300,000 ms */
+  graceMs: number;
+  /** Events kept per feed for resumes. @defaultValue 256 */
+  ringSize: number;
+  /** Between heartbeat comments. @defaultValue 15,000 ms */
+  heartbeatMs: number;
+  /** Entries of the first page a stream reports changes of. @defaultValue 25 */
+  pageSize: number;
+  /** How long a gateway's watch of a feed lasts unless renewed (renewed three times per lease). @defaultValue 30,000 ms */
+  leaseMs: number;
+}
+
+export const DEFAULT_REALTIME_OPTIONS: RealtimeOptions = { graceMs: 300_000, ringSize: 256, heartbeatMs: 15_000, pageSize: 25, leaseMs: 30_000 };
+
+/** The realtime options the runtime config sets. */
+export function realtimeOptionsOf(
+  config: Pick<RuntimeConfig, 'REALTIME_GRACE_SECONDS' | 'REALTIME_RING' | 'REALTIME_HEARTBEAT_SECONDS' | 'REALTIME_PAGE_SIZE' | 'REALTIME_LEASE_SECONDS'>,
+): Partial<RealtimeOptions> {
+  return {
+    leaseMs: config.REALTIME_LEASE_SECONDS * 1000,
+    graceMs: config.REALTIME_GRACE_SECONDS * 1000,
+    ringSize: config.REALTIME_RING,
+    heartbeatMs: config.REALTIME_HEARTBEAT_SECONDS * 1000,
+    pageSize: config.REALTIME_PAGE_SIZE,
+  };
+}
+
+/** Injection token of the {@link RealtimeOptions}. */
+export const REALTIME_OPTIONS = Symbol('RealtimeOptions');
 
 /** Injection token of the {@link TimelinePartitioning} every process of a cluster shares. */
 export const TIMELINE_PARTITIONING = Symbol('TimelinePartitioning');
@@ -40,9 +76,15 @@ export class CoreModule {
       { provide: STORE_FACTORY, useValue: options.stores ?? memoryStores },
       { provide: TIMELINE_PARTITIONING, useValue: new TimelinePartitioning(options.timelinePartitions) },
       { provide: SUBJECT_SERVER, useValue: options.subjectServer ?? null },
+      { provide: REALTIME_BUS, useValue: options.realtimeBus ?? null },
+      { provide: REALTIME_OPTIONS, useValue: { ...DEFAULT_REALTIME_OPTIONS, ...options.realtime } },
       CoreShutdown,
     ];
-    return { module: CoreModule, providers, exports: [FEED_GROUPS, FEED_CONFIG_LOADER, EVENT_LOG, SERVICE_CLIENT, STORE_FACTORY, TIMELINE_PARTITIONING, SUBJECT_SERVER] };
+    return {
+      module: CoreModule,
+      providers,
+      exports: [FEED_GROUPS, FEED_CONFIG_LOADER, EVENT_LOG, SERVICE_CLIENT, STORE_FACTORY, TIMELINE_PARTITIONING, SUBJECT_SERVER, REALTIME_BUS, REALTIME_OPTIONS],
+    };
   }
 }
 
@@ -52,9 +94,11 @@ class CoreShutdown implements OnApplicationShutdown {
     @Inject(EVENT_LOG) private readonly log: EventLog | null,
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient | null,
     @Inject(STORE_FACTORY) private readonly stores: StoreFactory,
+    @Inject(REALTIME_BUS) private readonly bus: RealtimeBus | null,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    await this.bus?.close();
     await this.client?.close();
     await this.log?.close();
     await this.stores.close();

@@ -1,9 +1,9 @@
 export { SerialQueues } from './serial-queues.js';
 export { openEventLog } from './event-log-factory.js';
-export { CoreModule, FEED_CONFIG_LOADER, TIMELINE_PARTITIONING } from './core.module.js';
+export { CoreModule, FEED_CONFIG_LOADER, TIMELINE_PARTITIONING, REALTIME_OPTIONS, DEFAULT_REALTIME_OPTIONS, realtimeOptionsOf } from './core.module.js';
 export { STORE_FACTORY, memoryStores, openStores, snapshottingMemoryStores } from './store-factory.js';
 export type { StoreFactory, OpenStoresOptions } from './store-factory.js';
-export type { CoreOptions } from './core.module.js';
+export type { CoreOptions, RealtimeOptions } from './core.module.js';
 export { rootModule } from './root-module.js';
 export { ProjectedService } from './projected-service.js';
 export { runNatsService } from './nats-service.js';

@@ -3,10 +3,11 @@ import { NestFactory } from '@nestjs/core';
 import { ServerNats } from '@nestjs/microservices';
 import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
 import type { ServiceStatus } from '@feedmill/contracts';
-import { natsClient, NatsSubjectServer } from '@feedmill/transport';
+import { natsClient, natsRealtimeBus, NatsSubjectServer } from '@feedmill/transport';
 import { openEventLog } from './event-log-factory.js';
 import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
+import { realtimeOptionsOf } from './core.module.js';
 import { StatusServer } from './status-server.js';
 import { openStores } from './store-factory.js';
 
@@ -25,6 +26,8 @@ export interface NatsServiceOptions {
   callsServices: boolean;
   /** The provider whose status `/readyz` of the status port (`STATUS_PORT`) reports. */
   status: Type<ReportsStatus>;
+  /** Publishes realtime stream events over NATS (timeline). @defaultValue false */
+  publishesStreams?: boolean;
 }
 
 /** Runs one service as its own process, answering requests over NATS. */
@@ -53,6 +56,7 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
     stores,
     timelinePartitions: config.TIMELINE_PARTITIONS,
     subjectServer,
+    ...(options.publishesStreams && { realtimeBus: await natsRealtimeBus(config.NATS_URL), realtime: realtimeOptionsOf(config) }),
   });
   const app = await NestFactory.createMicroservice(module, { strategy: server, logger });
   await app.listen();

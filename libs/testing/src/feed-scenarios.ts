@@ -2,13 +2,27 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type TimelineModel } from '@feedmill/contracts';
+import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type FeedId, type TimelineModel } from '@feedmill/contracts';
+import type { FeedStream, FeedStreamEvent } from '@feedmill/client';
 import { FeedClient, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
 
 /** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
 export const SCENARIO_CAP = 5;
 
 const ids = (items: Activity[]) => items.map((a) => a.id);
+
+/** A stream's next event, or a failure naming what was awaited once `ms` pass without one. */
+async function nextEvent(stream: FeedStream, ms = 10_000): Promise<FeedStreamEvent> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no stream event in ${ms} ms`)), ms)));
+  try {
+    const next = await Promise.race([stream.next(), timeout]);
+    if (next.done) throw new Error('the stream ended');
+    return next.value;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * What a user of the HTTP API sees, whatever the deployment. `start` gets extra
@@ -133,6 +147,97 @@ export function describeFeedScenarios(
       const expected = [...posted].sort((a, b) => (a.time === b.time ? (a.id < b.id ? 1 : -1) : a.time < b.time ? 1 : -1));
       const seen = await timelineEquals(alice, () => expected);
       expect(new Set(ids(seen)).size).toBe(posted.length);
+    });
+
+    it('answers newer-than polls (`after`): the newest entries above the cursor, and says when more arrived than a page holds', async () => {
+      const [bob, dan, alice] = [feed('user', 'bob'), feed('user', 'dan'), feed('timeline', 'alice')];
+      await api.follow(alice, bob);
+      await api.follow(alice, dan);
+      const post = async (author: string, n: number) => (await api.post(author, { actor: author, verb: 'post', object: `n${n}` })).body;
+      const first = [await post(bob, 0), await post(dan, 1)];
+      await timelineEquals(alice, () => [...first].reverse());
+      for (const reader of [alice, bob]) {
+        const top = (await api.page(reader, 10)).body;
+        expect(top.newest).not.toBeNull();
+        // Nothing new yet: an empty page, nothing below it, and no newer cursor to move to.
+        expect((await api.newer(reader, top.newest!)).body).toEqual({ items: [], next: null, newest: null });
+      }
+      const polledFrom = (await api.page(alice, 10)).body.newest!;
+      const producerFrom = (await api.page(bob, 10)).body.newest!;
+      const second = [await post(bob, 2), await post(dan, 3), await post(bob, 4)];
+      await timelineEquals(alice, () => [...second].reverse().concat([...first].reverse()));
+      const fresh = (await api.newer(alice, polledFrom)).body;
+      expect(ids(fresh.items)).toEqual(ids([...second].reverse()));
+      expect(fresh.next).toBeNull();
+      expect((await api.newer(alice, fresh.newest!)).body.items).toEqual([]);
+      // A producer feed polls its own activities the same way.
+      expect(ids((await api.newer(bob, producerFrom)).body.items)).toEqual([second[2]!.id, second[0]!.id]);
+      // More arrived than one page holds (past the cap, too): the newest ones, and a cursor to read on down to the rest.
+      const third: Activity[] = [];
+      for (let i = 0; i < SCENARIO_CAP + 2; i++) third.push(await post(i % 2 ? dan : bob, 10 + i));
+      const all = [...third].reverse().concat([...second].reverse(), [...first].reverse());
+      await timelineEquals(alice, () => all);
+      const overflow = (await api.newer(alice, fresh.newest!, 3)).body;
+      expect(ids(overflow.items)).toEqual(ids(all.slice(0, 3)));
+      expect(overflow.next).not.toBeNull();
+      const below = (await api.page(alice, 25, overflow.next!)).body;
+      expect(ids(below.items.slice(0, third.length - 3))).toEqual(ids(all.slice(3, third.length)));
+      const exact = (await api.newer(alice, fresh.newest!, third.length)).body;
+      expect(ids(exact.items)).toEqual(ids(all.slice(0, third.length)));
+      expect(exact.next).toBeNull();
+      // `after` with `cursor`, or one this API did not issue: a 400 naming `after`.
+      const path = `/v1/feeds/${alice.replace(':', '/')}`;
+      expect(await api.call('GET', `${path}?after=${polledFrom}&cursor=${polledFrom}`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_request', field: 'query.after' }) });
+      expect(await api.call('GET', `${path}?after=bm90LWEtY3Vyc29y`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_cursor', field: 'query.after' }) });
+    });
+
+    it('streams the changes to a first page (added, updated, removed), resumes after Last-Event-ID, and resets from an id it does not keep', async () => {
+      const [bob, dan, alice] = [feed('user', 'bob'), feed('user', 'dan'), feed('timeline', 'alice')];
+      await api.follow(alice, bob);
+      await api.follow(alice, dan);
+      const before = (await api.post(bob, { actor: bob, verb: 'post', object: 'before' })).body;
+      await timelineEquals(alice, () => [before]);
+      const stream = api.api.stream(alice as FeedId, { reconnect: false });
+      const producer = api.api.stream(bob as FeedId, { reconnect: false });
+      try {
+        expect(await nextEvent(stream)).toMatchObject({ type: 'reset', data: { items: [before] } });
+        expect(await nextEvent(producer)).toMatchObject({ type: 'reset', data: { items: [before] } });
+        // A post of each followed feed, pushed or pulled alike.
+        for (const author of [dan, bob]) {
+          const posted = (await api.post(author, { actor: author, verb: 'post', object: `live by ${author}` })).body;
+          expect(await nextEvent(stream)).toMatchObject({ type: 'added', data: { activity: posted, cursor: expect.any(String) } });
+          if (author === bob) expect(await nextEvent(producer)).toMatchObject({ type: 'added', data: { activity: posted } });
+        }
+        const changed = (await api.call<Activity>('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/${before.id}`, { object: 'edited' })).body;
+        expect(await nextEvent(stream)).toMatchObject({ type: 'updated', data: { activity: { id: before.id, object: 'edited', updatedAt: changed.updatedAt } } });
+        expect((await api.remove(bob, before.id)).status).toBe(204);
+        expect(await nextEvent(stream)).toEqual({ id: expect.any(String), type: 'removed', data: { id: before.id } });
+      } finally {
+        stream.close();
+        producer.close();
+      }
+      // Missed while away: sent on resume, and nothing before it again.
+      const missed = (await api.post(dan, { actor: dan, verb: 'post', object: 'missed' })).body;
+      const resumed = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: stream.lastEventId });
+      try {
+        expect(await nextEvent(resumed)).toMatchObject({ type: 'added', data: { activity: missed } });
+      } finally {
+        resumed.close();
+      }
+      const stranger = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: 'not-an-id-of-this-feed-7' });
+      try {
+        const reset = await nextEvent(stranger);
+        expect(reset.type).toBe('reset');
+        expect(reset.type === 'reset' && ids(reset.data.items)).toEqual(ids((await api.page(alice, 25)).body.items));
+      } finally {
+        stranger.close();
+      }
+      // Another user's timeline is not streamed to this one; an unknown group is a 404.
+      if (tokenFor) {
+        const other = await api.call('GET', `/v1/feeds/${alice.replace(':', '/')}/stream`, undefined, { authorization: `Bearer ${await tokenFor('mallory')}` });
+        expect(other).toEqual({ status: 403, body: expect.objectContaining({ code: 'forbidden' }) });
+      }
+      expect(await api.call('GET', '/v1/feeds/shop/1/stream')).toEqual({ status: 404, body: expect.objectContaining({ code: 'unknown_group', field: 'group' }) });
     });
 
     it('shows a newly followed feed’s history, and keeps cursors stable while new posts arrive', async () => {

@@ -55,6 +55,21 @@ export class TimelineMessageController implements MessageHandlers<typeof subject
     return this.timeline.rebuildStatus();
   }
 
+  @MessagePattern(subjects.timeline.watch)
+  watch(@Payload() payload: unknown) {
+    return this.timeline.watch(parseRequest(subjects.timeline.watch, payload));
+  }
+
+  @MessagePattern(subjects.timeline.renewWatches)
+  renewWatches(@Payload() payload: unknown) {
+    return this.timeline.renewWatches(parseRequest(subjects.timeline.renewWatches, payload));
+  }
+
+  @MessagePattern(subjects.timeline.unwatch)
+  unwatch(@Payload() payload: unknown) {
+    return this.timeline.unwatch(parseRequest(subjects.timeline.unwatch, payload));
+  }
+
   @MessagePattern(subjects.timeline.status)
   status() {
     return this.timeline.status();

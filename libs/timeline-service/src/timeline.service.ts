@@ -4,6 +4,9 @@ import {
   FeedmillError,
   feedOwner,
   isReference,
+  keyOfOrder,
+  relevanceKeyOf,
+  sortKeyOf,
   partitionedSubjects,
   partitionOfDeliveries,
   partitionSubject,
@@ -12,6 +15,7 @@ import {
   type ServiceStatus,
   type TimelineItem,
   type Activity,
+  type ActivityPage,
   type EdgeBound,
   type DeliverReply,
   type DeliverRequest,
@@ -29,13 +33,16 @@ import {
   type HiddenPageRequest,
   type HideReply,
   type HideRequest,
+  type WatchReply,
+  type WatchRequest,
 } from '@feedmill/contracts';
-import type { PullPath, PullScope, TimelinePage } from '@feedmill/feed-models';
+import { newerThan, newestKeyOf, type PullPath, type PullScope } from '@feedmill/feed-models';
 import { AggregatedReads } from './aggregated-reads.js';
 import { HidingActivities, readPastHidden } from './hidden-activities.js';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
-import { FEED_CONFIG_LOADER, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
-import { allEdges, parseRequest, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type ServiceClient, type SubjectServer } from '@feedmill/transport';
+import { FEED_CONFIG_LOADER, REALTIME_OPTIONS, STORE_FACTORY, TIMELINE_PARTITIONING, type RealtimeOptions, type StoreFactory } from '@feedmill/runtime';
+import { allEdges, parseRequest, REALTIME_BUS, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type RealtimeBus, type ServiceClient, type SubjectServer } from '@feedmill/transport';
+import { RealtimeHub } from './realtime/realtime-hub.js';
 import type { TimelineStore } from '@feedmill/stores';
 import { FixedPartitions, PARTITION_OWNERSHIP, type PartitionOwnership } from './partition-ownership.js';
 import { TimelineRebuild } from './timeline-rebuild.js';
@@ -85,6 +92,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   private readonly ownership: PartitionOwnership;
   /** Where a reader's failed delivery is kept, for the reader isolation of each partition. */
   private readonly readerDeadLetters: ReaderDeadLetters;
+  /** Realtime streams of the feeds this process holds; none without a bus to publish on. */
+  private readonly realtime: RealtimeHub | undefined;
 
   constructor(
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
@@ -96,8 +105,11 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     @Optional() @Inject(TIMELINE_PARTITIONING) private readonly partitioning: TimelinePartitioning = new TimelinePartitioning(),
     @Optional() @Inject(SUBJECT_SERVER) private readonly subjectServer?: SubjectServer | null,
     @Optional() @Inject(PARTITION_OWNERSHIP) ownership?: PartitionOwnership | null,
+    @Optional() @Inject(REALTIME_BUS) bus?: RealtimeBus | null,
+    @Optional() @Inject(REALTIME_OPTIONS) realtime?: RealtimeOptions,
   ) {
     this.readerDeadLetters = new ReaderDeadLetters(log);
+    if (bus && realtime) this.realtime = this.realtimeHub(bus, log, realtime);
     // Shared (MongoDB) timelines belong to no process: every one answers every partition.
     this.ownership = ownership && !stores.sharedTimelines ? ownership : new FixedPartitions(this.partitioning.all);
     this.rebuild = new TimelineRebuild(
@@ -137,6 +149,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   async onModuleDestroy(): Promise<void> {
+    await this.realtime?.stop();
     await this.ownership.stop();
     for (const partition of [...this.held.keys()]) await this.release(partition);
     await this.rebuild.stop();
@@ -176,6 +189,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     if (!held) return;
     held.stopAnswering?.();
     this.held.delete(partition);
+    if (!this.stores.sharedTimelines) this.realtime?.forget((feed) => this.partitioning.partitionOf(feed) !== partition);
     for (const waiter of held.waiters) this.stopWaiting(held, waiter, false);
   }
 
@@ -204,7 +218,80 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
         return this.rebuild.start();
       case subjects.timeline.rebuildStatus:
         return Promise.resolve(this.rebuild.status());
+      case subjects.timeline.watch:
+        return this.watchHere(parseRequest(subject, payload));
+      case subjects.timeline.renewWatches:
+        return this.renewHere(parseRequest(subject, payload));
+      case subjects.timeline.unwatch:
+        return this.unwatchHere(parseRequest(subject, payload));
     }
+  }
+
+  /**
+   * A gateway opens a stream on a feed: answered by the process holding the feed's
+   * partition (its reads and deliveries are there), with the events the stream starts with.
+   */
+  async watch(request: WatchRequest): Promise<WatchReply> {
+    if (!this.partitioning.partitioned || this.held.has(this.partitioning.partitionOf(request.feed))) return this.watchHere(request);
+    return this.client.request(subjects.timeline.watch, request, this.partitioning.routeOf(request.feed));
+  }
+
+  /** A gateway's streams still open: each feed's watch goes on, in its partition. */
+  async renewWatches(request: { feeds: FeedId[]; watcher: string }): Promise<{ renewed: number }> {
+    if (!this.partitioning.partitioned) return this.renewHere(request);
+    const byPartition = new Map<number, FeedId[]>();
+    for (const feed of request.feeds) {
+      const partition = this.partitioning.partitionOf(feed);
+      byPartition.set(partition, [...(byPartition.get(partition) ?? []), feed]);
+    }
+    const replies = await Promise.all(
+      [...byPartition].map(([partition, feeds]) =>
+        this.held.has(partition) ? this.renewHere({ feeds, watcher: request.watcher }) : this.client.request(subjects.timeline.renewWatches, { feeds, watcher: request.watcher }, { partition }),
+      ),
+    );
+    return { renewed: replies.reduce((sum, reply) => sum + reply.renewed, 0) };
+  }
+
+  async unwatch(request: { feed: FeedId; watcher: string }): Promise<Record<string, never>> {
+    if (!this.partitioning.partitioned || this.held.has(this.partitioning.partitionOf(request.feed))) return this.unwatchHere(request);
+    return this.client.request(subjects.timeline.unwatch, request, this.partitioning.routeOf(request.feed)) as Promise<Record<string, never>>;
+  }
+
+  private async watchHere(request: WatchRequest): Promise<WatchReply> {
+    return { events: await this.hub().watch(request.feed, request.watcher, request.lastEventId) };
+  }
+
+  private async renewHere(request: { feeds: FeedId[]; watcher: string }): Promise<{ renewed: number }> {
+    return { renewed: await this.hub().renew(request.feeds, request.watcher) };
+  }
+
+  private unwatchHere(request: { feed: FeedId; watcher: string }): Promise<Record<string, never>> {
+    this.hub().unwatch(request.feed, request.watcher);
+    return Promise.resolve({});
+  }
+
+  private hub(): RealtimeHub {
+    if (!this.realtime) throw new FeedmillError('unavailable', 'realtime streams are not served by this deployment');
+    return this.realtime;
+  }
+
+  private realtimeHub(bus: RealtimeBus, log: EventLog, options: RealtimeOptions): RealtimeHub {
+    return new RealtimeHub({
+      options,
+      bus,
+      log,
+      isTimeline: (feed) => this.groups.isTimeline(feed),
+      keyOf: (feed) => (this.groups.isTimeline(feed) && this.groups.timelinePolicyOf(feed).relevancy ? relevanceKeyOf : sortKeyOf),
+      readFirstPage: (feed, limit, atLeast) =>
+        this.groups.isTimeline(feed) ? this.read({ feed, limit }) : this.client.request(subjects.content.recent, { feeds: [feed], limit, atLeast }),
+      timelinePosition: async (feed) => this.held.get(this.partitioning.partitionOf(feed))?.store.position(),
+      timelineReaches: async (feed, position, timeoutMs) => {
+        const partition = this.partitioning.partitionOf(feed);
+        if (this.held.has(partition)) await this.reachIn(partition, position, timeoutMs);
+      },
+      following: (feed) => allEdges(this.client, 'following', feed),
+      warn: (message) => this.logger.warn(message),
+    });
   }
 
   private heldPartition(partition: number): HeldPartition {
@@ -248,7 +335,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     } catch (failure) {
       reply = await held.readers.deliverReaderByReader(held.store, request, failure);
     }
-    if (reply.applied) this.reached(held, reply.position);
+    if (reply.applied) {
+      this.reached(held, reply.position);
+      this.realtime?.delivered(readersOf(request), reply.position);
+    }
     return reply;
   }
 
@@ -286,25 +376,38 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   /** A read on the plain subject: answered here when this process holds the reader's partition, else by the one that does. */
-  async read(request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
+  async read(request: ReadTimelineRequest): Promise<ActivityPage> {
     if (!this.partitioning.partitioned) return this.readIn(0, request);
     const partition = this.partitioning.partitionOf(request.feed);
     if (this.held.has(partition)) return this.readIn(partition, request);
     return this.client.request(subjects.timeline.read, request, { partition });
   }
 
-  private async readIn(partition: number, request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
+  private async readIn(partition: number, request: ReadTimelineRequest): Promise<ActivityPage> {
     return this.readPageIn(this.heldPartition(partition), request);
   }
 
-  /** The reader's page as its reader may see it: hydrated, and without what it may no longer read. */
-  private async readPageIn(held: HeldPartition, request: ReadTimelineRequest): Promise<TimelinePage<Activity>> {
+  /**
+   * The reader's page as its reader may see it: hydrated, without what it hid or may no
+   * longer read; with `after`, the newest entries above that cursor (newer-than polling).
+   */
+  private async readPageIn(held: HeldPartition, request: ReadTimelineRequest): Promise<ActivityPage> {
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
+    const keyOf = keyOfOrder(order);
     const pull: PullPath = (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope);
     // A reader who hid nothing has no set: its read costs one map lookup more.
     const hidden = await held.store.hiddenOf(request.feed);
-    const page = hidden ? await readPastHidden(held.store, request.feed, request.before, request.limit, pull, hidden) : await held.store.readPage(request.feed, request.before, request.limit, pull);
-    return { items: await this.readableBy(request.feed, await this.hydrate(page.items)), next: page.next };
+    const readStored = (before: SortKey | undefined, limit: number) => (hidden ? readPastHidden(held.store, request.feed, before, limit, pull, hidden) : held.store.readPage(request.feed, before, limit, pull));
+    if (request.after !== undefined) {
+      if (request.before !== undefined) throw new FeedmillError('invalid_request', 'after: cannot be used with before', 'after');
+      // The first page and one more entry, through the model's ordinary read: see newerThan.
+      const top = await readStored(undefined, request.limit + 1);
+      const page = newerThan(await this.readableBy(request.feed, await this.hydrate(top.items)), request.after, request.limit, keyOf);
+      return { ...page, newest: newestKeyOf(page.items, keyOf) };
+    }
+    const page = await readStored(request.before, request.limit);
+    const items = await this.readableBy(request.feed, await this.hydrate(page.items));
+    return { items, next: page.next, newest: newestKeyOf(items, keyOf) };
   }
 
   /** A page of an aggregated timeline's groups, answered by the reader's partition. */
@@ -423,7 +526,9 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     const counters = await store.counters();
     // Shared (MongoDB) stores count what their collections hold, which every partition shares: partition 0 alone reports it, so that a sum counts it once.
     if (this.stores.sharedTimelines && partition !== 0) Object.assign(counters, { timelines: 0, entries: 0 });
-    return { service: 'timeline', ready: true, position: await store.position(), counters: { ...counters, feedsQueried, readerDeadLettered: readers.deadLettered } };
+    // The streams are the process's, not a partition's: counted once, with its first partition.
+    const streams = this.realtime && partition === this.heldPartitions()[0] ? this.realtime.counters() : {};
+    return { service: 'timeline', ready: true, position: await store.position(), counters: { ...counters, ...streams, feedsQueried, readerDeadLettered: readers.deadLettered } };
   }
 
   /**
@@ -451,6 +556,14 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     // The reader's own feed brings what was addressed to it (content indexes it there).
     const feeds = [reader, ...followed];
     return recentActivities(this.client, { feeds: feeds as FeedId[], before, limit, atLeast, order, ...boundsOption(bounds) });
+  }
+}
+
+/** The readers a delivery request changes. */
+function* readersOf(request: DeliverRequest): Iterable<FeedId> {
+  for (const delivery of request.deliveries) {
+    if ('readers' in delivery) yield* delivery.readers;
+    else yield delivery.reader;
   }
 }
 

@@ -14,3 +14,5 @@ export { LinkedServiceClient, serveLink } from './linked-services.js';
 export type { MessageLink } from './linked-services.js';
 export { SUBJECT_SERVER, NatsSubjectServer, InProcessSubjectServer } from './subject-server.js';
 export type { SubjectServer, SubjectHandler } from './subject-server.js';
+export { REALTIME_BUS, InProcessRealtimeBus, NatsRealtimeBus, natsRealtimeBus, LinkedRealtimeBus, serveRealtimeLink } from './realtime-bus.js';
+export type { RealtimeBus, StreamListener } from './realtime-bus.js';

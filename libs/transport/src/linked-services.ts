@@ -57,7 +57,8 @@ export class LinkedServiceClient implements ServiceClient {
    */
   constructor(link: MessageLink) {
     this.calls = new Batches(link);
-    link.on('message', (message) => this.settle(message as Answer[]));
+    // Batches of answers are arrays; other messages on the link (a realtime bus's) are not.
+    link.on('message', (message) => Array.isArray(message) && this.settle(message as Answer[]));
   }
 
   request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>> {
@@ -108,6 +109,7 @@ export function serveLink(link: MessageLink, client: ServiceClient, ready: () =>
     }
   };
   link.on('message', (message) => {
+    if (!Array.isArray(message)) return;
     for (const call of message as Call[]) void answer(call);
   });
 }

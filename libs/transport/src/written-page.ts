@@ -13,6 +13,8 @@ export interface WrittenPage {
   itemsJson: string;
   /** Key of the last item when more may follow, else null. */
   next: string | null;
+  /** Key of the newest item, for newer-than polling; null for an empty page, undefined where the reply has none. */
+  newest?: string | null;
 }
 
 /**
@@ -33,10 +35,10 @@ export function activityJson(activity: Activity): string {
 export function writeHeldPage(page: ActivityPage): WrittenPage {
   let itemsJson = '';
   for (let i = 0; i < page.items.length; i++) itemsJson += (i === 0 ? '' : ',') + activityJson(page.items[i]!);
-  return { itemsJson, next: page.next };
+  return { itemsJson, next: page.next, newest: page.newest };
 }
 
 /** A page that arrived from elsewhere and is served once: written in one go, nothing kept. */
 export function writeArrivedPage(page: ActivityPage): WrittenPage {
-  return { itemsJson: JSON.stringify(page.items).slice(1, -1), next: page.next };
+  return { itemsJson: JSON.stringify(page.items).slice(1, -1), next: page.next, newest: page.newest };
 }

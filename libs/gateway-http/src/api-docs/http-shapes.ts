@@ -33,10 +33,14 @@ export const followerPath = feedPath.extend({
 });
 export const projectionPath = z.object({ projection: z.enum(['timeline']).meta({ description: 'The projection rebuilt on demand.' }) });
 
-/** A page of activities, newest first; `next` is the cursor of the following page. */
+/** A page of activities, newest first; `next` is the cursor of the following page, `newest` the one to poll with. */
 export const activityPageHttpSchema = z.object({
   items: z.array(activitySchema),
-  next: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null at the end.' }),
+  next: z.string().nullable().meta({
+    description:
+      'Pass as `cursor` for the next (older) page; null at the end. On a read with `after`: set when more entries newer than `after` exist than the page holds (pass it as `cursor` to read on down to them), null when the page holds them all.',
+  }),
+  newest: z.string().nullable().meta({ description: 'The cursor of the page’s newest item: pass it as `after` to poll for what is newer. Null for an empty page (poll with the cursor you had).' }),
 });
 
 /** A page of an aggregated feed's groups, newest first; a notification feed's adds its reader's counts. */

@@ -14,12 +14,14 @@ import {
   newActivitySchema,
   refSchema,
   rebuildStatusSchema,
+  streamEventSchema,
   type ErrorCode,
 } from '@feedmill/contracts';
 import { activitiesBodySchema, followsBodySchema } from '../bulk-requests.js';
-import { pageQuerySchema } from '../feed-params.js';
+import { feedReadQuerySchema, pageQuerySchema } from '../feed-params.js';
 import { followQuerySchema, unfollowQuerySchema } from '../follow-options.js';
 import { settingsBodySchema } from '../feeds.http.controller.js';
+import { streamQuerySchema } from '../streams/feed-streams.js';
 import { httpStatusOf } from '../http-errors.js';
 import {
   activityPageHttpSchema,
@@ -96,8 +98,8 @@ const paths: ZodOpenApiPathsObject = {
       tags: ['feeds'],
       summary: 'Read a feed, newest first',
       description:
-        'A timeline feed reads its merged timeline (only its owner may); a producer feed its own activities (anyone, unless it is private). A feed of an aggregated group reads groups of activities instead, and a notification feed adds `unseen` and `unread`.',
-      requestParams: { path: feedPath, query: pageQuerySchema },
+        'A timeline feed reads its merged timeline (only its owner may); a producer feed its own activities (anyone, unless it is private). A feed of an aggregated group reads groups of activities instead, and a notification feed adds `unseen` and `unread`. With `after` (newer-than polling, not on aggregated feeds): the newest `limit` entries newer than that cursor, newest first; not with `cursor`.',
+      requestParams: { path: feedPath, query: feedReadQuerySchema },
       responses: { '200': { description: 'A page of activities, or of groups for an aggregated feed.', ...json(z.union([activityPageHttpSchema, groupPageHttpSchema])) } },
     }),
   },
@@ -167,6 +169,26 @@ const paths: ZodOpenApiPathsObject = {
       },
       true,
     ),
+  },
+  '/v1/feeds/{group}/{id}/stream': {
+    get: v1({
+      operationId: 'streamFeed',
+      tags: ['feeds'],
+      summary: 'Stream the changes to a feed’s first page (Server-Sent Events)',
+      description:
+        'A `text/event-stream` of the changes to the feed’s first page: `added`, `updated`, `removed`, each with an `id:`; the first event is a `reset` holding the page (or, with `Last-Event-ID`, the events missed since that one, or a `reset` when it is no longer kept). Heartbeat comments keep idle connections open. Who may read the feed may stream it; a client that cannot send `Authorization` passes `access_token`.',
+      requestParams: {
+        path: feedPath,
+        query: streamQuerySchema,
+        header: z.object({ 'last-event-id': z.string().optional().meta({ description: 'Resume after this event.' }) }),
+      },
+      responses: {
+        '200': {
+          description: 'Events, each `id: …`, `event: <type>`, `data: <JSON>`; the data of each type is below.',
+          content: { 'text/event-stream': { schema: z.array(streamEventSchema) } },
+        },
+      },
+    }),
   },
   '/v1/feeds/{group}/{id}/activities': {
     post: v1(

@@ -79,6 +79,7 @@ describe('the OpenAPI document', () => {
     expect(readQuery.map((p: Json) => [p.name, p.schema.maximum])).toEqual([
       ['limit', 100],
       ['cursor', undefined],
+      ['after', undefined],
     ]);
   });
 

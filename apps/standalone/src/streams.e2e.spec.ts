@@ -1,0 +1,142 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { FeedId } from '@feedmill/contracts';
+import type { FeedStream, FeedStreamEvent } from '@feedmill/client';
+import { FeedClient, hs256Tokens, startStandalone, waitFor, type Deployment } from '@feedmill/harness';
+
+const secret = 'streams secret of sixteen characters or more';
+const GRACE_SECONDS = 1;
+
+async function nextEvent(stream: FeedStream, ms = 10_000): Promise<FeedStreamEvent> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no stream event in ${ms} ms`)), ms)));
+  try {
+    const next = await Promise.race([stream.next(), timeout]);
+    if (next.done) throw new Error('the stream ended');
+    return next.value;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Reads a response body as text for `ms`, then lets go of the connection. */
+async function readFor(response: Response, ms: number): Promise<string> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const chunk = await Promise.race([reader.read(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), until - Date.now()))]);
+    if (!chunk || chunk.done) break;
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  await reader.cancel();
+  return text;
+}
+
+describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
+  let deployment: Deployment;
+  let dataDir: string;
+  let api: FeedClient;
+  const tokenFor = hs256Tokens(secret);
+
+  /** The timeline service's stream counters, as /readyz shows them. */
+  const streamCounters = async () => {
+    const ready = (await (await fetch(`${deployment.baseUrl}/readyz`)).json()) as { services: Array<{ service: string; counters?: Record<string, number> }> };
+    const counters = ready.services.find((service) => service.service === 'timeline')!.counters!;
+    return { open: counters['streamFeedsOpen'], grace: counters['streamFeedsInGrace'] };
+  };
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'feedmill-streams-'));
+    deployment = await startStandalone({
+      dataDir,
+      env: { FEEDMILL_JWT_SECRET: secret, REALTIME_GRACE_SECONDS: String(GRACE_SECONDS), REALTIME_HEARTBEAT_SECONDS: '0.1', REALTIME_RING: '2' },
+    });
+    api = new FeedClient(deployment.baseUrl, tokenFor);
+  });
+  afterAll(async () => {
+    await deployment?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('takes a token from ?access_token= (an EventSource cannot send headers), and refuses none (401) or another user’s (403)', async () => {
+    const url = `${deployment.baseUrl}/v1/feeds/timeline/tok/stream`;
+    const opened = await fetch(`${url}?access_token=${await tokenFor('tok')}`);
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await readFor(opened, 300)).toMatch(/^retry: \d+\n\nid: [0-9a-f]+-0\nevent: reset\ndata: \{"items":\[\],"newest":null\}\n\n/);
+    const refused = await fetch(url);
+    expect({ status: refused.status, body: await refused.json() }).toEqual({ status: 401, body: expect.objectContaining({ code: 'unauthorized' }) });
+    const other = await fetch(`${url}?access_token=${await tokenFor('mallory')}`);
+    expect({ status: other.status, body: await other.json() }).toEqual({ status: 403, body: expect.objectContaining({ code: 'forbidden' }) });
+    const bad = await fetch(`${url}?access_token=${await tokenFor('tok')}&since=1`);
+    expect({ status: bad.status, body: await bad.json() }).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_request', field: 'query.since' }) });
+  });
+
+  it('sends heartbeat comments while nothing changes', async () => {
+    const opened = await fetch(`${deployment.baseUrl}/v1/feeds/timeline/beat/stream`, { headers: { authorization: `Bearer ${await tokenFor('beat')}` } });
+    const text = await readFor(opened, 600);
+    expect(text.split(': heartbeat\n\n').length - 1).toBeGreaterThanOrEqual(2);
+  });
+
+  it('follows a feed while a stream is open (tier 1) and for the grace period after it closed (tier 2), then lets go: a resume is then a reset', async () => {
+    const [bob, alice] = ['user:tier-bob', 'timeline:tier-alice'];
+    await api.follow(alice, bob);
+    // The streams of the tests before have closed and waited out their grace.
+    await waitFor(async () => (isDeepStrictEqual(await streamCounters(), { open: 0, grace: 0 }) ? true : undefined), { what: 'no feed followed', timeoutMs: 10_000 });
+    const stream = api.api.stream(alice as FeedId, { reconnect: false });
+    expect((await nextEvent(stream)).type).toBe('reset');
+    expect(await streamCounters()).toEqual({ open: 1, grace: 0 });
+    const live = (await api.post(bob, { actor: bob, verb: 'post', object: 'live' })).body;
+    expect(await nextEvent(stream)).toMatchObject({ type: 'added', data: { activity: live } });
+    stream.close();
+    // The closed connection lets go at once (not at its lease's end): tier 2 starts.
+    await waitFor(async () => ((await streamCounters()).grace === 1 ? true : undefined), { what: 'the feed to be in its grace period', timeoutMs: 5_000 });
+    expect((await streamCounters()).open).toBe(0);
+    const whileAway = (await api.post(bob, { actor: bob, verb: 'post', object: 'while away' })).body;
+    await waitFor(async () => ((await streamCounters()).grace === 0 ? true : undefined), { what: 'the grace period to end', timeoutMs: 10_000 });
+    const resumed = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: stream.lastEventId });
+    try {
+      const reset = await nextEvent(resumed);
+      expect(reset).toMatchObject({ type: 'reset', data: { items: [whileAway, live], newest: expect.any(String) } });
+    } finally {
+      resumed.close();
+    }
+  });
+
+  it('resets a resume from an event the ring no longer holds, and replays one it does', async () => {
+    const [bob, alice] = ['user:ring-bob', 'timeline:ring-alice'];
+    await api.follow(alice, bob);
+    const stream = api.api.stream(alice as FeedId, { reconnect: false });
+    expect((await nextEvent(stream)).type).toBe('reset');
+    const started = stream.lastEventId;
+    const posted = [];
+    for (const object of ['one', 'two', 'three']) {
+      posted.push((await api.post(bob, { actor: bob, verb: 'post', object })).body);
+      expect(await nextEvent(stream)).toMatchObject({ type: 'added', data: { activity: { object } } });
+    }
+    const afterOne = (await nextEventOf(api, alice, stream.lastEventId!.replace(/-\d+$/, '-1')))!;
+    stream.close();
+    // The ring holds two events: after the first, both others come again; from the start, a reset.
+    expect(afterOne.map((event) => event.type === 'added' && event.data.activity.object)).toEqual(['two', 'three']);
+    const fromStart = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: started });
+    try {
+      expect(await nextEvent(fromStart)).toMatchObject({ type: 'reset', data: { items: [...posted].reverse() } });
+    } finally {
+      fromStart.close();
+    }
+  });
+});
+
+/** The first events a stream resumed after `lastEventId` sends, up to two. */
+async function nextEventOf(api: FeedClient, feed: string, lastEventId: string): Promise<FeedStreamEvent[]> {
+  const stream = api.api.stream(feed as FeedId, { reconnect: false, lastEventId });
+  try {
+    return [await nextEvent(stream), await nextEvent(stream)];
+  } finally {
+    stream.close();
+  }
+}

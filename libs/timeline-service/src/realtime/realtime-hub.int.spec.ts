@@ -1,0 +1,112 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { activityStream, feedEvents, sortKeyOf, type Activity, type FeedEvent, type FeedId, type StreamEvent } from '@feedmill/contracts';
+import { FileEventLog } from '@feedmill/event-log';
+import { DEFAULT_REALTIME_OPTIONS } from '@feedmill/runtime';
+import { InProcessRealtimeBus } from '@feedmill/transport';
+import { RealtimeHub } from './realtime-hub.js';
+
+const at = (second: number): Activity => ({ id: `a${second}`, feed: 'user:bob', actor: 'bob', verb: 'post', object: `o${second}`, time: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
+
+/**
+ * The hub over a real file log and the in-process bus, with the timelines' reads played by
+ * a page the test sets: what it publishes, when it reads again, and how long it keeps a feed.
+ */
+describe('RealtimeHub', () => {
+  let dir: string;
+  let log: FileEventLog;
+  let hub: RealtimeHub;
+  let bus: InProcessRealtimeBus;
+  /** The first page each read answers, newest first. */
+  let page: Activity[];
+  let reads: number;
+  const published: StreamEvent[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'feedmill-realtime-hub-'));
+    log = await FileEventLog.open({ dir });
+    bus = new InProcessRealtimeBus();
+    page = [];
+    reads = 0;
+    published.length = 0;
+    hub = new RealtimeHub({
+      options: { ...DEFAULT_REALTIME_OPTIONS, graceMs: 150, leaseMs: 300 },
+      bus,
+      log,
+      isTimeline: (feed) => feed.startsWith('timeline:'),
+      keyOf: () => sortKeyOf,
+      readFirstPage: async () => (reads++, { items: [...page], next: null }),
+      timelinePosition: async () => log.headPosition(),
+      timelineReaches: async () => undefined,
+      following: async () => ['user:bob'],
+      warn: (message) => {
+        throw new Error(message);
+      },
+    });
+    await bus.subscribe('timeline:alice', (events) => published.push(...events));
+  });
+  afterEach(async () => {
+    await hub.stop();
+    await log.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const append = (event: FeedEvent) => log.appendToStream(activityStream('user:bob'), [feedEvents.encode(event)]);
+  const until = async (check: () => boolean, what: string) => {
+    const deadline = Date.now() + 5_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+
+  it('starts a stream with a reset, publishes what a change to a followed feed does to the page, and resumes from its ring', async () => {
+    page = [at(1)];
+    const [reset] = await hub.watch('timeline:alice', 'gateway-1', undefined);
+    expect(reset).toMatchObject({ type: 'reset', data: { items: [at(1)], newest: expect.any(String) } });
+    page = [at(2), at(1)];
+    await append({ type: 'ActivityAdded', data: { activity: at(2) } });
+    await until(() => published.length === 1, 'the added event');
+    expect(published[0]).toMatchObject({ type: 'added', data: { activity: at(2) } });
+    // A delivery without a log event of a followed feed (a job, an addressed post) reads again too.
+    page = [at(1)];
+    hub.delivered(['timeline:alice'], await log.headPosition());
+    await until(() => published.length === 2, 'the removed event');
+    expect(published[1]).toEqual({ id: expect.any(String), type: 'removed', data: { id: 'a2' } });
+    expect(await hub.watch('timeline:alice', 'gateway-1', reset!.id)).toEqual(published);
+    expect(await hub.watch('timeline:alice', 'gateway-1', published[1]!.id)).toEqual([]);
+    expect((await hub.watch('timeline:alice', 'gateway-1', 'elsewhere-3'))[0]).toMatchObject({ type: 'reset', data: { items: [at(1)] } });
+  });
+
+  it('keeps a feed while a gateway holds it (tier 1), for the grace period after (tier 2), then lets go', async () => {
+    await hub.watch('timeline:alice', 'gateway-1', undefined);
+    await hub.watch('timeline:alice', 'gateway-2', undefined);
+    hub.unwatch('timeline:alice', 'gateway-1');
+    expect(hub.counters()).toMatchObject({ streamFeedsOpen: 1, streamFeedsInGrace: 0 });
+    hub.unwatch('timeline:alice', 'gateway-2');
+    expect(hub.counters()).toMatchObject({ streamFeedsOpen: 0, streamFeedsInGrace: 1 });
+    // In its grace period it is still read again on changes.
+    const before = reads;
+    page = [at(3)];
+    await append({ type: 'ActivityAdded', data: { activity: at(3) } });
+    await until(() => published.length === 1, 'the change in the grace period');
+    expect(reads).toBe(before + 1);
+    await until(() => hub.counters().streamFeedsInGrace === 0, 'the grace period to end');
+    // Let go: a later change reads nothing.
+    await append({ type: 'ActivityAdded', data: { activity: at(4) } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reads).toBe(before + 1);
+  });
+
+  it('ends a watch whose lease is not renewed, and announces a feed renewed here anew with a reset from a new ring', async () => {
+    await hub.watch('timeline:alice', 'gateway-1', undefined);
+    await until(() => hub.counters().streamFeedsOpen === 0, 'the lease to end');
+    await until(() => hub.counters().streamFeedsInGrace === 0, 'the grace period to end');
+    page = [at(5)];
+    expect(await hub.renew(['timeline:alice' as FeedId], 'gateway-1')).toBe(1);
+    await until(() => published.length === 1, 'the announcing reset');
+    expect(published[0]).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]+-0$/), type: 'reset', data: { items: [at(5)] } });
+    expect(hub.counters()).toMatchObject({ streamFeedsOpen: 1 });
+  });
+});

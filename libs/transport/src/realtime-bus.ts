@@ -1,0 +1,155 @@
+import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { realtimeSubject, type FeedId, type StreamEvent } from '@feedmill/contracts';
+import type { MessageLink } from './linked-services.js';
+
+/** Receives the events of one feed's stream, in order, a batch at a time. */
+export type StreamListener = (events: readonly StreamEvent[]) => void;
+
+/**
+ * Where the timeline service publishes a feed's stream events and the gateway that holds
+ * the feed's open streams receives them. Nothing is kept: a listener that was not there
+ * misses the events, and resumes from the timeline's ring (`Last-Event-ID`).
+ */
+export interface RealtimeBus {
+  publish(feed: FeedId, events: readonly StreamEvent[]): void;
+  /** Listens to one feed's events until the returned function is called; resolves once events reach it. */
+  subscribe(feed: FeedId, listener: StreamListener): Promise<() => void>;
+  close(): Promise<void>;
+}
+
+/** Injection token of the {@link RealtimeBus}; null where there is none (a standalone's HTTP workers). */
+export const REALTIME_BUS = Symbol('RealtimeBus');
+
+/** Both ends in one process (the standalone): a listener is called in the publisher's turn, with the same objects. */
+export class InProcessRealtimeBus implements RealtimeBus {
+  private readonly listeners = new Map<FeedId, Set<StreamListener>>();
+
+  publish(feed: FeedId, events: readonly StreamEvent[]): void {
+    const listening = this.listeners.get(feed);
+    if (listening) for (const listener of listening) listener(events);
+  }
+
+  subscribe(feed: FeedId, listener: StreamListener): Promise<() => void> {
+    let listening = this.listeners.get(feed);
+    if (!listening) this.listeners.set(feed, (listening = new Set()));
+    listening.add(listener);
+    return Promise.resolve(() => {
+      listening.delete(listener);
+      if (listening.size === 0 && this.listeners.get(feed) === listening) this.listeners.delete(feed);
+    });
+  }
+
+  /** Feeds someone listens to now (tests check that closed streams let go). */
+  get listenedFeeds(): number {
+    return this.listeners.size;
+  }
+
+  /** How many listen to `feed`. */
+  listenersOf(feed: FeedId): number {
+    return this.listeners.get(feed)?.size ?? 0;
+  }
+
+  close(): Promise<void> {
+    this.listeners.clear();
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Over core NATS (the cluster): a feed's events are one message per batch on
+ * `feed.realtime.<group>.<id>`, JSON, and a gateway subscribes to the subjects of the feeds
+ * its clients stream. Core NATS keeps nothing, which is what a stream wants: a gateway that
+ * was away resumes from the ring.
+ */
+export class NatsRealtimeBus implements RealtimeBus {
+  private readonly encoder = new TextEncoder();
+
+  constructor(private readonly connection: NatsConnection) {}
+
+  publish(feed: FeedId, events: readonly StreamEvent[]): void {
+    this.connection.publish(realtimeSubject(feed), this.encoder.encode(JSON.stringify(events)));
+  }
+
+  async subscribe(feed: FeedId, listener: StreamListener): Promise<() => void> {
+    const subscription: Subscription = this.connection.subscribe(realtimeSubject(feed), {
+      callback: (error, message) => {
+        if (!error) listener(message.json<StreamEvent[]>());
+      },
+    });
+    // A round trip to the server: once it answers, the subscription is registered there.
+    await this.connection.flush();
+    return () => subscription.unsubscribe();
+  }
+
+  async close(): Promise<void> {
+    await this.connection.drain();
+  }
+}
+
+/** A bus over its own NATS connection. */
+export async function natsRealtimeBus(url: string): Promise<NatsRealtimeBus> {
+  return new NatsRealtimeBus(await connect({ servers: [url], name: 'feedmill-realtime' }));
+}
+
+/** What a {@link LinkedRealtimeBus} and {@link serveRealtimeLink} say to each other: objects, where service calls are arrays. */
+type RealtimeLinkMessage = { realtime: 'subscribe' | 'unsubscribe'; feed: FeedId } | { realtime: 'events'; feed: FeedId; events: readonly StreamEvent[] };
+
+function isRealtimeLinkMessage(message: unknown): message is RealtimeLinkMessage {
+  return typeof message === 'object' && message !== null && !Array.isArray(message) && 'realtime' in message;
+}
+
+/**
+ * The bus of a standalone's HTTP worker: the events of the feeds it streams come over its
+ * link from the process holding the timelines ({@link serveRealtimeLink}), which publishes
+ * nothing (the worker publishes nothing either).
+ */
+export class LinkedRealtimeBus implements RealtimeBus {
+  private readonly local = new InProcessRealtimeBus();
+
+  constructor(private readonly link: MessageLink) {
+    link.on('message', (message) => {
+      if (isRealtimeLinkMessage(message) && message.realtime === 'events') this.local.publish(message.feed, message.events);
+    });
+  }
+
+  publish(): void {
+    throw new Error('an HTTP worker publishes no stream events');
+  }
+
+  async subscribe(feed: FeedId, listener: StreamListener): Promise<() => void> {
+    const first = this.local.listenersOf(feed) === 0;
+    const unsubscribe = await this.local.subscribe(feed, listener);
+    // Sent before any call the worker makes next: the link keeps their order.
+    if (first) this.link.send({ realtime: 'subscribe', feed } satisfies RealtimeLinkMessage);
+    return () => {
+      unsubscribe();
+      if (this.local.listenersOf(feed) === 0) this.link.send({ realtime: 'unsubscribe', feed } satisfies RealtimeLinkMessage);
+    };
+  }
+
+  close(): Promise<void> {
+    return this.local.close();
+  }
+}
+
+/**
+ * Forwards the events of the feeds an HTTP worker at the other end of `link` streams, from
+ * `bus`; the returned function lets go of them all (the worker is gone).
+ */
+export function serveRealtimeLink(link: MessageLink, bus: RealtimeBus): () => void {
+  const subscriptions = new Map<FeedId, Promise<() => void>>();
+  link.on('message', (message) => {
+    if (!isRealtimeLinkMessage(message)) return;
+    if (message.realtime === 'subscribe' && !subscriptions.has(message.feed)) {
+      const feed = message.feed;
+      subscriptions.set(feed, bus.subscribe(feed, (events) => link.send({ realtime: 'events', feed, events } satisfies RealtimeLinkMessage)));
+    } else if (message.realtime === 'unsubscribe') {
+      void subscriptions.get(message.feed)?.then((unsubscribe) => unsubscribe());
+      subscriptions.delete(message.feed);
+    }
+  });
+  return () => {
+    for (const unsubscribing of subscriptions.values()) void unsubscribing.then((unsubscribe) => unsubscribe());
+    subscriptions.clear();
+  };
+}

@@ -32,6 +32,11 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[], budgetB
     const delivery = deliveries[index]!;
     if (delivery.kind === 'insert' || delivery.kind === 'remove' || delivery.kind === 'bump' || delivery.kind === 'update') {
       const payload = delivery.kind === 'remove' ? delivery.id.length : approximateBytes(delivery.activity);
+      // Most deliveries fit whole: not copied, since a catch-up sends millions.
+      if (delivery.readers.length <= MAX_READERS_PER_DELIVERY) {
+        push(delivery, payload + delivery.readers.length * 40);
+        continue;
+      }
       for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {
         const readers = delivery.readers.slice(start, start + MAX_READERS_PER_DELIVERY);
         push({ ...delivery, readers }, payload + readers.length * 40);

@@ -36,7 +36,7 @@ function random(seed: number): () => number {
 function play(seed: number, readers: readonly FeedId[]): TimelineDelivery[] {
   const chance = random(seed);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(chance() * values.length)]!;
-  const producers: FeedId[] = Array.from({ length: 8 }, (_, i) => `user:p${i}`);
+  const producers = Array.from({ length: 8 }, (_, i): FeedId => `user:p${i}`);
   const deliveries: TimelineDelivery[] = readers.map((reader) => ({ kind: 'follow', reader, target: pick(producers), recent: [], exhausted: true }));
   const posted: Activity[] = [];
   let second = 0;

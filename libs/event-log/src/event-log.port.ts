@@ -56,6 +56,11 @@ export interface SubscribeOptions {
   onError?: (error: unknown, attempt: number) => void;
   /** @defaultValue 512 */
   maxBatch?: number;
+  /**
+   * The most events per batch until the subscription has handled every event that existed
+   * when it began (a catch-up, where larger batches cost less per event). @defaultValue `maxBatch`
+   */
+  catchUpBatch?: number;
 }
 
 export interface Subscription {

@@ -15,6 +15,7 @@ export function runSubscription(
   },
 ): Subscription {
   const maxBatch = options.maxBatch ?? 512;
+  const catchUpBatch = options.catchUpBatch ?? maxBatch;
   const abort = new AbortController();
   let position = options.from ?? 0;
   let markCaughtUp!: () => void;
@@ -26,7 +27,7 @@ export function runSubscription(
     let attempt = 0;
     while (!abort.signal.aborted) {
       try {
-        const batch = await source.readAfter(position, maxBatch);
+        const batch = await source.readAfter(position, position < target ? catchUpBatch : maxBatch);
         if (abort.signal.aborted) break;
         if (batch.length === 0) {
           await source.waitForMore(position, abort.signal);

@@ -86,6 +86,14 @@ export interface FanoutJobSettings {
 export const FANOUT_JOB_SETTINGS = Symbol('FanoutJobSettings');
 export const defaultJobSettings: FanoutJobSettings = { minReaders: 5_000, stallMs: 60_000 };
 
+/**
+ * Events per batch while fan-out catches up with the log (a start, a rewind): planned and
+ * delivered together, a catch-up's posts reach timeline in requests large enough for the
+ * memory store to apply them reader by reader. Following the head, batches stay as small as
+ * the log's default.
+ */
+const CATCH_UP_BATCH = 8_192;
+
 /** Requests that only the planner answers, by name. */
 const REPLAY_DEAD_LETTERS = 'replay-dead-letters';
 /** Under the services' request timeout, so that the caller hears why. */
@@ -354,6 +362,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     this.caughtUp = false;
     const subscription = this.log.subscribeToAll({
       from: position,
+      catchUpBatch: CATCH_UP_BATCH,
       onEvents: (events) => this.turns.run('timeline', () => this.fanOut(events)),
       onError: (error, attempt) => {
         if (error instanceof TimelineMovedError) return this.rewind(error.position, term);
@@ -487,7 +496,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     const sent = await Promise.allSettled(
       (inPlace ? this.partitioning.all : this.partitionsBehind(position)).map(async (partition) => {
         const from = this.positions[partition]!;
-        const reply = await deliverInOrder(this.timelines[partition]!, chunkDeliveries(parts.get(partition) ?? []), from, inPlace ? from : position);
+        const target = this.timelines[partition]!;
+        const reply = await deliverInOrder(target, chunkDeliveries(parts.get(partition) ?? [], target.requestBudgetBytes), from, inPlace ? from : position);
         this.positions[partition] = reply.position;
         return reply;
       }),

@@ -10,7 +10,8 @@ export interface ProjectionLogger {
 
 /** Starts a service's projection, waits for it to catch up, and reports readiness. */
 export class ProjectionHost {
-  private running?: RunningProjection;
+  private running?: Promise<RunningProjection>;
+  private began = 0;
   private caughtUp = false;
 
   constructor(
@@ -23,18 +24,31 @@ export class ProjectionHost {
     return this.caughtUp;
   }
 
-  async start(): Promise<void> {
-    const started = Date.now();
-    this.running = await runProjection(this.log, this.projection, (error, attempt) =>
+  /**
+   * Starts following the log without waiting for the projection to catch up (once). Hosts
+   * begun together catch up side by side, a batch each in turn, so that the log decodes each
+   * record once for all of them and its objects die young.
+   */
+  begin(): void {
+    if (this.running) return;
+    this.began = Date.now();
+    this.running = runProjection(this.log, this.projection, (error, attempt) =>
       this.logger.error(`projection batch failed (attempt ${attempt}): ${String(error)}`),
     );
-    await this.running.caughtUp;
+    // Heard by start(); not left unhandled when the application stops before it.
+    this.running.catch(() => undefined);
+  }
+
+  /** Begins (unless {@link begin} did) and waits until the projection has caught up with the log. */
+  async start(): Promise<void> {
+    this.begin();
+    await (await this.running!).caughtUp;
     this.caughtUp = true;
-    this.logger.log(`caught up at position ${await this.projection.position()} in ${Date.now() - started} ms`);
+    this.logger.log(`caught up at position ${await this.projection.position()} in ${Date.now() - this.began} ms`);
   }
 
   async stop(): Promise<void> {
-    await this.running?.stop();
+    await (await this.running?.catch(() => undefined))?.stop();
   }
 
   async status(): Promise<{ service: string; ready: boolean; position: number }> {

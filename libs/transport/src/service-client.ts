@@ -18,6 +18,8 @@ export interface ServiceClient {
   /** A page subject's reply with its items written as JSON, where they are held if it can. */
   requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<WrittenPage>;
   close(): Promise<void>;
+  /** Requests are handed to the services in this process as objects, never encoded: their size is no transport's concern. @defaultValue false */
+  readonly handsOverObjects?: boolean;
 }
 
 /** Which timeline partition a request goes to (none: the plain subject). */
@@ -69,6 +71,8 @@ export class ProxyServiceClient implements ServiceClient {
  * checked on arrival ({@link ProxyServiceClient}, `parseRequest`).
  */
 export class InProcessServiceClient implements ServiceClient {
+  readonly handsOverObjects = true;
+
   constructor(private readonly server: InProcessServer) {}
 
   async request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>> {

@@ -1,5 +1,5 @@
 import { subjects } from '@feedmill/contracts';
-import type { DeliveryTarget, PlanLookups } from '@feedmill/feed-models';
+import { IN_PROCESS_DELIVERY_BUDGET_BYTES, type DeliveryTarget, type PlanLookups } from '@feedmill/feed-models';
 import type { FeedGroups } from '@feedmill/config';
 import { batchedRecent } from './batched-recent.js';
 import { allEdges, recentActivities } from './paged-queries.js';
@@ -28,5 +28,8 @@ export function servicePlanLookups(client: ServiceClient, groups: FeedGroups): P
 
 /** The timeline service as fan-out's delivery target: one partition of it, with a `route`. */
 export function serviceDeliveryTarget(client: ServiceClient, route?: PartitionRoute): DeliveryTarget {
-  return { deliver: (request) => client.request(subjects.timeline.deliver, request, route) };
+  return {
+    deliver: (request) => client.request(subjects.timeline.deliver, request, route),
+    ...(client.handsOverObjects && { requestBudgetBytes: IN_PROCESS_DELIVERY_BUDGET_BYTES }),
+  };
 }

@@ -3,8 +3,13 @@ import { decodeRecord, streamAndRevisionOf, streamPrefix } from './record-codec.
 
 /** Bytes of the chunks appended records are copied into: one allocation per this many, not one per record. */
 const CHUNK_BYTES = 16 * 1024 * 1024;
-/** The most records kept decoded for subscribers that have not read them yet. */
-const MOST_KEPT_DECODED = 1 << 20;
+/**
+ * The most records kept decoded for subscribers that have not read them yet. Past it, a
+ * subscriber far behind the others decodes again what it reads: holding a whole replay's
+ * decoded events (a million) for it would keep gigabytes alive and make every full
+ * collection trace them.
+ */
+const MOST_KEPT_DECODED = 1 << 16;
 
 /**
  * The committed records of a file log, in memory as the bytes they are on disk (a third of

@@ -3,18 +3,24 @@ import { approximateBytes, type TimelineDelivery } from '@feedmill/contracts';
 /** Readers per delivery of one change (insert, remove, bump, update), and the rough byte budget of one request. */
 export const MAX_READERS_PER_DELIVERY = 2_000;
 export const DELIVERY_BUDGET_BYTES = 256 * 1024;
+/**
+ * The budget of a request handed over in-process, as objects: nothing limits its size but
+ * the event-loop turn it is applied in, and a catch-up's large requests let the timeline
+ * store apply their posts reader by reader.
+ */
+export const IN_PROCESS_DELIVERY_BUDGET_BYTES = 16 * 1024 * 1024;
 
 /**
  * Splits deliveries into requests that stay well under the transport's message limit
  * (1 MiB by default on NATS), keeping their order. A delivery to many readers is split by
  * readers; sizes are estimated from the activities' text, without serializing them.
  */
-export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): TimelineDelivery[][] {
+export function chunkDeliveries(deliveries: readonly TimelineDelivery[], budgetBytes = DELIVERY_BUDGET_BYTES): TimelineDelivery[][] {
   const chunks: TimelineDelivery[][] = [];
   let current: TimelineDelivery[] = [];
   let bytes = 0;
   const push = (delivery: TimelineDelivery, size: number) => {
-    if (current.length > 0 && bytes + size > DELIVERY_BUDGET_BYTES) {
+    if (current.length > 0 && bytes + size > budgetBytes) {
       chunks.push(current);
       current = [];
       bytes = 0;
@@ -26,12 +32,17 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[]): Timeli
     const delivery = deliveries[index]!;
     if (delivery.kind === 'insert' || delivery.kind === 'remove' || delivery.kind === 'bump' || delivery.kind === 'update') {
       const payload = delivery.kind === 'remove' ? delivery.id.length : approximateBytes(delivery.activity);
+      // Most deliveries fit whole: not copied, since a catch-up sends millions.
+      if (delivery.readers.length <= MAX_READERS_PER_DELIVERY) {
+        push(delivery, payload + delivery.readers.length * 40);
+        continue;
+      }
       for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {
         const readers = delivery.readers.slice(start, start + MAX_READERS_PER_DELIVERY);
         push({ ...delivery, readers }, payload + readers.length * 40);
       }
     } else if (delivery.kind === 'follow' && delivery.recent.length > 0) {
-      for (const { piece, bytes } of splitFollow(delivery)) push(piece, bytes);
+      for (const { piece, bytes } of splitFollow(delivery, budgetBytes)) push(piece, bytes);
     } else {
       // An unfollow, or a follow with nothing to backfill (most of an import's).
       push(delivery, 100);
@@ -49,14 +60,14 @@ type FollowDelivery = Extract<TimelineDelivery, { kind: 'follow' }>;
  * and every newer piece lands above it. Applied in that order they store what the whole
  * delivery would.
  */
-function splitFollow(delivery: FollowDelivery): Array<{ piece: FollowDelivery; bytes: number }> {
+function splitFollow(delivery: FollowDelivery, budgetBytes: number): Array<{ piece: FollowDelivery; bytes: number }> {
   const sizes = delivery.recent.map(approximateBytes);
   const pieces: Array<{ piece: FollowDelivery; bytes: number }> = [];
   let end = delivery.recent.length;
   while (end > 0) {
     let start = end - 1;
     let bytes = 100 + sizes[start]!;
-    while (start > 0 && bytes + sizes[start - 1]! <= DELIVERY_BUDGET_BYTES) bytes += sizes[--start]!;
+    while (start > 0 && bytes + sizes[start - 1]! <= budgetBytes) bytes += sizes[--start]!;
     pieces.push({ piece: { ...delivery, recent: delivery.recent.slice(start, end), exhausted: pieces.length === 0 ? delivery.exhausted : true }, bytes });
     end = start;
   }

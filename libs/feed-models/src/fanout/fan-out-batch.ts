@@ -1,11 +1,16 @@
 import type { DeliverReply, DeliverRequest, PositionedEvent, TimelineDelivery } from '@feedmill/contracts';
-import { chunkDeliveries } from './delivery-chunks.js';
+import { chunkDeliveries, DELIVERY_BUDGET_BYTES } from './delivery-chunks.js';
 import { planDeliveries, type PlanLookups } from './delivery-plan.js';
 import type { FollowerIndex } from './follower-index.js';
 
 /** Where deliveries are applied: the timeline service over a transport, or a timeline store in this process. */
 export interface DeliveryTarget {
   deliver(request: DeliverRequest): Promise<DeliverReply>;
+  /**
+   * The rough size in bytes of the largest request the target takes well
+   * ({@link chunkDeliveries}). @defaultValue {@link DELIVERY_BUDGET_BYTES}, under a NATS message
+   */
+  readonly requestBudgetBytes?: number;
 }
 
 /**
@@ -37,7 +42,7 @@ export async function fanOutBatch(
   from: number,
   to: number,
 ): Promise<DeliverReply> {
-  const reply = await deliverInOrder(target, chunkDeliveries(await planDeliveries(events, followers, lookups)), from, to);
+  const reply = await deliverInOrder(target, chunkDeliveries(await planDeliveries(events, followers, lookups), target.requestBudgetBytes ?? DELIVERY_BUDGET_BYTES), from, to);
   if (reply.applied) followers.advance(events, to);
   return reply;
 }

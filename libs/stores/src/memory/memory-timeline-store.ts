@@ -20,6 +20,7 @@ import {
 import type { TimelineCounters, TimelinePolicy, TimelineStore } from '../ports.js';
 import { SnapshotMismatchError } from '../snapshots/snapshot-file.js';
 import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js';
+import { EntriesByTimeline } from './entries-by-timeline.js';
 import { readTimelineSnapshot, writeTimelineSnapshot } from './memory-timeline-snapshot.js';
 
 /** A reader's timeline as this store keeps it: its entries, and what a `cache` build needs (one object per reader). */
@@ -35,6 +36,9 @@ class Materialized extends CompactTimeline {
   readonly hybrid: HybridPolicy | undefined;
   readonly pulledEdges: PulledEdges | undefined;
   readonly reads: DecayedCount | undefined;
+  /** The run of inserts that last numbered this timeline, and its number there ({@link EntriesByTimeline}). */
+  runNumber = 0;
+  slotInRun = 0;
 
   constructor(
     readonly reader: FeedId,
@@ -55,6 +59,13 @@ class Materialized extends CompactTimeline {
 }
 
 const DEFAULT_HYBRID: HybridPolicy = Object.freeze({ readsPerPost: 1, windowMs: 3_600_000, hysteresis: 2 });
+
+/**
+ * Entries a run of consecutive inserts in one request must reach to be applied reader by
+ * reader: below it, few readers get more than one entry of the run, and grouping costs more
+ * than it saves. A catch-up's requests carry thousands of posts.
+ */
+const BY_READER_MIN_ENTRIES = 8_192;
 
 /** How often idle `cache` timelines are looked for. */
 const SWEEP_INTERVAL_MS = 10_000;
@@ -96,6 +107,9 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   /** What readers hid from their timelines, per reader; a reader who hid nothing (or showed all again) has no entry. */
   private hidden = new Map<FeedId, HiddenActivities>();
   readonly keepsHidden = true;
+  /** Large runs of inserts, grouped by reader (reused: it keeps its arrays). */
+  private readonly byReader = new EntriesByTimeline<Materialized>();
+  private runs = 0;
 
   /**
    * @param policyOf the model and sizes of a reader's group, from the feed config.
@@ -162,11 +176,65 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
 
   async deliver(request: DeliverRequest): Promise<DeliverReply> {
     if (request.after !== this.applied) return { applied: false, position: this.applied };
-    for (const delivery of request.deliveries) this.applyDelivery(delivery, request.position);
+    const { deliveries } = request;
+    for (let index = 0; index < deliveries.length; ) {
+      const { end, entries } = insertRunAt(deliveries, index);
+      if (entries >= BY_READER_MIN_ENTRIES && this.applyInsertsByReader(deliveries, index, end)) {
+        index = end;
+        continue;
+      }
+      // Not a large run of inserts, or one that must go post by post.
+      for (const last = Math.max(end, index + 1); index < last; index++) this.applyDelivery(deliveries[index]!, request.position);
+    }
     this.advanced += request.position - this.applied;
     this.applied = request.position;
     this.sweepIdleCaches();
     return { applied: true, position: this.applied };
+  }
+
+  /**
+   * Applies the inserts `deliveries[from..to)` reader by reader rather than post by post, to
+   * the same effect: each reader's timeline takes its entries in the same order, and a
+   * timeline is affected by no other reader's entries. Every activity of the run is interned
+   * first and held until the run is applied, so that no handle a later reader takes is freed
+   * by an earlier reader's trim. Returns false, having changed nothing, where the order
+   * across readers matters: a `hybrid` reader (its edge's side is decided from counts every
+   * post changes) or a `cache` being built (it holds changes back).
+   */
+  private applyInsertsByReader(deliveries: readonly TimelineDelivery[], from: number, to: number): boolean {
+    const run = ++this.runs;
+    const byReader = this.byReader;
+    const delivered: DeliveredActivity[] = [];
+    /** Timelines that an activity addressed to their reader started in this run: undone if the run goes post by post. */
+    const started: FeedId[] = [];
+    let applies = true;
+    for (let index = from; index < to && applies; index++) {
+      const delivery = deliveries[index] as InsertDelivery;
+      const one = new DeliveredActivity(this.activities, delivery.activity);
+      delivered.push(one);
+      for (const reader of delivery.readers) {
+        let timeline = this.timelines.get(reader);
+        if (!timeline) {
+          timeline = this.materializeAddressed(reader, delivery.activity);
+          if (!timeline) continue;
+          started.push(reader);
+        }
+        if (timeline.pulledEdges || timeline.held) {
+          applies = false;
+          break;
+        }
+        if (timeline.runNumber !== run) {
+          timeline.runNumber = run;
+          timeline.slotInRun = byReader.slot(timeline);
+        }
+        byReader.add(timeline.slotInRun, delivered[delivered.length - 1]!.handleFor(timeline));
+      }
+    }
+    if (applies) byReader.forEach(this.insertCounted);
+    else for (const reader of started) this.timelines.delete(reader);
+    byReader.clear();
+    for (const one of delivered) one.release();
+    return applies;
   }
 
   /** Creates no closure of its own: one capturing `delivery` would cost every delivery a context. */
@@ -556,6 +624,16 @@ function removing(id: string): (timeline: Materialized) => void {
 
 function removingFeed(feed: FeedId): (timeline: Materialized) => void {
   return (timeline) => timeline.removeFeed(feed, timeline.reader);
+}
+
+type InsertDelivery = Extract<TimelineDelivery, { kind: 'insert' }>;
+
+/** Where the run of consecutive inserts starting at `from` ends (`from` when there is none), and how many entries it holds. */
+function insertRunAt(deliveries: readonly TimelineDelivery[], from: number): { end: number; entries: number } {
+  let entries = 0;
+  let end = from;
+  while (end < deliveries.length && deliveries[end]!.kind === 'insert') entries += (deliveries[end++] as InsertDelivery).readers.length;
+  return { end, entries };
 }
 
 /** Models whose timeline exists from the first follow on; in memory they share one shape. */

@@ -3,7 +3,6 @@ import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import {
   FeedmillError,
   feedOwner,
-  isReference,
   keyOfOrder,
   relevanceKeyOf,
   sortKeyOf,
@@ -38,6 +37,7 @@ import {
 } from '@feedmill/contracts';
 import { newerThan, newestKeyOf, type PullPath, type PullScope } from '@feedmill/feed-models';
 import { AggregatedReads } from './aggregated-reads.js';
+import { hydrate } from './hydrate.js';
 import { HidingActivities, readPastHidden } from './hidden-activities.js';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { FEED_CONFIG_LOADER, REALTIME_OPTIONS, STORE_FACTORY, TIMELINE_PARTITIONING, type RealtimeOptions, type StoreFactory } from '@feedmill/runtime';
@@ -496,11 +496,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
    * Linked entries hold references: the page's activities come from content in one batched
    * query (seed 001's second round trip). One removed meanwhile is left out.
    */
-  private async hydrate(items: readonly TimelineItem[]): Promise<Activity[]> {
-    const ids = items.filter(isReference).map((item) => item.id);
-    if (ids.length === 0) return items as Activity[];
-    const found = new Map((await this.client.request(subjects.content.get, { ids })).map((a) => [a.id, a]));
-    return items.flatMap((item) => (isReference(item) ? (found.has(item.id) ? [found.get(item.id)!] : []) : [item]));
+  private hydrate(items: readonly TimelineItem[]): Promise<Activity[]> {
+    return hydrate(items, (ids) => this.client.request(subjects.content.get, { ids }));
   }
 
   /**

@@ -74,5 +74,5 @@ it('skips a model the build does not have, says why, and checks no goal it lacks
   const markdown = await readFile(join(out, 'report.md'), 'utf8');
   expect(markdown).toContain('| no-such-model | skipped |');
   expect(markdown).toContain(`| ring | ${(figures('ring').work.total.entriesWritten + figures('ring').work.total.feedsQueried).toLocaleString('en')} | 1.00× |`);
-  expect(markdown).toContain('Reproduce: `npm run bench:models -- --profile small --models ring,pull,no-such-model`');
+  expect(markdown).toContain('Reproduce: `npm run bench:models -- --profile small --models ring,pull,no-such-model --mixed-seconds 5`');
 });

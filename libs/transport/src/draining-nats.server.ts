@@ -91,8 +91,9 @@ export class DrainingNatsServer extends ServerNats {
 
   override async close(): Promise<void> {
     if (!this.stopping.aborted) {
+      const heldAtStop = this.inFlight;
       this.stopController.abort();
-      await this.drain();
+      await this.drain(heldAtStop);
     }
     await super.close();
   }
@@ -105,7 +106,7 @@ export class DrainingNatsServer extends ServerNats {
   }
 
   /** Drains the subscriptions, then waits for the requests taken, both within the grace. */
-  private async drain(): Promise<void> {
+  private async drain(heldAtStop: number): Promise<void> {
     let connection: NatsConnection;
     try {
       connection = this.unwrap<NatsConnection>();
@@ -118,6 +119,7 @@ export class DrainingNatsServer extends ServerNats {
       const draining = [...this.drainable].map((subscription) => subscription.drain().catch(() => undefined));
       this.drainable.clear();
       await Promise.race([Promise.all(draining), grace]);
+      this.logger.log(`stopped taking requests; held ${heldAtStop} at the stop, ${this.inFlight} still running`);
       const idle = this.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
       if ((await Promise.race([idle.then(() => 'idle' as const), grace])) === 'grace over') {
         this.logger.warn(`${this.inFlight} requests still running after the ${this.graceMs} ms grace period are cut off`);

@@ -1,3 +1,4 @@
+import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { JetStreamEventLog } from '@feedmill/event-log';
 import { subjects, timelinePartitionOf } from '@feedmill/contracts';
 import { freePort, readAllEvents, startApp, startNatsServer, waitFor, type NatsServerHandle, type RunningProcess } from '@feedmill/harness';
@@ -11,6 +12,9 @@ import { natsClient, type ServiceClient } from '@feedmill/transport';
  * drained, so the requests sent after the signal go to the other replica; its waits end at
  * once, so every request it took is answered, before the grace is over; and it exits as soon
  * as it has answered them. No fan-out runs, so no wait ends by itself before its timeout.
+ * The graph is the test's own responder on NATS, which holds timeline reads until told, so
+ * that the stopping replica is still up, holding reads, while the requests sent after the
+ * signal arrive.
  */
 const STREAM = 'TIMELINESHUTDOWN';
 const PARTITIONS = 2;
@@ -25,6 +29,7 @@ let nats: NatsServerHandle;
 let content: RunningProcess | undefined;
 const timelines: Array<{ process: RunningProcess; statusUrl: string }> = [];
 let client: ServiceClient;
+let graph: NatsConnection;
 
 beforeAll(async () => {
   nats = await startNatsServer();
@@ -37,6 +42,7 @@ beforeAll(async () => {
     timelines.push({ process: startApp('timeline', { ...env, STATUS_PORT: String(port), LOG_LEVEL: 'log' }, name), statusUrl: `http://127.0.0.1:${port}` });
   }
   client = natsClient(nats.url);
+  graph = await connect({ servers: nats.url });
   for (const { statusUrl, process } of timelines) {
     await waitFor(async () => ((await fetch(`${statusUrl}/readyz`).catch(() => undefined))?.status === 200 ? true : undefined), { timeoutMs: 20_000, intervalMs: 50, what: `${process.name} /readyz` });
   }
@@ -45,6 +51,7 @@ afterAll(async () => {
   for (const { process } of timelines) await process.kill();
   await content?.kill();
   await client?.close();
+  await graph?.close();
   await nats?.stop();
 });
 
@@ -61,7 +68,24 @@ it('on SIGTERM drains its partition subjects, answers every request it took with
     () => client.request(subjects.content.add, { feed: 'user:author', id: 'hidden-post', receivedAt: new Date(0).toISOString(), activity: { actor: 'author', verb: 'post', object: 'o' } }).catch(() => undefined),
     { timeoutMs: 10_000, intervalMs: 50, what: 'content to answer' },
   );
+  // A timeline read asks the graph for the reader's follows first: those asks wait here until released, then find none.
+  const noFollows = { [subjects.graph.edgeBounds]: { bounds: [] }, [subjects.graph.following]: { items: [], next: null } };
+  const heldAsks: Msg[] = [];
+  let released = false;
+  const answerAsk = (ask: Msg) => ask.respond(JSON.stringify({ id: (ask.json() as { id: string }).id, response: noFollows[ask.subject as keyof typeof noFollows], isDisposed: true }));
+  for (const subject of Object.keys(noFollows)) {
+    graph.subscribe(subject, {
+      queue: 'feedmill-graph',
+      callback: (_error, ask) => {
+        if (released) answerAsk(ask);
+        else heldAsks.push(ask);
+      },
+    });
+  }
+  await graph.flush();
+
   const sent = Date.now();
+  const heldReads = READERS.map((reader) => client.request(subjects.timeline.read, { feed: reader, limit: 5 }, route(reader)));
   const reaches = READERS.map((reader) => timed(client.request(subjects.timeline.reach, { position: 1_000_000_000, timeoutMs: REACH_WAIT_MS }, route(reader)), sent));
   const hidings = READERS.map((reader) => timed(client.request(subjects.timeline.hide, { feed: reader, id: 'hidden-post', hidden: true, time: new Date(0).toISOString() }, route(reader)), sent));
   // Both replicas have taken their share: a hiding is answered only after its append, and the replies are not yet in.
@@ -80,8 +104,14 @@ it('on SIGTERM drains its partition subjects, answers every request it took with
   const readsWhileStopping = READERS.map((reader) => client.request(subjects.timeline.hidden, { feed: reader, limit: 5 }, route(reader)));
   const reachesWhileStopping = READERS.map((reader) => timed(client.request(subjects.timeline.reach, { position: 1_000_000_000, timeoutMs: LATE_WAIT_MS }, route(reader)), sentWhileStopping));
 
-  const [reached, hidden, read, lateReached] = await Promise.all([Promise.allSettled(reaches), Promise.allSettled(hidings), Promise.allSettled(readsWhileStopping), Promise.all(reachesWhileStopping)]);
+  const lateReached = await Promise.all(reachesWhileStopping);
   for (const { afterMs } of lateReached) expect(afterMs).toBeGreaterThanOrEqual(LATE_WAIT_MS - 50);
+  // It was still up meanwhile, holding reads: its subjects were drained, not its connection closed.
+  expect(stopping.child.exitCode).toBeNull();
+  released = true;
+  heldAsks.splice(0).forEach(answerAsk);
+  const readsHeld = await Promise.allSettled(heldReads);
+  const [reached, hidden, read] = await Promise.all([Promise.allSettled(reaches), Promise.allSettled(hidings), Promise.allSettled(readsWhileStopping)]);
   const exitedAfterMs = (await exited) - signalled;
   expect(stopping.child.exitCode).toBe(0);
 
@@ -89,6 +119,7 @@ it('on SIGTERM drains its partition subjects, answers every request it took with
   expect(reached.filter((reply) => reply.status === 'rejected')).toEqual([]);
   expect(hidden.filter((reply) => reply.status === 'rejected')).toEqual([]);
   expect(read.filter((reply) => reply.status === 'rejected')).toEqual([]);
+  expect(readsHeld.filter((reply) => reply.status === 'rejected')).toEqual([]);
   const reachReplies = reached.map((reply) => (reply as PromiseFulfilledResult<Awaited<(typeof reaches)[number]>>).value);
   const hideReplies = hidden.map((reply) => (reply as PromiseFulfilledResult<Awaited<(typeof hidings)[number]>>).value);
   for (const { value } of reachReplies) expect(value.reached).toBe(false);

@@ -98,6 +98,8 @@ it('on SIGTERM drains its partition subjects, answers every request it took with
   // Once NATS has its unsubscriptions, it says how many requests it held at the signal.
   const heldAtStop = await waitFor(async () => /stopped taking requests; held (\d+) at the stop/.exec(stopping.output())?.[1], { timeoutMs: GRACE_MS, intervalMs: 5, what: 'the stopping replica to drain its subjects' });
   expect(Number(heldAtStop)).toBeGreaterThan(0);
+  const readiness = await fetch(`${timelines[0]!.statusUrl}/readyz`);
+  expect({ status: readiness.status, body: await readiness.json() }).toMatchObject({ status: 503, body: { reason: 'stopping' } });
   // Sent while it stops: the other replica answers them, on every partition. A wait the
   // stopping one took would end at once; the other's run their full time.
   const sentWhileStopping = Date.now();

@@ -4,8 +4,8 @@ import { freePort, readAllEvents, startApp, startNatsServer, waitFor, type NatsS
 import { natsClient, type ServiceClient } from '@feedmill/transport';
 
 /**
- * A service process answers Kubernetes probes on its status port, and on SIGTERM stops
- * taking work, finishes what it holds, and acknowledges only appends the log has.
+ * A service process answers Kubernetes probes on its status port, and on SIGTERM exits
+ * having answered the requests sent to it, acknowledging only appends the log has.
  */
 const STREAM = 'STATUSPORT';
 let nats: NatsServerHandle;
@@ -38,27 +38,26 @@ it('answers /healthz and /readyz with the service caught up, and 404 elsewhere',
   expect((await get('/metrics'))?.status).toBe(404);
 });
 
-it('on SIGTERM turns unready, answers the requests it holds, and acknowledges only what the log has', async () => {
+// Adds are quick: most, often all, are answered before the signal arrives. Requests held at the
+// stop, readiness while stopping, and a replica taking new requests over are shown by
+// apps/timeline/src/timeline-shutdown.e2e.spec.ts, where the stopping process is kept busy.
+it('on SIGTERM exits once it answered the adds sent before, and acknowledges only what the log has', async () => {
   const add = (i: number) =>
     client.request(subjects.content.add, { feed: 'user:a', id: `a${i}`, receivedAt: new Date(0).toISOString(), activity: { actor: 'a', verb: 'post', object: `o${i}` } });
   const first = add(0);
   const replies = Array.from({ length: 60 }, (_, i) => add(i + 1));
   await first;
+  const exited = new Promise((done) => content!.child.once('exit', done));
   content!.child.kill('SIGTERM');
-  const unready = await waitFor(async () => {
-    const readiness = await get('/readyz');
-    return readiness?.status === 503 ? readiness : undefined;
-  }, { timeoutMs: 1_000, intervalMs: 10, what: '/readyz 503 while stopping' });
-  expect(unready.body.reason).toBe('stopping');
   const settled = await Promise.allSettled(replies);
-  await new Promise((done) => content!.child.once('exit', done));
+  await exited;
   expect(content!.child.exitCode).toBe(0);
 
   const log = await JetStreamEventLog.connect({ servers: nats.url, streamName: STREAM });
   const logged = new Set((await readAllEvents(log)).map((event) => (event.data as { activity: { id: string } }).activity.id));
   await log.close();
   const acknowledged = settled.flatMap((reply, i) => (reply.status === 'fulfilled' ? [`a${i + 1}`] : []));
-  // Every request it held was answered within the grace period.
+  // Every request sent before the signal was answered.
   expect(acknowledged).toHaveLength(60);
   for (const id of acknowledged) expect(logged).toContain(id);
 });

@@ -24,9 +24,9 @@ export const runtimeConfigSchema = z.object({
    */
   STATUS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   /**
-   * Services only: on SIGTERM a service stops taking requests (it unsubscribes from NATS)
-   * and gives the requests it holds this long to finish and answer, before it closes its
-   * log and stores.
+   * Services only: on SIGTERM a service stops taking requests (it drains its NATS
+   * subscriptions) and gives the requests it holds up to this long to finish and answer,
+   * less when they finish sooner, before it closes its log and stores.
    */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
   /** Directory of the file log. */

@@ -21,7 +21,7 @@ export interface RunningProcess {
 /** Starts a built app (`apps/<app>/dist/main.js`) as its own Node process, named `name`. */
 export function startApp(app: string, env: Record<string, string>, name = app): RunningProcess {
   const child = spawn(process.execPath, [resolve(repoRoot, 'apps', app, 'dist', 'main.js')], {
-    // A short shutdown grace: test requests are quick, and every stop waits it out.
+    // A short shutdown grace: test requests are quick.
     env: { ...process.env, LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: '250', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

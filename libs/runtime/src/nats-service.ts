@@ -1,9 +1,8 @@
 import { Logger, type DynamicModule, type INestMicroservice, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ServerNats } from '@nestjs/microservices';
 import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
 import type { ServiceStatus } from '@feedmill/contracts';
-import { natsClient, natsRealtimeBus, NatsSubjectServer } from '@feedmill/transport';
+import { DrainingNatsServer, natsClient, natsRealtimeBus, NatsSubjectServer } from '@feedmill/transport';
 import { openEventLog } from './event-log-factory.js';
 import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
@@ -45,9 +44,9 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
   const client = options.callsServices ? natsClient(config.NATS_URL) : undefined;
   const stores = await openStores(config);
   const queue = `feedmill-${options.name}`;
-  // On close the server unsubscribes first, then gives the requests it holds the grace period to answer.
-  const server = new ServerNats({ servers: [config.NATS_URL], queue, gracefulShutdown: true, gracePeriod: config.SHUTDOWN_GRACE_MS });
-  const subjectServer = new NatsSubjectServer(server, queue);
+  // On close the server drains every subject it answers, then gives the requests it holds up to the grace period to answer.
+  const server = new DrainingNatsServer({ servers: [config.NATS_URL], queue, graceMs: config.SHUTDOWN_GRACE_MS });
+  const subjectServer = new NatsSubjectServer(server);
   const module = rootModule([options.feature], {
     feedConfig,
     reloadFeedConfig: () => loadFeedConfig(config.FEED_CONFIG),
@@ -67,12 +66,14 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
 }
 
 /**
- * On SIGTERM or SIGINT: readiness goes to 503, the NATS server stops taking requests and
- * lets those it holds finish (each is answered only after its append was acknowledged by the
- * log), and only then do the services stop and the log, the stores and the client close.
- * Nest's own shutdown hooks would stop the services first, while requests still arrive.
+ * On SIGTERM or SIGINT: readiness goes to 503, the NATS server drains every subject it
+ * answers (the controllers' and the timeline partitions') and lets the requests it took
+ * finish, up to the grace period (each write is answered only after its append was
+ * acknowledged by the log), and only then do the services stop and the log, the stores and
+ * the client close. Nest's own shutdown hooks would stop the services first, while requests
+ * still arrive.
  */
-function stopOnSignals(app: INestMicroservice, server: ServerNats, statusServer: StatusServer | undefined, logger: Logger): void {
+function stopOnSignals(app: INestMicroservice, server: DrainingNatsServer, statusServer: StatusServer | undefined, logger: Logger): void {
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;

@@ -109,6 +109,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     @Optional() @Inject(REALTIME_OPTIONS) realtime?: RealtimeOptions,
   ) {
     this.readerDeadLetters = new ReaderDeadLetters(log);
+    // A process that stops answers what it holds within the shutdown grace: a wait for the
+    // timelines to reach a position (a mark's or a hiding's, up to MARKS_WAIT_MS) ends now,
+    // as a timeout would, with the write already acknowledged by the log.
+    subjectServer?.stopping.addEventListener('abort', () => this.endWaits(), { once: true });
     if (bus && realtime) this.realtime = this.realtimeHub(bus, log, realtime);
     // Shared (MongoDB) timelines belong to no process: every one answers every partition.
     this.ownership = ownership && !stores.sharedTimelines ? ownership : new FixedPartitions(this.partitioning.all);
@@ -361,8 +365,13 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
       waiter = { position, resolve, timer: setTimeout(() => this.stopWaiting(held, waiter, false), timeoutMs) };
       held.waiters.add(waiter);
     });
-    if ((await held.store.position()) >= position) this.stopWaiting(held, waiter, true);
+    if (this.subjectServer?.stopping.aborted) this.stopWaiting(held, waiter, false);
+    else if ((await held.store.position()) >= position) this.stopWaiting(held, waiter, true);
     return { reached: await reached, position: await held.store.position() };
+  }
+
+  private endWaits(): void {
+    for (const held of this.held.values()) for (const waiter of held.waiters) this.stopWaiting(held, waiter, false);
   }
 
   private reached(held: HeldPartition, position: number): void {

@@ -12,6 +12,8 @@ export { activityJson, writeHeldPage, writeArrivedPage } from './written-page.js
 export type { PageSubject, WrittenPage } from './written-page.js';
 export { LinkedServiceClient, serveLink } from './linked-services.js';
 export type { MessageLink } from './linked-services.js';
+export { DrainingNatsServer } from './draining-nats.server.js';
+export type { DrainingNatsServerOptions, ServerSubscription } from './draining-nats.server.js';
 export { SUBJECT_SERVER, NatsSubjectServer, InProcessSubjectServer } from './subject-server.js';
 export type { SubjectServer, SubjectHandler } from './subject-server.js';
 export { REALTIME_BUS, InProcessRealtimeBus, NatsRealtimeBus, natsRealtimeBus, LinkedRealtimeBus, serveRealtimeLink } from './realtime-bus.js';

@@ -1,10 +1,9 @@
 import { Logger } from '@nestjs/common';
-import type { ServerNats } from '@nestjs/microservices';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { throwError } from 'rxjs';
 import { FeedmillError } from '@feedmill/contracts';
 import { WrongExpectedVersionError } from '@feedmill/event-log';
 import { toErrorBody } from './error-body.js';
+import type { DrainingNatsServer } from './draining-nats.server.js';
 import type { InProcessServer } from './in-process.server.js';
 
 /** Answers a request arriving on a subject: the payload as it arrives, the reply to send. */
@@ -18,6 +17,12 @@ export type SubjectHandler = (payload: unknown) => Promise<unknown>;
 export interface SubjectServer {
   /** Answers `subject` with `handler` until the handle is stopped; resolves once requests reach it. */
   answer(subject: string, handler: SubjectHandler): Promise<{ stop(): void }>;
+  /**
+   * Aborted when the process starts to stop: the server takes no more requests and gives
+   * those it holds the shutdown grace, so a handler's waits should end now and it answer
+   * with what it has.
+   */
+  readonly stopping: AbortSignal;
 }
 
 export const SUBJECT_SERVER = Symbol('SubjectServer');
@@ -37,18 +42,22 @@ function asMessageHandler(handler: SubjectHandler) {
 }
 
 /**
- * Over the Nest NATS server a service listens with: subscribes on its connection in the
- * service's queue group (so that replicas that all answer a subject share its requests), and
- * hands messages to Nest's own handling, which speaks the callers' wire format.
+ * Over the NATS server a service listens with: subscribes on its connection in the service's
+ * queue group (so that replicas that all answer a subject share its requests), and hands
+ * messages to Nest's own handling, which speaks the callers' wire format. The server drains
+ * these subscriptions with its own when it stops.
  */
 export class NatsSubjectServer implements SubjectServer {
   private listening!: () => void;
   private readonly listened = new Promise<void>((resolve) => (this.listening = resolve));
 
   constructor(
-    private readonly server: ServerNats,
-    private readonly queue: string,
+    private readonly server: DrainingNatsServer,
   ) {}
+
+  get stopping(): AbortSignal {
+    return this.server.stopping;
+  }
 
   /** Call once the server listens: subjects asked for before then are answered from that moment. */
   listens(): void {
@@ -58,15 +67,17 @@ export class NatsSubjectServer implements SubjectServer {
   async answer(subject: string, handler: SubjectHandler): Promise<{ stop(): void }> {
     await this.listened;
     this.server.addHandler(subject, asMessageHandler(handler));
-    const connection = this.server.unwrap<NatsConnection>();
-    const subscription = connection.subscribe(subject, { queue: this.queue, callback: this.server.getMessageHandler(subject).bind(this.server) });
-    await connection.flush();
-    return { stop: () => subscription.unsubscribe() };
+    const subscription = this.server.subscribe(subject);
+    await this.server.flush();
+    return subscription;
   }
 }
 
 /** Over the standalone's {@link InProcessServer}: the handler is called as a controller's would be. */
 export class InProcessSubjectServer implements SubjectServer {
+  /** The standalone stops its HTTP side first: nothing arrives here while it stops. */
+  readonly stopping = new AbortController().signal;
+
   constructor(private readonly server: InProcessServer) {}
 
   async answer(subject: string, handler: SubjectHandler): Promise<{ stop(): void }> {

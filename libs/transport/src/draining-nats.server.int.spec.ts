@@ -1,0 +1,87 @@
+import { ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom, timeout } from 'rxjs';
+import { startNatsServer, type NatsServerHandle } from '@feedmill/harness';
+import { DrainingNatsServer } from './draining-nats.server.js';
+
+/**
+ * The server a service listens with, on a real nats-server, as it stops: it drains its
+ * subjects (Nest's and those added later alike), answers what it took, and waits for that
+ * only as long as it runs, never past the grace.
+ */
+const GRACE_MS = 1_500;
+let nats: NatsServerHandle;
+let client: ClientProxy;
+beforeAll(async () => {
+  nats = await startNatsServer();
+  client = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [nats.url] } });
+  await client.connect();
+});
+afterAll(async () => {
+  await client?.close();
+  await nats?.stop();
+});
+
+/** A server answering `fixed` (as a `@MessagePattern` would) and `added` (as a partition's subject), each once `release` is called. */
+async function gatedServer(queue: string): Promise<{ server: DrainingNatsServer; release: () => void; added: { stop(): void } }> {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const server = new DrainingNatsServer({ servers: [nats.url], queue, graceMs: GRACE_MS });
+  server.addHandler('fixed', async () => gate.then(() => 'fixed answered'));
+  await new Promise<void>((resolve, reject) => void server.listen((error?: unknown) => (error ? reject(error as Error) : resolve())));
+  server.addHandler('added', async () => gate.then(() => 'added answered'));
+  const added = server.subscribe('added');
+  await server.flush();
+  return { server, release, added };
+}
+
+const ask = (subject: string, timeoutMs = 5_000) => firstValueFrom(client.send<string>(subject, {}).pipe(timeout(timeoutMs)));
+
+it('drains every subject at once, answers what it took, and closes as soon as it has', async () => {
+  const { server, release } = await gatedServer('drains');
+  const taken = [ask('fixed'), ask('added')];
+  await new Promise((settle) => setTimeout(settle, 100));
+  expect(server.requestsInFlight).toBe(2);
+
+  const started = Date.now();
+  const closed = server.close();
+  expect(server.stopping.aborted).toBe(true);
+  await new Promise((settle) => setTimeout(settle, 100));
+  // Neither subject takes a request any more: NATS says no one answers.
+  await expect(ask('fixed')).rejects.toThrow(/no subscribers|Empty response/i);
+  await expect(ask('added')).rejects.toThrow(/no subscribers|Empty response/i);
+  // Nor does it subscribe anything new.
+  server.subscribe('late').stop();
+
+  release();
+  expect(await Promise.all(taken)).toEqual(['fixed answered', 'added answered']);
+  await closed;
+  expect(Date.now() - started).toBeLessThan(GRACE_MS);
+});
+
+it('closes at once with nothing in flight, and after the grace with a request that does not finish', async () => {
+  const idle = await gatedServer('idle');
+  let started = Date.now();
+  await idle.server.close();
+  expect(Date.now() - started).toBeLessThan(GRACE_MS / 2);
+
+  const stuck = await gatedServer('stuck');
+  const cutOff = ask('fixed', GRACE_MS + 500).catch((error: unknown) => error);
+  await new Promise((settle) => setTimeout(settle, 100));
+  started = Date.now();
+  await stuck.server.close();
+  expect(Date.now() - started).toBeGreaterThanOrEqual(GRACE_MS - 20);
+  expect(stuck.server.requestsInFlight).toBe(1);
+  stuck.release();
+  // Its connection closed under it: the caller gets no answer.
+  expect(await cutOff).toBeInstanceOf(Error);
+});
+
+it('lets a subscription added later be stopped before the server stops', async () => {
+  const { server, added, release } = await gatedServer('stops');
+  release();
+  expect(await ask('added')).toBe('added answered');
+  added.stop();
+  await server.flush();
+  await expect(ask('added')).rejects.toThrow(/no subscribers|Empty response/i);
+  await server.close();
+});

@@ -43,7 +43,8 @@ export class AggregatedReads {
   /**
    * Records a marking as a `NotificationsMarked` event, each group up to its newest key as
    * the reader sees it now (all of them up to the newest), and answers the counts once the
-   * reader's timeline has applied it. An id that names none of the reader's groups is refused,
+   * reader's timeline has applied it (`unavailable`, retryable, when it has not within the
+   * wait: the marking is written and applies later). An id that names none of the reader's groups is refused,
    * and nothing is written. A reader with no groups marks nothing.
    */
   async mark(request: MarkRequest): Promise<MarkReply> {
@@ -63,7 +64,8 @@ export class AggregatedReads {
     let position = 0;
     if (event) {
       ({ position } = await this.log.appendToStream(streamOf(event), [feedEvents.encode(event)]));
-      await this.reach(position);
+      // Counts read before the timeline applied the marking would answer it undone.
+      if (!(await this.reach(position)).reached) throw new FeedmillError('unavailable', `the reader's timeline has not applied position ${position} yet: read the groups again`);
     }
     return { ...countsOf(all, await this.store.notificationMarks(request.feed)), position };
   }

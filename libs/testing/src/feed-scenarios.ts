@@ -570,6 +570,12 @@ export function describeFeedScenarios(
       const grown = await groupsShow(reader, 'like post:1 2, comment post:1 1');
       expect(grown).toMatchObject({ unseen: 1, unread: 1 });
       expect(grown.items.map((g) => [g.seen, g.read])).toEqual([[false, false], [true, true]]);
+      // A new group whose activity carries an older time (a backdated post) is new too.
+      expect(await api.api.markRead(reader as Activity['feed'], { all: true })).toEqual({ unseen: 0, unread: 0 });
+      await api.post(bob, { actor: 'bob', verb: 'share', object: 'post:0', time: at(0) });
+      const backdated = await groupsShow(reader, 'like post:1 2, comment post:1 1, share post:0 1');
+      expect(backdated).toMatchObject({ unseen: 1, unread: 1 });
+      expect(backdated.items.map((g) => g.seen)).toEqual([true, true, false]);
     });
 
     it('hides an activity from its reader’s own timeline on every page and cursor, lists what is hidden, shows it again, and refuses bad hiding writing nothing', async () => {

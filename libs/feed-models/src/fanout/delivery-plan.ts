@@ -143,8 +143,8 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
         break;
       }
       case 'NotificationsMarked': {
-        const { feed, mark, all, groups } = event.data;
-        deliveries.push({ kind: 'mark', reader: feed, mark, ...(all !== undefined && { all }), ...(groups !== undefined && { groups }), eventPosition });
+        const { feed, mark, all, allAt, groups } = event.data;
+        deliveries.push({ kind: 'mark', reader: feed, mark, ...(all !== undefined && { all }), ...(allAt !== undefined && { allAt }), ...(groups !== undefined && { groups }), eventPosition });
         break;
       }
       case 'ActivityHidden':

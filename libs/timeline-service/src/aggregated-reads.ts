@@ -85,8 +85,9 @@ export class AggregatedReads {
     const { items } = await this.readPage({ feed, limit: Math.min(this.groups.capOf(feed), MAX_GROUPED_ACTIVITIES) });
     const keyOf = keyOfOrder(this.groups.timelinePolicyOf(feed).relevancy ? 'relevance' : 'time');
     if (!this.groups.isNotificationFeed(feed) || items.length === 0) return groupActivities(items, rule, keyOf);
-    // Marks compare log positions, which content keeps (the timeline holds activities, not where the log recorded them).
-    const { positions } = await this.client.request(subjects.content.positions, { ids: items.map((activity) => activity.id) });
+    // Marks compare log positions, which content keeps (the timeline holds activities, not
+    // where the log recorded them); content answers once it has applied what the timeline has.
+    const { positions } = await this.client.request(subjects.content.positions, { ids: items.map((activity) => activity.id), atLeast: await this.store.position() });
     return groupActivities(items, rule, keyOf, (_activity, index) => positions[index] ?? undefined);
   }
 }

@@ -49,6 +49,13 @@ describe('event codec', () => {
     expect(() => feedEvents.decode({ type: 'ActivityAdded', data: {}, metadata: { v: 2 } })).toThrow(UnknownEventVersionError);
   });
 
+  it('reads markings recorded by sort key and those recorded by log position, and refuses one that marks nothing', () => {
+    const base = { feed: 'alerts:ann', mark: 'seen', time: 't' };
+    expect(feedEvents.decode({ type: 'NotificationsMarked', data: { ...base, all: 'k', groups: [{ id: 'g', upTo: 'k' }] } })?.data).toMatchObject({ all: 'k', groups: [{ id: 'g', upTo: 'k' }] });
+    expect(feedEvents.decode({ type: 'NotificationsMarked', data: { ...base, allAt: 7, groups: [{ id: 'g', at: 6 }] } })?.data).toMatchObject({ allAt: 7, groups: [{ id: 'g', at: 6 }] });
+    expect(() => feedEvents.decode({ type: 'NotificationsMarked', data: { ...base, groups: [{ id: 'g' }] } })).toThrow(/neither a key nor a position/);
+  });
+
   it('refuses a stored event that does not have its type’s shape or a version that is not one', () => {
     expect(() => feedEvents.decode({ type: 'FeedFollowed', data: { follower: 'timeline:a' } })).toThrow(MalformedEventError);
     expect(() => feedEvents.decode({ type: 'ActivityRemoved', data: { id: 'x', feed: 'not a feed', time: 't' } })).toThrow(/feed/);

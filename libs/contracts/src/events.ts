@@ -31,9 +31,14 @@ const activityUpdatedData = z
 
 /**
  * A reader of a notification feed marked groups seen or read (`read` marks seen too): every
- * group whose newest activity's key is at or below `all`, and each group of `groups` up to
- * `upTo`, its newest key when it was marked. Keys, not groups' states, so that a replay
- * marks the same whatever the timeline held then, and a group that grows is new again.
+ * group all of whose activities were recorded in the log at or before position `allAt`, and
+ * each group of `groups` up to `at`, the position of its newest-recorded activity when it
+ * was marked. Log positions, not groups' states, so that a replay marks the same whatever
+ * the timeline held then, and a group that grows is new again, even by an activity whose
+ * `time` is older (a backdated post or an import).
+ *
+ * Markings recorded before positions were, carry sort keys instead (`all`, `upTo`: a
+ * group's newest activity's key); they keep that meaning on replay.
  */
 const notificationsMarkedData = z
   .strictObject({
@@ -41,12 +46,17 @@ const notificationsMarkedData = z
     mark: z.enum(['seen', 'read']),
     time: z.string(),
     all: z.string().min(1).max(300).optional(),
+    allAt: z.number().int().min(0).optional(),
     groups: z
-      .array(z.strictObject({ id: z.string().min(1).max(64), upTo: z.string().min(1).max(300) }))
+      .array(
+        z
+          .strictObject({ id: z.string().min(1).max(64), upTo: z.string().min(1).max(300).optional(), at: z.number().int().min(0).optional() })
+          .refine((group) => group.upTo !== undefined || group.at !== undefined, { message: 'marks the group up to neither a key nor a position' }),
+      )
       .max(1000)
       .optional(),
   })
-  .refine((data) => data.all !== undefined || (data.groups !== undefined && data.groups.length > 0), { message: 'marks neither all groups nor some' });
+  .refine((data) => data.all !== undefined || data.allAt !== undefined || (data.groups !== undefined && data.groups.length > 0), { message: 'marks neither all groups nor some' });
 
 /**
  * A reader hid an activity from its own timeline (`feed`, a timeline feed), or showed it

@@ -313,7 +313,8 @@ export const timelineDeliverySchema = z.discriminatedUnion('kind', [
     reader: feedIdSchema,
     mark: z.enum(['seen', 'read']),
     all: sortKeySchema.optional(),
-    groups: z.array(z.strictObject({ id: z.string().min(1).max(64), upTo: sortKeySchema })).optional(),
+    allAt: z.number().int().min(0).optional(),
+    groups: z.array(z.strictObject({ id: z.string().min(1).max(64), upTo: sortKeySchema.optional(), at: z.number().int().min(0).optional() })).optional(),
     eventPosition: eventPositionSchema,
   }),
   /** A reader hid an activity from its timeline (an `ActivityHidden`), at `time`. */

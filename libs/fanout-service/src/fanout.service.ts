@@ -4,6 +4,7 @@ import {
   DEAD_LETTER_STREAM,
   deadLetterEvents,
   decodeFeedEvents,
+  hiddenStream,
   isTransientFailure,
   openDeadLetters,
   splitDeliveriesByPartition,
@@ -13,6 +14,8 @@ import {
   type DeadLetterEvent,
   type DeadLetterList,
   type DeadLetterReplay,
+  type FeedEvent,
+  type FeedId,
   type PositionedEvent,
   type ServiceStatus,
   type TimelineDelivery,
@@ -300,6 +303,15 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     return this.replayHere();
   }
 
+  /** The reader's last hiding or showing of `id`, as its stream of the log holds them. */
+  private async lastHiding(reader: FeedId, id: string): Promise<FeedEvent | undefined> {
+    let last: FeedEvent | undefined;
+    for (const { event } of decodeFeedEvents(await this.log.readStream(hiddenStream(reader)))) {
+      if ((event.type === 'ActivityHidden' || event.type === 'ActivityShown') && event.data.id === id) last = event;
+    }
+    return last;
+  }
+
   private replayHere(): Promise<DeadLetterReplay> {
     return this.turns.run('timeline', async () => {
       let replayed = 0;
@@ -311,7 +323,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
           await this.followerIndexAt(this.delivered);
           const head = await this.log.headPosition();
           const deliveries: TimelineDelivery[] = [];
-          for (const decoded of decodeFeedEvents([event])) deliveries.push(...(await replanAsOfNow(decoded, head, this.followers, this.lookups)));
+          for (const decoded of decodeFeedEvents([event])) deliveries.push(...(await replanAsOfNow(decoded, head, this.followers, this.lookups, (reader, id) => this.lastHiding(reader, id))));
           // One reader's letter (timeline delivered the event to every other reader) is replayed for that reader alone.
           const replaying = letter.reader ? (deliveriesByReader(deliveries).get(letter.reader) ?? []) : deliveries;
           await this.send(replaying, this.delivered);

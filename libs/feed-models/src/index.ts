@@ -21,6 +21,7 @@ export {
 export type { FollowEdgeCommand, FollowManyCommand, FollowEdgeEvent, FollowRequestEvent, EdgeState } from './aggregates/follow-edge.js';
 export { streamOf } from './aggregates/streams.js';
 export { planDeliveries, replanAsOfNow } from './fanout/delivery-plan.js';
+export type { LastHiding } from './fanout/delivery-plan.js';
 export { deliveriesByReader } from './fanout/deliveries-by-reader.js';
 export type { PlanLookups } from './fanout/delivery-plan.js';
 export { FollowerIndex } from './fanout/follower-index.js';

@@ -85,6 +85,21 @@ export const activityCursor = {
   encode: (key: string | null) => (key === null ? null : encodeCursor(key)),
 };
 
+/**
+ * Cursors for slice pages: an activity cursor, or a time boundary (`time|`, no id) where a
+ * page stopped among activities the caller may not read, so that it names none of them.
+ */
+export const sliceCursor = {
+  decode(cursor: string | undefined): SortKey | undefined {
+    if (cursor === undefined) return undefined;
+    const key = Buffer.from(cursor, 'base64url').toString('utf8');
+    return TIME_BOUNDARY_PATTERN.test(key) ? key : decodeCursor(cursor, 'query.cursor');
+  },
+  encode: (key: SortKey | null) => (key === null ? null : encodeCursor(key)),
+};
+
+const TIME_BOUNDARY_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|$/;
+
 /** Cursors for pages of groups: where the last group stands (its newest activity's key) and its id. */
 export const groupCursor = {
   decode(cursor: string | undefined): GroupCursor | undefined {

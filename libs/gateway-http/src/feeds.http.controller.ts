@@ -106,7 +106,7 @@ export class FeedsHttpController {
   }
 
   private async mark(caller: Caller, group: string, id: string, body: unknown, mark: 'seen' | 'read'): Promise<Omit<MarkReply, 'position'>> {
-    const feed = resolveFeed(this.groups, group, id, 'timeline');
+    const feed = resolveFeed(this.groups, group, id);
     if (!this.groups.isNotificationFeed(feed)) throw new FeedmillError('invalid_request', `${group} feeds are not notification feeds: they keep no seen or read marks`, 'group');
     requireOwner(caller, feed, `mark ${mark}`);
     const marking = parseInput(markBodySchema, body ?? {}, 'body');

@@ -559,6 +559,8 @@ export function describeFeedScenarios(
       }
       const notNotifications = await api.call('POST', `/v1/feeds/digest/${reader.split(':')[1]}/seen`, { all: true });
       expect(notNotifications).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'group' } });
+      const producerFeed = await api.call('POST', `/v1/feeds/${bob.replace(':', '/')}/seen`, { all: true });
+      expect(producerFeed).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'group' } });
       expect(await groupsOf(reader)).toMatchObject({ unseen: 1, unread: 2 });
       // Through the typed client too.
       expect(await api.api.markRead(reader as Activity['feed'], { all: true })).toEqual({ unseen: 0, unread: 0 });
@@ -568,6 +570,12 @@ export function describeFeedScenarios(
       const grown = await groupsShow(reader, 'like post:1 2, comment post:1 1');
       expect(grown).toMatchObject({ unseen: 1, unread: 1 });
       expect(grown.items.map((g) => [g.seen, g.read])).toEqual([[false, false], [true, true]]);
+      // A new group whose activity carries an older time (a backdated post) is new too.
+      expect(await api.api.markRead(reader as Activity['feed'], { all: true })).toEqual({ unseen: 0, unread: 0 });
+      await api.post(bob, { actor: 'bob', verb: 'share', object: 'post:0', time: at(0) });
+      const backdated = await groupsShow(reader, 'like post:1 2, comment post:1 1, share post:0 1');
+      expect(backdated).toMatchObject({ unseen: 1, unread: 1 });
+      expect(backdated.items.map((g) => g.seen)).toEqual([true, true, false]);
     });
 
     it('hides an activity from its reader’s own timeline on every page and cursor, lists what is hidden, shows it again, and refuses bad hiding writing nothing', async () => {
@@ -600,9 +608,14 @@ export function describeFeedScenarios(
       expect(listed).toEqual([oldest.id, middle.id, newest.id]);
       const firstList = await api.call<{ items: unknown[]; next: string | null }>('GET', `${alicePath}?limit=2`);
       expect({ status: firstList.status, count: firstList.body.items.length, more: firstList.body.next !== null }).toEqual({ status: 200, count: 2, more: true });
+      // An activity of a private feed alice does not follow is not found, as an unknown one is.
+      const dan = feed('user', 'dan');
+      expect((await api.call('PUT', `/v1/feeds/${dan.replace(':', '/')}/settings`, { private: true })).status).toBe(200);
+      const secret = (await api.post(dan, { actor: 'dan', verb: 'post', object: 'secret', time: at(100) })).body;
       // Refused, writing nothing.
       const refused: Array<[string, string, string, number, string, string]> = [
         ['unknown activity', 'PUT', `${alicePath}/no-such-activity`, 404, 'activity_not_found', 'activityId'],
+        ['an activity alice may not read', 'PUT', `${alicePath}/${secret.id}`, 404, 'activity_not_found', 'activityId'],
         ['a producer feed', 'PUT', `/v1/feeds/${bob.replace(':', '/')}/hidden/${middle.id}`, 400, 'invalid_request', 'group'],
         ['an unknown group', 'PUT', `/v1/feeds/nope/x/hidden/${middle.id}`, 404, 'unknown_group', 'group'],
         ['a malformed id', 'PUT', `${alicePath}/b%20d`, 400, 'invalid_request', 'activityId'],

@@ -1,8 +1,9 @@
-import { FeedmillError, feedEvents, keyOfOrder, type Activity, type AggregateRule, type FeedId, type GroupPage, type MarkReply, type MarkRequest, type NotificationsMarked, type ReadGroupsRequest, type ReadTimelineRequest } from '@feedmill/contracts';
+import { FeedmillError, feedEvents, keyOfOrder, subjects, type Activity, type AggregateRule, type FeedId, type GroupPage, type MarkReply, type MarkRequest, type NotificationsMarked, type ReadGroupsRequest, type ReadTimelineRequest } from '@feedmill/contracts';
 import { groupActivities, pageOfGroups, streamOf, type ActivityGroup, type NotificationMarks, type TimelinePage } from '@feedmill/feed-models';
 import type { FeedGroups } from '@feedmill/config';
 import type { EventLog } from '@feedmill/event-log';
 import type { TimelineStore } from '@feedmill/stores';
+import type { ServiceClient } from '@feedmill/transport';
 
 /**
  * The most activities a read groups: a reader's newest `cap` activities, and no more than
@@ -30,6 +31,7 @@ export class AggregatedReads {
     private readonly store: TimelineStore,
     private readonly readPage: (request: ReadTimelineRequest) => Promise<TimelinePage<Activity>>,
     private readonly reach: (position: number) => Promise<{ reached: boolean }>,
+    private readonly client: ServiceClient,
   ) {}
 
   async page(request: ReadGroupsRequest): Promise<GroupPage> {
@@ -41,9 +43,11 @@ export class AggregatedReads {
   }
 
   /**
-   * Records a marking as a `NotificationsMarked` event, each group up to its newest key as
-   * the reader sees it now (all of them up to the newest), and answers the counts once the
-   * reader's timeline has applied it. An id that names none of the reader's groups is refused,
+   * Records a marking as a `NotificationsMarked` event, each group up to the log position of
+   * its newest-recorded activity as the reader sees it now (all of them up to the highest),
+   * so that an activity recorded later is new whatever its `time`, and answers the counts once the
+   * reader's timeline has applied it (`unavailable`, retryable, when it has not within the
+   * wait: the marking is written and applies later). An id that names none of the reader's groups is refused,
    * and nothing is written. A reader with no groups marks nothing.
    */
   async mark(request: MarkRequest): Promise<MarkReply> {
@@ -52,18 +56,21 @@ export class AggregatedReads {
     let event: NotificationsMarked | undefined;
     const base = { feed: request.feed, mark: request.mark, time: request.time };
     if (request.all) {
-      if (all.length > 0) event = { type: 'NotificationsMarked', data: { ...base, all: all.reduce((newest, group) => (group.key > newest ? group.key : newest), all[0]!.key) } };
+      const positions = all.flatMap((group) => (group.position === undefined ? [] : [group.position]));
+      if (positions.length > 0) event = { type: 'NotificationsMarked', data: { ...base, allAt: Math.max(...positions) } };
     } else {
       const byId = new Map(all.map((group) => [group.id, group]));
       const unknown = (request.ids ?? []).filter((id) => !byId.has(id));
       if (unknown.length > 0) throw new FeedmillError('invalid_request', `ids: ${unknown.slice(0, 3).join(', ')} ${unknown.length === 1 ? 'names' : 'name'} no group of ${request.feed}`, 'ids');
       const ids = [...new Set(request.ids)];
-      event = { type: 'NotificationsMarked', data: { ...base, groups: ids.map((id) => ({ id, upTo: byId.get(id)!.key })) } };
+      // A group whose activities content no longer places (removed meanwhile) is marked by key.
+      event = { type: 'NotificationsMarked', data: { ...base, groups: ids.map((id) => markOf(byId.get(id)!)) } };
     }
     let position = 0;
     if (event) {
       ({ position } = await this.log.appendToStream(streamOf(event), [feedEvents.encode(event)]));
-      await this.reach(position);
+      // Counts read before the timeline applied the marking would answer it undone.
+      if (!(await this.reach(position)).reached) throw new FeedmillError('unavailable', `the reader's timeline has not applied position ${position} yet: read the groups again`);
     }
     return { ...countsOf(all, await this.store.notificationMarks(request.feed)), position };
   }
@@ -76,7 +83,12 @@ export class AggregatedReads {
 
   private async groupsOf(feed: FeedId, rule: AggregateRule): Promise<ActivityGroup[]> {
     const { items } = await this.readPage({ feed, limit: Math.min(this.groups.capOf(feed), MAX_GROUPED_ACTIVITIES) });
-    return groupActivities(items, rule, keyOfOrder(this.groups.timelinePolicyOf(feed).relevancy ? 'relevance' : 'time'));
+    const keyOf = keyOfOrder(this.groups.timelinePolicyOf(feed).relevancy ? 'relevance' : 'time');
+    if (!this.groups.isNotificationFeed(feed) || items.length === 0) return groupActivities(items, rule, keyOf);
+    // Marks compare log positions, which content keeps (the timeline holds activities, not
+    // where the log recorded them); content answers once it has applied what the timeline has.
+    const { positions } = await this.client.request(subjects.content.positions, { ids: items.map((activity) => activity.id), atLeast: await this.store.position() });
+    return groupActivities(items, rule, keyOf, (_activity, index) => positions[index] ?? undefined);
   }
 }
 
@@ -84,9 +96,14 @@ function groupOf(feed: FeedId): string {
   return feed.slice(0, feed.indexOf(':'));
 }
 
-/** A group as readers get it: its place in the order stays inside (the cursor carries it). */
-function shown({ key: _key, ...group }: ActivityGroup): Omit<ActivityGroup, 'key'> {
+/** A group as readers get it: its place in the order stays inside (the cursor carries it), and so does its log position. */
+function shown({ key: _key, position: _position, ...group }: ActivityGroup): Omit<ActivityGroup, 'key' | 'position'> {
   return group;
+}
+
+/** How a marking of one group records it: by the log position of its newest-recorded activity, or by key when content placed none. */
+function markOf(group: ActivityGroup): { id: string; at: number } | { id: string; upTo: string } {
+  return group.position === undefined ? { id: group.id, upTo: group.key } : { id: group.id, at: group.position };
 }
 
 function countsOf(groups: readonly ActivityGroup[], marks: NotificationMarks | undefined): { unseen: number; unread: number } {

@@ -89,15 +89,33 @@ describe('the hidden list', () => {
   });
 });
 
-/** A rebuild replays the log: the same deliveries into a new store give the same hidden set (applied twice, it changes nothing). */
+/**
+ * Each batch of deliveries comes with its fence (the log positions it covers): a repeated
+ * delivery of a batch already applied is refused, and a rebuild replays the same batches
+ * into a fresh store, which must come out the same.
+ */
 describe('hiding replayed', () => {
-  it('gives the same pages when the same deliveries are applied again', async () => {
-    const first = await storeWith('ring');
-    const again = await storeWith('ring');
-    const deliveries = [hide('a9', 100), hide('a3', 101), { kind: 'show', reader, id: 'a9' } as TimelineDelivery];
-    for (const delivery of deliveries) await first.deliver(delivery);
-    for (const delivery of [...deliveries, ...deliveries]) await again.deliver(delivery);
-    expect(await pagesOf(again.store, 4)).toEqual(await pagesOf(first.store, 4));
-    expect((await again.store.hiddenOf(reader))!.page(undefined, 10).items.map((entry) => entry.id)).toEqual(['a3']);
+  it('refuses a repeated delivery at the same fence, and a rebuild from the log gives the same pages and hidden list', async () => {
+    const live = await storeWith('ring');
+    const base = await live.store.position();
+    const batches = [
+      { after: base, position: base + 10, deliveries: [hide('a9', 100), hide('a3', 101)] },
+      { after: base + 10, position: base + 20, deliveries: [{ kind: 'show', reader, id: 'a9' } as TimelineDelivery, hide('a5', 102)] },
+    ];
+    for (const batch of batches) expect(await live.store.deliver(batch)).toEqual({ applied: true, position: batch.position });
+    const pages = await pagesOf(live.store, 4);
+    const listed = (await live.store.hiddenOf(reader))!.page(undefined, 10);
+    expect(listed.items.map((entry) => entry.id)).toEqual(['a5', 'a3']);
+
+    // The first batch delivered again (a redelivery after a lost reply): refused, nothing changes; a9 stays shown.
+    expect(await live.store.deliver(batches[0]!)).toEqual({ applied: false, position: base + 20 });
+    expect(await pagesOf(live.store, 4)).toEqual(pages);
+    expect((await live.store.hiddenOf(reader))!.page(undefined, 10)).toEqual(listed);
+
+    // A rebuild: the same log replayed into a fresh store.
+    const rebuilt = await storeWith('ring');
+    for (const batch of batches) expect((await rebuilt.store.deliver(batch)).applied).toBe(true);
+    expect(await pagesOf(rebuilt.store, 4)).toEqual(pages);
+    expect((await rebuilt.store.hiddenOf(reader))!.page(undefined, 10)).toEqual(listed);
   });
 });

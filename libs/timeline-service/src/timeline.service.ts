@@ -474,7 +474,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
 
   private aggregatedReadsOf(partition: number): AggregatedReads {
     const held = this.heldPartition(partition);
-    return new AggregatedReads(this.groups, this.log, held.store, (request) => this.readPageIn(held, request), (position) => this.reachIn(partition, position, MARKS_WAIT_MS));
+    return new AggregatedReads(this.groups, this.log, held.store, (request) => this.readPageIn(held, request), (position) => this.reachIn(partition, position, MARKS_WAIT_MS), this.client);
   }
 
   /**

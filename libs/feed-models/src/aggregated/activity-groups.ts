@@ -27,6 +27,11 @@ export interface ActivityGroup {
   updatedAt: string;
   /** Where it stands in the timeline: its newest activity's sort key. */
   key: SortKey;
+  /**
+   * The log position of its newest-recorded activity, when `positionOf` was given and knew
+   * one: what seen and read marks compare, since a later activity may carry an older time.
+   */
+  position?: number;
 }
 
 /** A group's value of a `by` field: `target` is the activity's `extra.target`, when it is a string. */
@@ -65,13 +70,15 @@ export function groupIdOf(groupKey: string): string {
  * (so a group moves to the top when it gets a new activity), ties by id.
  *
  * Groups are a function of the activities alone: removals and updates (a new object moves
- * an activity to another group) change them as grouping the activities anew would.
+ * an activity to another group) change them as grouping the activities anew would. With
+ * `positionOf`, each group's `position` is the highest of its activities' log positions.
  */
-export function groupActivities(activities: readonly Activity[], rule: AggregateRule, keyOf: (activity: Activity) => SortKey): ActivityGroup[] {
+export function groupActivities(activities: readonly Activity[], rule: AggregateRule, keyOf: (activity: Activity) => SortKey, positionOf?: (activity: Activity, index: number) => number | undefined): ActivityGroup[] {
   const byKey = new Map<string, { group: ActivityGroup; actors: Set<string> }>();
-  for (const activity of activities) {
+  for (const [index, activity] of activities.entries()) {
     const groupKey = groupKeyOf(activity, rule);
     const found = byKey.get(groupKey);
+    const position = positionOf?.(activity, index);
     if (!found) {
       const group: ActivityGroup = {
         id: groupIdOf(groupKey),
@@ -84,6 +91,7 @@ export function groupActivities(activities: readonly Activity[], rule: Aggregate
         updatedAt: activity.time,
         key: keyOf(activity),
       };
+      if (position !== undefined) group.position = position;
       for (const field of rule.by) {
         const value = fieldOf(activity, field);
         if (field !== 'verb' && value !== undefined) group[field] = value;
@@ -93,6 +101,7 @@ export function groupActivities(activities: readonly Activity[], rule: Aggregate
     }
     const { group, actors } = found;
     group.activityCount++;
+    if (position !== undefined && (group.position === undefined || position > group.position)) group.position = position;
     if (activity.time < group.time) group.time = activity.time;
     if (activity.time > group.updatedAt) group.updatedAt = activity.time;
     if (group.activities.length < GROUP_SAMPLE_SIZE) group.activities.push(activity);

@@ -143,8 +143,8 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
         break;
       }
       case 'NotificationsMarked': {
-        const { feed, mark, all, groups } = event.data;
-        deliveries.push({ kind: 'mark', reader: feed, mark, ...(all !== undefined && { all }), ...(groups !== undefined && { groups }), eventPosition });
+        const { feed, mark, all, allAt, groups } = event.data;
+        deliveries.push({ kind: 'mark', reader: feed, mark, ...(all !== undefined && { all }), ...(allAt !== undefined && { allAt }), ...(groups !== undefined && { groups }), eventPosition });
         break;
       }
       case 'ActivityHidden':
@@ -171,18 +171,28 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
  * a feed unfollowed since. Its followers are those of `followers` as fan-out stands: the
  * batches after it bring every reader up to date, in log order, as they do for any event.
  * The deliveries still name the event's own position (a reader they fail for again is
- * dead-lettered with it).
+ * dead-lettered with it). A hiding or showing is replayed as the reader's last hiding or
+ * showing of that id, which `lastHiding` reads from the log: a replayed hide must not hide
+ * again what was shown since, nor a replayed show undo a later hide.
  */
-export async function replanAsOfNow(event: PositionedEvent, head: number, followers: FollowerIndex, lookups: PlanLookups): Promise<TimelineDelivery[]> {
-  const deliveries = await planAsOfNow(event, head, followers, lookups);
+export async function replanAsOfNow(event: PositionedEvent, head: number, followers: FollowerIndex, lookups: PlanLookups, lastHiding: LastHiding): Promise<TimelineDelivery[]> {
+  const deliveries = await planAsOfNow(event, head, followers, lookups, lastHiding);
   for (const delivery of deliveries) delivery.eventPosition = event.position;
   return deliveries;
 }
 
-async function planAsOfNow(event: PositionedEvent, head: number, followers: FollowerIndex, lookups: PlanLookups): Promise<TimelineDelivery[]> {
+/** The reader's last `ActivityHidden` or `ActivityShown` of `id` in the log, if any. */
+export type LastHiding = (reader: FeedId, id: string) => Promise<FeedEvent | undefined>;
+
+async function planAsOfNow(event: PositionedEvent, head: number, followers: FollowerIndex, lookups: PlanLookups, lastHiding: LastHiding): Promise<TimelineDelivery[]> {
   const parsed = event.event;
   const now: PositionedEvent = { position: head, event: parsed };
   switch (parsed.type) {
+    case 'ActivityHidden':
+    case 'ActivityShown': {
+      const last = await lastHiding(parsed.data.feed, parsed.data.id);
+      return planDeliveries([{ position: head, event: last ?? parsed }], followers, lookups);
+    }
     case 'ActivityAdded': {
       const [current] = await lookups.activities([parsed.data.activity.id], head);
       return current ? planDeliveries([{ position: head, event: { type: 'ActivityAdded', data: { activity: current } } }], followers, lookups) : [];

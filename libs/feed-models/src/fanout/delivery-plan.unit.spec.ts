@@ -224,9 +224,36 @@ describe('replanAsOfNow', () => {
       activities: async (ids, atLeast) => (asOf.push(atLeast), ids.map((id) => ({ ...activity(id, 'user:a'), object: 'now' }))),
     };
     const [posted] = recorded([add('a1', 'user:a')], 7);
-    const deliveries = await replanAsOfNow(posted!, 40, followersOfA(), lookups);
+    const deliveries = await replanAsOfNow(posted!, 40, followersOfA(), lookups, async () => undefined);
     expect(deliveries).toEqual([{ kind: 'insert', readers: ['timeline:r', 'timeline:s'], activity: { ...activity('a1', 'user:a'), object: 'now' }, eventPosition: 7 }]);
     expect(asOf).toEqual([40]);
+  });
+});
+
+describe('replanAsOfNow, a hiding', () => {
+  const lookups: PlanLookups = {
+    recent: async () => [],
+    isTimeline: (feed) => feed.startsWith('timeline:'),
+    capOf: () => 10,
+    orderOf: () => 'time',
+    follows: async () => true,
+    positions: async (ids) => ids.map(() => null),
+    activities: async () => [],
+  };
+  const hidden = { type: 'ActivityHidden', data: { feed: 'timeline:r', id: 'a1', time: 't1' } } as const;
+  const shown = { type: 'ActivityShown', data: { feed: 'timeline:r', id: 'a1', time: 't2' } } as const;
+
+  it('replays a hide shown since as the show, and a show hidden since as the hide', async () => {
+    const asked: string[] = [];
+    const hideReplayed = await replanAsOfNow({ position: 7, event: hidden }, 40, followersOfA(), lookups, async (reader, id) => (asked.push(`${reader} ${id}`), shown));
+    expect(hideReplayed).toEqual([{ kind: 'show', reader: 'timeline:r', id: 'a1', eventPosition: 7 }]);
+    expect(asked).toEqual(['timeline:r a1']);
+    const showReplayed = await replanAsOfNow({ position: 8, event: shown }, 40, followersOfA(), lookups, async () => hidden);
+    expect(showReplayed).toEqual([{ kind: 'hide', reader: 'timeline:r', id: 'a1', time: 't1', eventPosition: 8 }]);
+  });
+
+  it('replays a hide still the last as the hide', async () => {
+    expect(await replanAsOfNow({ position: 7, event: hidden }, 40, followersOfA(), lookups, async () => hidden)).toEqual([{ kind: 'hide', reader: 'timeline:r', id: 'a1', time: 't1', eventPosition: 7 }]);
   });
 });
 

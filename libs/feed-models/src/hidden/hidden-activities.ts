@@ -7,14 +7,16 @@ export interface HiddenMark {
 }
 
 /**
- * The activities one reader hid from its timeline. Hidings arrive in log order, so the map's
- * insertion order is the order they were made in, and its log positions rise along it: a
- * page of newest first walks it backwards, and a position is a cursor that stays right when
- * ids are shown again in between. Hiding an id already hidden keeps the first hiding, so that
+ * The activities one reader hid from its timeline, kept in the order of their hidings' log
+ * positions: a page of newest first walks it backwards, and a position is a cursor that stays
+ * right when ids are shown again in between. Hidings mostly arrive in log order and are
+ * appended; one that does not (a dead letter replayed) is put in its place. Hiding an id already hidden keeps the first hiding, so that
  * a hiding applied twice (or made twice) is one entry.
  */
 export class HiddenActivities {
-  private readonly marks = new Map<string, HiddenMark>();
+  private marks = new Map<string, HiddenMark>();
+  /** The highest position held: a hiding above it is appended, one below it put in its place. */
+  private highest = -Infinity;
 
   get size(): number {
     return this.marks.size;
@@ -27,7 +29,15 @@ export class HiddenActivities {
   /** Hides `id` as of the hiding at `position`; false when it was hidden already. */
   hide(id: string, time: string, position: number): boolean {
     if (this.marks.has(id)) return false;
-    this.marks.set(id, { time, position });
+    if (position >= this.highest) {
+      this.marks.set(id, { time, position });
+      this.highest = position;
+      return true;
+    }
+    const ordered = [...this.marks];
+    const at = ordered.findIndex(([, mark]) => mark.position > position);
+    ordered.splice(at === -1 ? ordered.length : at, 0, [id, { time, position }]);
+    this.marks = new Map(ordered);
     return true;
   }
 

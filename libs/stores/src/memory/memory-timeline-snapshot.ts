@@ -26,7 +26,7 @@ export interface TimelinesToSnapshot {
 }
 
 /** Changes with the sections below: a snapshot of another layout is not restored (the log is replayed). */
-const LAYOUT = 'timelines/8';
+const LAYOUT = 'timelines/9';
 
 /**
  * The memory timeline store's snapshot: the activity versions its timelines hold, as columns
@@ -94,7 +94,8 @@ function writeHybrid(writer: SnapshotWriter, timelines: ReadonlyArray<HybridStat
 
 /**
  * Per reader with marks, of seen then read: the mark of all groups (absent: none) and the
- * number of single groups' marks; then those groups' ids and keys, in the same order.
+ * number of single groups' marks; then those groups' ids and keys, in the same order. Then
+ * the same by log position (an absent mark of all is NaN).
  */
 function writeMarks(writer: SnapshotWriter, marks: ReadonlyMap<FeedId, NotificationMarks>): void {
   const readers = [...marks.keys()];
@@ -102,6 +103,9 @@ function writeMarks(writer: SnapshotWriter, marks: ReadonlyMap<FeedId, Notificat
   const groups = states.flatMap((state) => [...state.groups]);
   writer.strings(readers).strings(states.map((state) => state.all)).int32s(Int32Array.from(states, (state) => state.groups.size));
   writer.strings(groups.map(([id]) => id)).strings(groups.map(([, upTo]) => upTo));
+  const groupsAt = states.flatMap((state) => [...state.groupsAt]);
+  writer.float64s(Float64Array.from(states, (state) => state.allAt ?? NaN)).int32s(Int32Array.from(states, (state) => state.groupsAt.size));
+  writer.strings(groupsAt.map(([id]) => id)).float64s(Float64Array.from(groupsAt, ([, at]) => at));
 }
 
 function readMarks(reader: SnapshotReader): Map<FeedId, NotificationMarks> {
@@ -110,12 +114,20 @@ function readMarks(reader: SnapshotReader): Map<FeedId, NotificationMarks> {
   const counts = reader.transientInt32s();
   const ids = reader.presentStrings();
   const upTos = reader.presentStrings();
+  const allAts = reader.float64s();
+  const countsAt = reader.transientInt32s();
+  const idsAt = reader.presentStrings();
+  const ats = reader.float64s();
   if (alls.length !== readers.length * 2 || counts.length !== readers.length * 2 || ids.length !== upTos.length) throw new SnapshotCorruptError('the marks’ columns differ in length');
+  if (allAts.length !== readers.length * 2 || countsAt.length !== readers.length * 2 || idsAt.length !== ats.length) throw new SnapshotCorruptError('the position marks’ columns differ in length');
   const marks = new Map<FeedId, NotificationMarks>();
   let at = 0;
+  let atAt = 0;
   const fill = (state: MarkState, index: number) => {
     state.all = alls[index];
     for (const end = at + counts[index]!; at < end; at++) state.groups.set(ids[at]!, upTos[at]!);
+    state.allAt = Number.isNaN(allAts[index]!) ? undefined : allAts[index];
+    for (const end = atAt + countsAt[index]!; atAt < end; atAt++) state.groupsAt.set(idsAt[atAt]!, ats[atAt]!);
   };
   for (const [index, feed] of readers.entries()) {
     const readerMarks = new NotificationMarks();
@@ -123,7 +135,7 @@ function readMarks(reader: SnapshotReader): Map<FeedId, NotificationMarks> {
     fill(readerMarks.read, index * 2 + 1);
     marks.set(feed, readerMarks);
   }
-  if (at !== ids.length) throw new SnapshotCorruptError(`${ids.length - at} marks belong to no reader`);
+  if (at !== ids.length || atAt !== idsAt.length) throw new SnapshotCorruptError(`${ids.length - at + idsAt.length - atAt} marks belong to no reader`);
   return marks;
 }
 

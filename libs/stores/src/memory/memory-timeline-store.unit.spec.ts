@@ -165,10 +165,12 @@ describe('MemoryTimelineStore, notification marks', () => {
     await deliver({ kind: 'mark', reader: 'timeline:r1', mark: 'seen', all: key(10), groups: [{ id: 'g-late', upTo: key(20) }] });
     await deliver({ kind: 'mark', reader: 'timeline:r1', mark: 'read', groups: [{ id: 'g-read', upTo: key(15) }] });
     await deliver({ kind: 'mark', reader: 'timeline:r2', mark: 'read', all: key(5) });
+    // Marks by log position, as markings record them now.
+    await deliver({ kind: 'mark', reader: 'timeline:r3', mark: 'read', allAt: 40, groups: [{ id: 'g-pos', at: 45 }] });
     const restored = storeOf().store;
     restored.restoreSnapshot(store.takeSnapshot());
 
-    for (const reader of ['timeline:r1', 'timeline:r2'] as const) {
+    for (const reader of ['timeline:r1', 'timeline:r2', 'timeline:r3'] as const) {
       const [before, after] = [await store.notificationMarks(reader), await restored.notificationMarks(reader)];
       expect(after).toBeDefined();
       expect({ reader, seen: after!.seen, read: after!.read }).toEqual({ reader, seen: before!.seen, read: before!.read });
@@ -176,6 +178,8 @@ describe('MemoryTimelineStore, notification marks', () => {
     const r1 = (await restored.notificationMarks('timeline:r1'))!;
     expect([r1.isSeen({ id: 'g-other', key: key(9) }), r1.isSeen({ id: 'g-other', key: key(11) }), r1.isSeen({ id: 'g-late', key: key(20) })]).toEqual([true, false, true]);
     expect([r1.isRead({ id: 'g-read', key: key(15) }), r1.isRead({ id: 'g-read', key: key(16) }), r1.isRead({ id: 'g-late', key: key(1) })]).toEqual([true, false, false]);
+    const r3 = (await restored.notificationMarks('timeline:r3'))!;
+    expect([r3.isRead({ id: 'g', key: key(1), position: 40 }), r3.isRead({ id: 'g', key: key(1), position: 41 }), r3.isSeen({ id: 'g-pos', key: key(1), position: 45 })]).toEqual([true, false, true]);
     expect(await restored.notificationMarks('timeline:nobody')).toBeUndefined();
 
     await restored.deliver({ after: await restored.position(), position: (await restored.position()) + 1, deliveries: [{ kind: 'mark', reader: 'timeline:r2', mark: 'seen', all: key(30) }] });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FeedId } from '@feedmill/contracts';
 import type { FeedStream, FeedStreamEvent } from '@feedmill/client';
-import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntilReady, type Deployment, type NatsServerHandle } from '@feedmill/harness';
+import { FeedClient, nextStreamEvent, startApp, startCluster, startNatsServer, waitFor, waitUntilReady, type Deployment, type NatsServerHandle } from '@feedmill/harness';
 
 /**
  * A stream held by the cluster's gateway across a restart of the timeline process that
@@ -13,17 +13,7 @@ import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntil
  */
 const STREAM = 'E2ESTREAMS';
 
-async function nextEvent(stream: FeedStream, ms = 15_000): Promise<FeedStreamEvent> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no stream event in ${ms} ms`)), ms)));
-  try {
-    const next = await Promise.race([stream.next(), timeout]);
-    if (next.done) throw new Error('the stream ended');
-    return next.value;
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const nextEvent = (stream: FeedStream): Promise<FeedStreamEvent> => nextStreamEvent(stream, 15_000);
 
 let nats: NatsServerHandle;
 let cluster: Deployment | undefined;

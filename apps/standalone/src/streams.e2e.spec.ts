@@ -3,23 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { FeedId } from '@feedmill/contracts';
-import type { FeedStream, FeedStreamEvent } from '@feedmill/client';
-import { FeedClient, hs256Tokens, startStandalone, waitFor, type Deployment } from '@feedmill/harness';
+import type { FeedStreamEvent } from '@feedmill/client';
+import { FeedClient, nextStreamEvent, hs256Tokens, startStandalone, waitFor, type Deployment } from '@feedmill/harness';
 
 const secret = 'streams secret of sixteen characters or more';
 const GRACE_SECONDS = 1;
 
-async function nextEvent(stream: FeedStream, ms = 10_000): Promise<FeedStreamEvent> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no stream event in ${ms} ms`)), ms)));
-  try {
-    const next = await Promise.race([stream.next(), timeout]);
-    if (next.done) throw new Error('the stream ended');
-    return next.value;
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Reads a response body as text for `ms`, then lets go of the connection. */
 async function readFor(response: Response, ms: number): Promise<string> {
@@ -88,10 +77,10 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
     // The streams of the tests before have closed and waited out their grace.
     await waitFor(async () => (isDeepStrictEqual(await streamCounters(), { open: 0, grace: 0 }) ? true : undefined), { what: 'no feed followed', timeoutMs: 10_000 });
     const stream = api.api.stream(alice as FeedId, { reconnect: false });
-    expect((await nextEvent(stream)).type).toBe('reset');
+    expect((await nextStreamEvent(stream)).type).toBe('reset');
     expect(await streamCounters()).toEqual({ open: 1, grace: 0 });
     const live = (await api.post(bob, { actor: bob, verb: 'post', object: 'live' })).body;
-    expect(await nextEvent(stream)).toMatchObject({ type: 'added', data: { activity: live } });
+    expect(await nextStreamEvent(stream)).toMatchObject({ type: 'added', data: { activity: live } });
     stream.close();
     // The closed connection lets go at once (not at its lease's end): tier 2 starts.
     await waitFor(async () => ((await streamCounters()).grace === 1 ? true : undefined), { what: 'the feed to be in its grace period', timeoutMs: 5_000 });
@@ -100,7 +89,7 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
     await waitFor(async () => ((await streamCounters()).grace === 0 ? true : undefined), { what: 'the grace period to end', timeoutMs: 10_000 });
     const resumed = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: stream.lastEventId });
     try {
-      const reset = await nextEvent(resumed);
+      const reset = await nextStreamEvent(resumed);
       expect(reset).toMatchObject({ type: 'reset', data: { items: [whileAway, live], newest: expect.any(String) } });
     } finally {
       resumed.close();
@@ -111,12 +100,12 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
     const [bob, alice] = ['user:ring-bob', 'timeline:ring-alice'];
     await api.follow(alice, bob);
     const stream = api.api.stream(alice as FeedId, { reconnect: false });
-    expect((await nextEvent(stream)).type).toBe('reset');
+    expect((await nextStreamEvent(stream)).type).toBe('reset');
     const started = stream.lastEventId;
     const posted = [];
     for (const object of ['one', 'two', 'three']) {
       posted.push((await api.post(bob, { actor: bob, verb: 'post', object })).body);
-      expect(await nextEvent(stream)).toMatchObject({ type: 'added', data: { activity: { object } } });
+      expect(await nextStreamEvent(stream)).toMatchObject({ type: 'added', data: { activity: { object } } });
     }
     const afterOne = (await nextEventOf(api, alice, stream.lastEventId!.replace(/-\d+$/, '-1')))!;
     stream.close();
@@ -124,7 +113,7 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
     expect(afterOne.map((event) => event.type === 'added' && event.data.activity.object)).toEqual(['two', 'three']);
     const fromStart = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: started });
     try {
-      expect(await nextEvent(fromStart)).toMatchObject({ type: 'reset', data: { items: [...posted].reverse() } });
+      expect(await nextStreamEvent(fromStart)).toMatchObject({ type: 'reset', data: { items: [...posted].reverse() } });
     } finally {
       fromStart.close();
     }
@@ -135,7 +124,7 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
 async function nextEventOf(api: FeedClient, feed: string, lastEventId: string): Promise<FeedStreamEvent[]> {
   const stream = api.api.stream(feed as FeedId, { reconnect: false, lastEventId });
   try {
-    return [await nextEvent(stream), await nextEvent(stream)];
+    return [await nextStreamEvent(stream), await nextStreamEvent(stream)];
   } finally {
     stream.close();
   }

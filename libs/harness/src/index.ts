@@ -10,3 +10,4 @@ export type { HttpResult, TokenFor } from './feed-client.js';
 export { readAllEvents, waitUntilSettled } from './log-reader.js';
 export { stubServiceClient } from './service-client-stub.js';
 export type { StubAnswers } from './service-client-stub.js';
+export { nextStreamEvent } from './next-stream-event.js';

@@ -3,26 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type FeedId, type TimelineModel } from '@feedmill/contracts';
-import type { FeedStream, FeedStreamEvent } from '@feedmill/client';
-import { FeedClient, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
+import { FeedClient, nextStreamEvent, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
 
 /** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
 export const SCENARIO_CAP = 5;
 
 const ids = (items: Activity[]) => items.map((a) => a.id);
 
-/** A stream's next event, or a failure naming what was awaited once `ms` pass without one. */
-async function nextEvent(stream: FeedStream, ms = 10_000): Promise<FeedStreamEvent> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no stream event in ${ms} ms`)), ms)));
-  try {
-    const next = await Promise.race([stream.next(), timeout]);
-    if (next.done) throw new Error('the stream ended');
-    return next.value;
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * What a user of the HTTP API sees, whatever the deployment. `start` gets extra
@@ -200,18 +187,18 @@ export function describeFeedScenarios(
       const stream = api.api.stream(alice as FeedId, { reconnect: false });
       const producer = api.api.stream(bob as FeedId, { reconnect: false });
       try {
-        expect(await nextEvent(stream)).toMatchObject({ type: 'reset', data: { items: [before] } });
-        expect(await nextEvent(producer)).toMatchObject({ type: 'reset', data: { items: [before] } });
+        expect(await nextStreamEvent(stream)).toMatchObject({ type: 'reset', data: { items: [before] } });
+        expect(await nextStreamEvent(producer)).toMatchObject({ type: 'reset', data: { items: [before] } });
         // A post of each followed feed, pushed or pulled alike.
         for (const author of [dan, bob]) {
           const posted = (await api.post(author, { actor: author, verb: 'post', object: `live by ${author}` })).body;
-          expect(await nextEvent(stream)).toMatchObject({ type: 'added', data: { activity: posted, cursor: expect.any(String) } });
-          if (author === bob) expect(await nextEvent(producer)).toMatchObject({ type: 'added', data: { activity: posted } });
+          expect(await nextStreamEvent(stream)).toMatchObject({ type: 'added', data: { activity: posted, cursor: expect.any(String) } });
+          if (author === bob) expect(await nextStreamEvent(producer)).toMatchObject({ type: 'added', data: { activity: posted } });
         }
         const changed = (await api.call<Activity>('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/${before.id}`, { object: 'edited' })).body;
-        expect(await nextEvent(stream)).toMatchObject({ type: 'updated', data: { activity: { id: before.id, object: 'edited', updatedAt: changed.updatedAt } } });
+        expect(await nextStreamEvent(stream)).toMatchObject({ type: 'updated', data: { activity: { id: before.id, object: 'edited', updatedAt: changed.updatedAt } } });
         expect((await api.remove(bob, before.id)).status).toBe(204);
-        expect(await nextEvent(stream)).toEqual({ id: expect.any(String), type: 'removed', data: { id: before.id } });
+        expect(await nextStreamEvent(stream)).toEqual({ id: expect.any(String), type: 'removed', data: { id: before.id } });
       } finally {
         stream.close();
         producer.close();
@@ -220,13 +207,13 @@ export function describeFeedScenarios(
       const missed = (await api.post(dan, { actor: dan, verb: 'post', object: 'missed' })).body;
       const resumed = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: stream.lastEventId });
       try {
-        expect(await nextEvent(resumed)).toMatchObject({ type: 'added', data: { activity: missed } });
+        expect(await nextStreamEvent(resumed)).toMatchObject({ type: 'added', data: { activity: missed } });
       } finally {
         resumed.close();
       }
       const stranger = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: 'not-an-id-of-this-feed-7' });
       try {
-        const reset = await nextEvent(stranger);
+        const reset = await nextStreamEvent(stranger);
         expect(reset.type).toBe('reset');
         expect(reset.type === 'reset' && ids(reset.data.items)).toEqual(ids((await api.page(alice, 25)).body.items));
       } finally {

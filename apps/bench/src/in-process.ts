@@ -135,8 +135,14 @@ export async function measureInProcess(
   const withStore = heapAfterGc();
   // Read after the measurement, so that the store is live during it.
   const { entries } = await timeline.counters();
+  const dropped = new WeakRef(timeline);
   timeline = undefined;
-  const servedOnly = heapAfterGc();
+  // Measured once the store is gone: a promise or timer of its own may hold it past one turn.
+  for (let turn = 0; turn < 20 && dropped.deref() !== undefined; turn++) {
+    await new Promise((settle) => setTimeout(settle, 10));
+    heapAfterGc();
+  }
+  const servedOnly = dropped.deref() === undefined ? heapAfterGc() : null;
   const perEntry = withStore !== null && servedOnly !== null && served.size > 0 && entries > 0 ? round((withStore - servedOnly) / entries, 1) : null;
 
   const perEdge = baseline !== null && afterGraph !== null ? Math.round((afterGraph - baseline) / Math.max(1, edges)) : null;

@@ -32,7 +32,10 @@ const get = async (path: string) => {
 };
 
 it('answers /healthz and /readyz with the service caught up, and 404 elsewhere', async () => {
-  const ready = await waitFor(async () => ((await get('/readyz'))?.status === 200 ? get('/readyz') : undefined), { timeoutMs: 20_000, intervalMs: 50, what: 'content /readyz' });
+  // A start that never gets ready fails with what the process printed.
+  const ready = await waitFor(async () => ((await get('/readyz'))?.status === 200 ? get('/readyz') : undefined), { timeoutMs: 30_000, intervalMs: 50, what: 'content /readyz' }).catch((error: Error) => {
+    throw new Error(`${error.message}; content printed:\n${content!.output()}`);
+  });
   expect(ready).toMatchObject({ status: 200, body: { service: 'content', ready: true } });
   expect(await get('/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
   expect((await get('/metrics'))?.status).toBe(404);

@@ -1,10 +1,15 @@
 import { Logger } from '@nestjs/common';
 import { FileEventLog, JetStreamEventLog, KurrentEventLog, type EventLog } from '@feedmill/event-log';
 import type { RuntimeConfig } from '@feedmill/config';
+import { MeasuredEventLog } from './measured-event-log.js';
 
-/** Opens the configured log (`LOG`), or `fallback` when none is configured. */
+/** Opens the configured log (`LOG`), or `fallback` when none is configured, its appends measured for `/metrics`. */
 export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'jetstream'): Promise<EventLog> {
   const kind = config.LOG ?? fallback;
+  return new MeasuredEventLog(await openLogOfKind(config, kind), kind);
+}
+
+async function openLogOfKind(config: RuntimeConfig, kind: 'file' | 'jetstream' | 'kurrentdb'): Promise<EventLog> {
   const logger = new Logger('event-log');
   if (kind === 'kurrentdb') {
     logger.log('KurrentDB log');

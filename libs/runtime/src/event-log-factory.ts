@@ -13,7 +13,7 @@ async function openLogOfKind(config: RuntimeConfig, kind: 'file' | 'jetstream' |
   const logger = new Logger('event-log');
   if (kind === 'kurrentdb') {
     logger.log('KurrentDB log');
-    return KurrentEventLog.connect({ connectionString: config.KURRENTDB_URL! });
+    return KurrentEventLog.connect({ connectionString: config.KURRENTDB_URL!, namespace: config.KURRENTDB_NAMESPACE });
   }
   if (kind === 'jetstream') {
     logger.log(`JetStream log on ${config.NATS_URL}, stream ${config.JETSTREAM_STREAM}`);

@@ -55,18 +55,18 @@ export function measureRequests(fastify: FastifyInstance): void {
   });
 }
 
-/**
- * Every request gets an id: the caller's `x-request-id` when it is an acceptable one (see
- * `requestIdFrom`), else a new UUID; the answer carries it in the same header, and the
- * route runs inside it, so that every line logged for the request, in this process and in
- * the services it asks (over NATS headers or in-process), carries it. Fastify's own
- * per-request logging stays off: the hot routes log nothing per request.
- */
+/** Fastify's options for request ids: the caller's `x-request-id` when it is an acceptable one (see `requestIdFrom`), else a new UUID. */
 export const requestIdOptions = {
   requestIdHeader: false as const,
   genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => requestIdFrom(request.headers[REQUEST_ID_HEADER]),
 };
 
+/**
+ * The answer carries the request's id in `x-request-id`, and the route runs inside it, so
+ * that every line logged for the request, in this process and in the services it asks
+ * (over NATS headers, the HTTP workers' link, or in-process), carries it. Fastify's own
+ * per-request logging stays off: at `LOG_LEVEL=log` the hot routes log nothing per request.
+ */
 export function carryRequestIds(fastify: FastifyInstance): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);

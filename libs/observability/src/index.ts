@@ -1,4 +1,4 @@
-export { metrics, metricsRegistry, registeredMetricNames, scrapeSources, ScrapeSources } from './metrics.js';
+export { metrics, metricsRegistry, scrapeSources, ScrapeSources } from './metrics.js';
 export type { TimelineHoldings, FanoutLag, ServicePosition, RebuildProgress } from './metrics.js';
 export { processMetrics, METRICS_EXPOSITION } from './exposition.js';
 export type { MetricsExposition } from './exposition.js';

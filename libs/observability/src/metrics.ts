@@ -238,8 +238,3 @@ collectDefaultMetrics({ register });
 
 /** The registry `/metrics` answers from. */
 export const metricsRegistry: Registry = register;
-
-/** The names of every metric this process exports, Node's defaults included. */
-export function registeredMetricNames(): string[] {
-  return metricsRegistry.getMetricsAsArray().map((metric) => (metric as unknown as { name: string }).name);
-}

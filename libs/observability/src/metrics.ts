@@ -105,6 +105,18 @@ function defineMetrics(registry: Registry) {
       buckets: [1, 2, 5, 10, 50, 100, 500, 1_000, 10_000],
       registers,
     }),
+    fileLogCommitAppends: new Histogram({
+      name: 'feedmill_file_log_group_commit_appends',
+      help: 'Appends that shared one write and fsync of the file log (its group commits)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024, 4_096],
+      registers,
+    }),
+    fileLogCommitDuration: new Histogram({
+      name: 'feedmill_file_log_group_commit_duration_seconds',
+      help: "How long one group commit's write and fsync of the file log took",
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
     fanoutLagEvents: new Gauge({
       name: 'feedmill_fanout_lag_events',
       help: 'Log positions between the log head and where fan-out has delivered (read on scrape, by the planning process)',

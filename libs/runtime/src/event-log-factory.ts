@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { FileEventLog, JetStreamEventLog, KurrentEventLog, type EventLog } from '@feedmill/event-log';
 import type { RuntimeConfig } from '@feedmill/config';
+import { metrics } from '@feedmill/observability';
 import { MeasuredEventLog } from './measured-event-log.js';
 
 /** Opens the configured log (`LOG`), or `fallback` when none is configured, its appends measured for `/metrics`. */
@@ -22,6 +23,11 @@ async function openLogOfKind(config: RuntimeConfig, kind: 'file' | 'jetstream' |
   logger.log(`file log in ${config.FEEDMILL_DATA_DIR}`);
   return FileEventLog.open({
     dir: config.FEEDMILL_DATA_DIR,
+    // How appends share the file's fsyncs: the batch sizes behind the append latency.
+    onGroupCommit: ({ appends, seconds }) => {
+      metrics.fileLogCommitAppends.observe(appends);
+      metrics.fileLogCommitDuration.observe(seconds);
+    },
     onTailRepaired: ({ keptBytes, cutBytes }) =>
       logger.warn(`cut a torn record at the end of the log: kept ${keptBytes} bytes, cut ${cutBytes}`),
   });

@@ -2,11 +2,13 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger, type LogLevel } from '@nestjs/common';
 import type { RuntimeConfig } from '@feedmill/config';
-import { logLevels } from '@feedmill/runtime';
+import { processLogger } from '@feedmill/runtime';
 import { authenticate } from './auth/authenticate.js';
 import { TokenVerifier, type TokenKeys } from './auth/token-verifier.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
+import { carryRequestIds, measureRequests, requestIdOptions, serveMetrics } from './http-observability.js';
+import type { MetricsExposition } from '@feedmill/observability';
 
 export interface HttpAppOptions {
   bodyLimit: number;
@@ -14,6 +16,8 @@ export interface HttpAppOptions {
   tokens?: TokenKeys;
   /** Requests each caller may send to `/v1`. @defaultValue no limit */
   rateLimit?: RateLimitOptions;
+  /** What `GET /metrics` answers. @defaultValue this process's metrics */
+  metrics?: MetricsExposition;
 }
 
 /** The HTTP settings of a process's environment. */
@@ -34,7 +38,10 @@ export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
  */
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
   // Long ids must reach validation and get our 400, not the router's 414.
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 } });
+  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 }, ...requestIdOptions });
+  measureRequests(adapter.getInstance());
+  carryRequestIds(adapter.getInstance());
+  serveMetrics(adapter.getInstance(), options.metrics);
   const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
   authenticate(adapter.getInstance(), verifier);
   // A route that takes larger bodies (the bulk imports) says so with `@RouteConfig({ bodyLimit })`.
@@ -43,7 +50,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     if (typeof bodyLimit === 'number') route.bodyLimit = bodyLimit;
   });
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
-    logger: logLevels(options.logLevel),
+    logger: processLogger(options.logLevel),
     bufferLogs: false,
   });
   if (options.rateLimit) await limitRates(app, options.rateLimit);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type FeedId, type TimelineModel } from '@feedmill/contracts';
 import { FeedClient, nextStreamEvent, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
+import { mongoTimelineModels } from '@feedmill/stores';
 
 /** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
 export const SCENARIO_CAP = 5;
@@ -23,7 +24,17 @@ export function describeFeedScenarios(
   /** When the deployment checks tokens: each request carries its acting user's. */
   tokenFor?: TokenFor,
 ): void {
-  describe(`feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}${tokenFor ? ', with tokens' : ''}`, () => {
+  const title = `feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}${tokenFor ? ', with tokens' : ''}`;
+  // CI runs the scenarios with STORE=mongodb too; MongoDB timelines keep fewer models and no notification marks.
+  const onMongo = process.env['STORE'] === 'mongodb';
+  if (onMongo && !(mongoTimelineModels as readonly string[]).includes(model)) {
+    console.log(`SKIPPED: ${title}: STORE=mongodb keeps the models ${mongoTimelineModels.join(', ')}`);
+    it.todo(`${title} (not on MongoDB timelines)`);
+    return;
+  }
+  if (onMongo) console.log(`SKIPPED: ${title}: the notification feed scenario, since STORE=mongodb keeps no seen and read marks`);
+  const notificationsIt = onMongo ? it.skip : it;
+  describe(title, () => {
     let deployment: Deployment;
     let api: FeedClient;
     let configDir: string;
@@ -36,7 +47,7 @@ export function describeFeedScenarios(
     beforeAll(async () => {
       configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
       const configPath = join(configDir, 'feeds.json');
-      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed }, notify: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, acceptsTargets: true }, digest: { kind: 'timeline', model, cap: 20, embed, aggregate: { by: ['verb', 'object'], windowMinutes: 60 } }, alerts: { kind: 'timeline', model, cap: 20, embed, notifications: true } } }));
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed }, notify: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, acceptsTargets: true }, digest: { kind: 'timeline', model, cap: 20, embed, aggregate: { by: ['verb', 'object'], windowMinutes: 60 } }, ...(!onMongo && { alerts: { kind: 'timeline', model, cap: 20, embed, notifications: true } }) } }));
       deployment = await start({ FEED_CONFIG: configPath });
       api = new FeedClient(deployment.baseUrl, tokenFor);
     });
@@ -521,7 +532,7 @@ export function describeFeedScenarios(
       expect((await api.call('GET', `/v1/feeds/${reader.replace(':', '/')}?cursor=bm90LWEtY3Vyc29y`)).body).toMatchObject({ code: 'invalid_cursor', field: 'query.cursor' });
     });
 
-    it('keeps what a notification feed’s reader has seen and read, and refuses bad marks writing nothing', async () => {
+    notificationsIt('keeps what a notification feed’s reader has seen and read, and refuses bad marks writing nothing', async () => {
       const [bob, reader] = [feed('user', 'bob'), feed('alerts', 'ann')];
       const path = (mark: string) => `/v1/feeds/${reader.replace(':', '/')}/${mark}`;
       await api.follow(reader, bob);

@@ -8,6 +8,12 @@ export interface SnapshotSchedule {
   everyMs: number;
 }
 
+/** Told of each snapshot restored or written, for metrics. */
+export interface SnapshotObserver {
+  restored(state: string, position: number): void;
+  written(state: string, position: number, seconds: number): void;
+}
+
 export const defaultSnapshotSchedule: SnapshotSchedule = { everyEvents: 100_000, everyMs: 60_000 };
 
 interface Tracked {
@@ -33,6 +39,8 @@ export class SnapshotKeeper {
     private readonly store: SnapshotStore,
     private readonly logger: SnapshotLogger,
     private readonly schedule: SnapshotSchedule = defaultSnapshotSchedule,
+    /** @defaultValue tells no one */
+    private readonly observer?: SnapshotObserver,
   ) {}
 
   /**
@@ -54,6 +62,7 @@ export class SnapshotKeeper {
       try {
         state.restoreSnapshot(snapshot);
         position = snapshot.position;
+        this.observer?.restored(state.name, position);
         this.logger.log(`${state.name}: restored ${snapshot.file} (${snapshot.payload.length} bytes, position ${position}) in ${Math.round(performance.now() - started)} ms`);
       } catch (error) {
         this.logger.warn(`skipped snapshot ${snapshot.file}: ${error instanceof Error ? error.message : String(error)}`);
@@ -112,6 +121,7 @@ export class SnapshotKeeper {
       .save(t.state.name, snapshot.position, snapshot.payload)
       .then((file) => {
         t.position = snapshot.position;
+        this.observer?.written(t.state.name, snapshot.position, (performance.now() - started) / 1000);
         this.logger.log(
           `${t.state.name}: wrote ${file} (${snapshot.payload.length} bytes, position ${snapshot.position}): serialized in ${Math.round(tookMs)} ms, on disk in ${Math.round(performance.now() - started - tookMs)} ms`,
         );

@@ -7,6 +7,7 @@ import { authenticate } from './auth/authenticate.js';
 import { TokenVerifier, type TokenKeys } from './auth/token-verifier.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
+import { serveWebConsole } from './web-console.js';
 
 export interface HttpAppOptions {
   bodyLimit: number;
@@ -47,6 +48,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     bufferLogs: false,
   });
   if (options.rateLimit) await limitRates(app, options.rateLimit);
+  await serveWebConsole(app);
   // Global, so that Fastify's errors (raised before any route runs) and unknown routes reach it.
   app.useGlobalFilters(new HttpErrorFilter());
   if (!verifier) new Logger('auth').warn('FEEDMILL_JWT_SECRET is not set: the API is open, and anyone who reaches this port may read and write every feed');

@@ -11,3 +11,4 @@ export { readAllEvents, waitUntilSettled } from './log-reader.js';
 export { stubServiceClient } from './service-client-stub.js';
 export type { StubAnswers } from './service-client-stub.js';
 export { nextStreamEvent } from './next-stream-event.js';
+export { CHROMIUM_FLAGS, CHROMIUM_PATH, findOrInstallChromium } from './chromium.js';

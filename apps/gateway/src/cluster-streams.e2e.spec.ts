@@ -63,7 +63,7 @@ it('keeps a stream through a restart of the timeline process: the new ring’s r
       while (JSON.stringify(page) !== JSON.stringify(expected)) {
         const event = await nextEvent(stream);
         epochs.add(event.id.replace(/-\d+$/, ''));
-        if (event.type === 'reset') page = event.data.items.map((item) => item.id);
+        if (event.type === 'reset') page = 'items' in event.data ? event.data.items.map((item) => item.id) : undefined;
         else if (page === undefined) throw new Error(`a ${event.type} event before the new ring's reset`);
         else if (event.type === 'added') page = [event.data.activity.id, ...page.filter((id) => id !== event.data.activity.id)];
         else if (event.type === 'removed') page = page.filter((id) => id !== event.data.id);

@@ -215,7 +215,7 @@ export function describeFeedScenarios(
       try {
         const reset = await nextStreamEvent(stranger);
         expect(reset.type).toBe('reset');
-        expect(reset.type === 'reset' && ids(reset.data.items)).toEqual(ids((await api.page(alice, 25)).body.items));
+        expect(reset.type === 'reset' && 'items' in reset.data && ids(reset.data.items)).toEqual(ids((await api.page(alice, 25)).body.items));
       } finally {
         stranger.close();
       }
@@ -563,6 +563,46 @@ export function describeFeedScenarios(
       const backdated = await groupsShow(reader, 'like post:1 2, comment post:1 1, share post:0 1');
       expect(backdated).toMatchObject({ unseen: 1, unread: 1 });
       expect(backdated.items.map((g) => g.seen)).toEqual([true, true, false]);
+    });
+
+    it('streams a notification feed’s groups: a reset, then group events for a new group, one that grew and moved to the top, a marking and one taken out, resumed after Last-Event-ID', async () => {
+      const [bob, carol, reader] = [feed('user', 'bob'), feed('user', 'carol'), feed('alerts', 'ann')];
+      await api.follow(reader, bob);
+      await api.follow(reader, carol);
+      await api.post(bob, { actor: 'bob', verb: 'like', object: 'post:1', time: at(1) });
+      await groupsShow(reader, 'like post:1 1');
+      const stream = api.api.stream(reader as FeedId, { reconnect: false });
+      try {
+        const reset = await nextStreamEvent(stream);
+        expect(reset).toMatchObject({ type: 'reset', data: { groups: [{ verb: 'like', object: 'post:1', activityCount: 1, seen: false }], unseen: 1, unread: 1 } });
+        const likeGroup = reset.type === 'reset' && 'groups' in reset.data ? reset.data.groups[0]!.id : '';
+        // A new group goes on top; the one below it has not changed and gets no event.
+        const comment = (await api.post(carol, { actor: 'carol', verb: 'comment', object: 'post:1', time: at(2) })).body;
+        const added = await nextStreamEvent(stream);
+        expect(added).toMatchObject({ type: 'group', data: { group: { verb: 'comment', object: 'post:1', activityCount: 1, activities: [comment] }, rank: 0, unseen: 2, unread: 2 } });
+        const commentGroup = added.type === 'group' && 'group' in added.data ? added.data.group.id : '';
+        // A group that gains an activity changes and moves to the top.
+        await api.post(carol, { actor: 'carol', verb: 'like', object: 'post:1', time: at(3) });
+        expect(await nextStreamEvent(stream)).toMatchObject({ type: 'group', data: { group: { id: likeGroup, activityCount: 2, actors: ['carol', 'bob'] }, rank: 0 } });
+        // Marked seen: the group says so where it is, and the counts follow.
+        expect(await api.api.markSeen(reader as FeedId, { ids: [likeGroup] })).toEqual({ unseen: 1, unread: 2 });
+        expect(await nextStreamEvent(stream)).toMatchObject({ type: 'group', data: { group: { id: likeGroup, seen: true, read: false }, rank: 0, unseen: 1, unread: 2 } });
+        // Its only activity removed, a group leaves the page.
+        expect((await api.remove(carol, comment.id)).status).toBe(204);
+        expect(await nextStreamEvent(stream)).toEqual({ id: expect.any(String), type: 'group', data: { removed: commentGroup, unseen: 0, unread: 1 } });
+      } finally {
+        stream.close();
+      }
+      // Missed while away: sent on resume, numbered on from the same ring.
+      await api.post(bob, { actor: 'bob', verb: 'share', object: 'post:9', time: at(4) });
+      const resumed = api.api.stream(reader as FeedId, { reconnect: false, lastEventId: stream.lastEventId });
+      try {
+        const missed = await nextStreamEvent(resumed);
+        expect(missed).toMatchObject({ type: 'group', data: { group: { verb: 'share', object: 'post:9' }, rank: 0, unseen: 1, unread: 2 } });
+        expect(missed.id.replace(/-\d+$/, '')).toBe(stream.lastEventId!.replace(/-\d+$/, ''));
+      } finally {
+        resumed.close();
+      }
     });
 
     it('hides an activity from its reader’s own timeline on every page and cursor, lists what is hidden, shows it again, and refuses bad hiding writing nothing', async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -22,8 +22,10 @@ let browser: Browser;
 beforeAll(async () => {
   const executablePath = findOrInstallChromium();
   dir = await mkdtemp(join(tmpdir(), 'feedmill-console-'));
+  const feedConfig = join(dir, 'feeds.json');
+  await writeFile(feedConfig, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'cache', cap: 800 }, alerts: { kind: 'timeline', model: 'ring', cap: 100, notifications: true } } }));
   [deployment, browser] = await Promise.all([
-    startStandalone({ dataDir: join(dir, 'data'), env: { FEEDMILL_JWT_SECRET: secret } }),
+    startStandalone({ dataDir: join(dir, 'data'), env: { FEEDMILL_JWT_SECRET: secret, FEED_CONFIG: feedConfig } }),
     chromium.launch({ executablePath, args: CHROMIUM_FLAGS }),
   ]);
 });
@@ -51,13 +53,13 @@ async function openFeed(page: Page, feed: string): Promise<void> {
 
 const shownObjects = (page: Page) => page.locator('#items li code').allTextContents();
 
-it('reads a feed page by page, follows, sees a post from another tab arrive live, unfollows, and shows the API’s errors', async () => {
+it('reads a feed page by page, follows, sees a post from another tab arrive live, watches a notification feed’s groups grow, unfollows, and shows the API’s errors', async () => {
   const alice = await consoleTab('alice', 'timeline:alice');
   await alice.fill('#follow-target', 'user:bob');
   await alice.click('#follow');
   await alice.locator('#status', { hasText: 'timeline:alice follows user:bob' }).waitFor();
   // The stream's first event (a reset) has arrived: the tab is live.
-  await alice.locator('#live-state', { hasText: 'live' }).waitFor({ timeout: 10_000 });
+  await alice.locator('#live-state', { hasText: 'streaming' }).waitFor({ timeout: 10_000 });
 
   const bob = await consoleTab('bob', 'user:bob');
   await bob.fill('#post-object', 'photo:sunset');
@@ -77,21 +79,40 @@ it('reads a feed page by page, follows, sees a post from another tab arrive live
   expect(png.length).toBeGreaterThan(1_000);
   expect(png.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
 
+  // A notification feed shows groups, and its stream's group events change them live.
+  const alerts = await consoleTab('alice', 'alerts:alice');
+  await alerts.fill('#follow-target', 'user:bob');
+  await alerts.click('#follow');
+  await alerts.locator('#status', { hasText: 'alerts:alice follows user:bob' }).waitFor();
+  await alerts.locator('#items li', { hasText: 'photo:sunset' }).waitFor({ timeout: 10_000 });
+  await alerts.locator('#live-state', { hasText: 'streaming' }).waitFor({ timeout: 10_000 });
+  for (const actor of ['carol', 'dan']) {
+    await bob.fill('#post-actor', actor);
+    await bob.fill('#post-verb', 'like');
+    await bob.fill('#post-object', 'photo:sunset');
+    await bob.click('#post');
+  }
+  const likes = alerts.locator('#items li', { hasText: 'like' });
+  await likes.filter({ hasText: 'dan, carol' }).waitFor({ timeout: 10_000 });
+  expect(await likes.locator('.badge').first().textContent()).toBe('2');
+  expect(await alerts.textContent('#counts')).toBe('2 unseen · 2 unread');
+  await alerts.close();
+
   // An unfollow takes bob's post out of alice's timeline, and the stream out of the tab.
   await alice.fill('#follow-target', 'user:bob');
   await alice.click('#unfollow');
   await alice.locator('#status', { hasText: 'timeline:alice no longer follows user:bob' }).waitFor();
-  await arrived.waitFor({ state: 'detached', timeout: 10_000 });
+  await alice.locator('#items li').first().waitFor({ state: 'detached', timeout: 10_000 });
 
-  // Page by page: 31 activities are a first page of 25 and, with "Older", the other 6.
+  // Page by page: 33 activities are a first page of 25 and, with "Older", the other 8.
   const api = new FeedmillClient({ baseUrl: deployment.baseUrl, token: await tokenFor(undefined) });
   const time = (i: number) => new Date(Date.UTC(2020, 0, 1, 0, 0, i)).toISOString();
   await api.addActivities(Array.from({ length: 30 }, (_, i) => ({ feed: 'user:bob' as FeedId, actor: 'bob', verb: 'post', object: `n${i}`, time: time(i) })));
   await openFeed(bob, 'user:bob');
   expect(await bob.locator('#items li').count()).toBe(25);
   await bob.click('#older');
-  await bob.locator('#items li').nth(30).waitFor();
-  expect(await shownObjects(bob)).toEqual(['photo:sunset', ...Array.from({ length: 30 }, (_, i) => `n${29 - i}`)]);
+  await bob.locator('#items li').nth(32).waitFor();
+  expect(await shownObjects(bob)).toEqual([...Array<string>(3).fill('photo:sunset'), ...Array.from({ length: 30 }, (_, i) => `n${29 - i}`)]);
   expect(await bob.isHidden('#older')).toBe(true);
 
   // The API's refusals are shown with their code: another user's feed, an unknown group.

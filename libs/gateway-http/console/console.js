@@ -94,7 +94,7 @@ function openStream(feed) {
       render();
     });
   on('reset', (data) => {
-    liveState('live', true);
+    liveState('streaming', true);
     if (data.groups) return applyGroupReset(data);
     const fresh = new Set(data.items.map((activity) => activity.id));
     const last = data.items[data.items.length - 1];

@@ -35,8 +35,8 @@ it('keeps a stream through a restart of the timeline process: the new ring’s r
   cluster = await startCluster({ natsUrl: nats.url, stream: STREAM, env });
   const api = new FeedClient(cluster.baseUrl);
   const streamCounters = async () => {
-    const { body } = await api.call<{ services: Array<{ service: string; counters?: Record<string, number> }> }>('GET', '/readyz');
-    return body.services?.find((service) => service.service === 'timeline')?.counters;
+    const { services } = await api.api.readiness();
+    return services.find((service) => service.service === 'timeline')?.counters;
   };
   await api.follow('timeline:alice', 'user:bob');
   const stream = api.api.stream('timeline:alice' as FeedId);

@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServiceStatus } from '@feedmill/contracts';
 import { inspectFanoutCluster, type FanoutClusterView } from '@feedmill/fanout-cluster';
 import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntilSettled, type Deployment, type NatsServerHandle, type RunningProcess } from '@feedmill/harness';
 
@@ -39,10 +38,7 @@ afterAll(async () => {
   await rm(configDir, { recursive: true, force: true });
 });
 
-async function timelineCounters(api: FeedClient): Promise<Record<string, number>> {
-  const { body } = await api.call<{ services: ServiceStatus[] }>('GET', '/readyz');
-  return body.services.find((s) => s.service === 'timeline')!.counters!;
-}
+const timelineCounters = (api: FeedClient) => api.counters('timeline');
 
 const fanouts = () => cluster!.processes.filter((p) => p.name.startsWith('fanout'));
 const alive = (p: RunningProcess) => p.child.exitCode === null && p.child.signalCode === null;

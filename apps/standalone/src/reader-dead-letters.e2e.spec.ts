@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DeadLetterList, DeliverRequest, FeedId, ServiceStatus } from '@feedmill/contracts';
+import type { DeadLetterList, DeliverRequest, FeedId } from '@feedmill/contracts';
 import { loadRuntimeConfig } from '@feedmill/config';
 import { memoryStores, type StoreFactory } from '@feedmill/runtime';
 import { MemoryTimelineStore, type TimelineStore } from '@feedmill/stores';
@@ -67,10 +67,7 @@ function deadletters(...args: string[]): Promise<{ code: number | null; output: 
   });
 }
 
-async function counters(service: string): Promise<Record<string, number>> {
-  const { body } = await api.call<{ services: ServiceStatus[] }>('GET', '/readyz');
-  return body.services.find((s) => s.service === service)!.counters!;
-}
+const counters = (service: string) => api.counters(service);
 
 const objects = async (reader: FeedId) => (await api.readAll(reader, 10)).map((a) => a.object);
 const everyoneShows = async (who: readonly FeedId[], expected: string[]) => {

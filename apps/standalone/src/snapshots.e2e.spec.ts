@@ -154,8 +154,7 @@ describe('every memory state from snapshots, timelines and fan-out included', ()
   async function timelinesOf(api: FeedClient): Promise<unknown> {
     const pages: Record<string, unknown> = {};
     for (const reader of allReaders) pages[reader] = (await api.readAll(reader, 7)).map((a) => [a.id, a.object, a.extra, a.bumpedAt, a.updatedAt]);
-    const { body } = await api.call<{ services: Array<{ service: string; counters?: Record<string, number> }> }>('GET', '/readyz');
-    return { pages, counters: body.services.find((s) => s.service === 'timeline')!.counters, everything: await everything(api) };
+    return { pages, counters: await api.counters('timeline'), everything: await everything(api) };
   }
 
   async function started(extra: Record<string, string> = {}, port?: number) {

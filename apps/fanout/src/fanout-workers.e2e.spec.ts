@@ -69,8 +69,8 @@ it.each([
   view = await inspectFanoutCluster({ servers: nats.url, logStream: stream });
   const api = new FeedClient(cluster.baseUrl);
   for (let start = 0; start < FOLLOWERS; start += 10_000) {
-    const follows = Array.from({ length: 10_000 }, (_, i) => ({ source: `timeline:f${start + i}`, target: 'user:star' }));
-    expect((await api.call('POST', '/v1/follows', { follows })).status).toBe(200);
+    const follows = Array.from({ length: 10_000 }, (_, i) => ({ source: `timeline:f${start + i}` as const, target: 'user:star' as const }));
+    expect(await api.api.followMany(follows)).toBe(follows.length);
   }
   await waitUntilSettled(api, 60_000);
   const planner = await view.planner();

@@ -72,6 +72,7 @@ it('rebuilds the timelines with a changed model and cap, showing progress, and r
 });
 
 it('refuses a projection that is not rebuilt on demand, naming it', async () => {
+  // Sent as written: the typed client only names projections that can be rebuilt.
   expect(await api.call('POST', '/v1/admin/rebuild/content')).toEqual({ status: 404, body: expect.objectContaining({ code: 'not_found', field: 'projection' }) });
   const failed = await rebuildCommand('--projection', 'graph', '--url', deployment.baseUrl);
   expect(failed.code).toBe(1);

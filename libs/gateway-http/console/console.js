@@ -53,6 +53,8 @@ function requireFeed(value, what) {
 }
 
 async function openFeed(feed) {
+  // Read first: a refusal leaves the feed that was open as it was.
+  const { answer } = await api('GET', `${feedPath(feed)}?limit=${PAGE_SIZE}`);
   closeStream();
   view.feed = feed;
   history.replaceState(null, '', `#feed=${feed}`);
@@ -60,7 +62,6 @@ async function openFeed(feed) {
   $('feed').value = feed;
   $('feed-title').textContent = feed;
   $('post-actor').placeholder = feed.split(':')[1];
-  const { answer } = await api('GET', `${feedPath(feed)}?limit=${PAGE_SIZE}`);
   view.entries = answer.items;
   view.next = answer.next;
   view.grouped = answer.items.some(isGroup) || 'unseen' in answer;

@@ -100,7 +100,10 @@ export class RealtimeHub {
 
   /** The page as it is now, as of the ring's last event. */
   private resetOf(watch: FeedWatch): StreamEvent {
-    if (watch.groups) return { id: watch.ring.lastId, type: 'reset', data: { ...watch.groups, groups: watch.groups.groups.map(unplaced) } };
+    if (this.ports.isAggregated(watch.feed)) {
+      const { groups = [], ...counts } = watch.groups ?? {};
+      return { id: watch.ring.lastId, type: 'reset', data: { groups: groups.map(unplaced), ...counts } };
+    }
     const keyOf = this.ports.keyOf(watch.feed);
     return { id: watch.ring.lastId, type: 'reset', data: { items: watch.page, newest: watch.page.length === 0 ? null : encodeCursor(keyOf(watch.page[0]!)) } };
   }

@@ -26,6 +26,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
+/** A service's status port (not the gateway's API, which the typed client covers), read raw. */
 const get = async (path: string) => {
   const response = await fetch(`${statusUrl}${path}`).catch(() => undefined);
   return response && { status: response.status, body: (await response.json()) as Partial<ServiceStatus> & { reason?: string } };

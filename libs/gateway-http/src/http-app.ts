@@ -9,6 +9,7 @@ import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
 import { carryRequestIds, measureRequests, requestIdOptions, serveMetrics } from './http-observability.js';
 import type { MetricsExposition } from '@feedmill/observability';
+import { serveWebConsole } from './web-console.js';
 
 export interface HttpAppOptions {
   bodyLimit: number;
@@ -54,6 +55,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     bufferLogs: false,
   });
   if (options.rateLimit) await limitRates(app, options.rateLimit);
+  await serveWebConsole(app);
   // Global, so that Fastify's errors (raised before any route runs) and unknown routes reach it.
   app.useGlobalFilters(new HttpErrorFilter());
   if (!verifier) new Logger('auth').warn('FEEDMILL_JWT_SECRET is not set: the API is open, and anyone who reaches this port may read and write every feed');

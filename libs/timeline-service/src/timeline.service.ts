@@ -296,6 +296,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
       keyOf: (feed) => (this.groups.isTimeline(feed) && this.groups.timelinePolicyOf(feed).relevancy ? relevanceKeyOf : sortKeyOf),
       readFirstPage: (feed, limit, atLeast) =>
         this.groups.isTimeline(feed) ? this.read({ feed, limit }) : this.client.request(subjects.content.recent, { feeds: [feed], limit, atLeast }),
+      isAggregated: (feed) => this.groups.aggregateRuleOf(feed) !== undefined,
+      readFirstGroups: (feed, limit) => this.aggregatedReadsOf(this.partitioning.partitioned ? this.partitioning.partitionOf(feed) : 0).firstGroups(feed, limit),
       timelinePosition: async (feed) => this.held.get(this.partitioning.partitionOf(feed))?.store.position(),
       timelineReaches: async (feed, position, timeoutMs) => {
         const partition = this.partitioning.partitionOf(feed);

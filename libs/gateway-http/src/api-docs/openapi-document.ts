@@ -176,7 +176,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ['feeds'],
       summary: 'Stream the changes to a feed’s first page (Server-Sent Events)',
       description:
-        'A `text/event-stream` of the changes to the feed’s first page: `added`, `updated`, `removed`, each with an `id:`; the first event is a `reset` holding the page (or, with `Last-Event-ID`, the events missed since that one, or a `reset` when it is no longer kept). Heartbeat comments keep idle connections open. Who may read the feed may stream it; a client that cannot send `Authorization` passes `access_token`.',
+        'A `text/event-stream` of the changes to the feed’s first page: `added`, `updated`, `removed`, each with an `id:`; the first event is a `reset` holding the page (or, with `Last-Event-ID`, the events missed since that one, or a `reset` when it is no longer kept). An aggregated or notification feed’s page is groups: its `reset` holds `groups` (and the counts), and each change is a `group` event: put `group` at `rank` (0 is the top), taking it out wherever it was, or take out the group `removed` names. Heartbeat comments keep idle connections open. Who may read the feed may stream it; a client that cannot send `Authorization` passes `access_token`.',
       requestParams: {
         path: feedPath,
         query: streamQuerySchema,

@@ -323,6 +323,12 @@ export const timelineDeliverySchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('show'), reader: feedIdSchema, id: idSchema, eventPosition: eventPositionSchema }),
   /** An unfollow; with `keepHistory` the reader keeps what the feed delivered. */
   z.strictObject({ kind: z.literal('unfollow'), reader: feedIdSchema, target: feedIdSchema, keepHistory: z.boolean().optional(), eventPosition: eventPositionSchema }),
+  /**
+   * A feed erased (a `FeedErased`): every timeline of every partition drops its entries
+   * (those addressed to readers too), and its own timeline, marks and hidings go.
+   * `reader` is the erased feed.
+   */
+  z.strictObject({ kind: z.literal('erase'), reader: feedIdSchema, eventPosition: eventPositionSchema }),
 ]);
 export type TimelineDelivery = z.output<typeof timelineDeliverySchema>;
 

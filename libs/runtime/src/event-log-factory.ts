@@ -1,10 +1,28 @@
 import { Logger } from '@nestjs/common';
-import { FileEventLog, JetStreamEventLog, KurrentEventLog, type EventLog } from '@feedmill/event-log';
+import { FileEventLog, FileFeedKeyStore, JetStreamEventLog, JetStreamFeedKeyStore, KurrentEventLog, SealedEventLog, type EventLog } from '@feedmill/event-log';
 import type { RuntimeConfig } from '@feedmill/config';
 
-/** Opens the configured log (`LOG`), or `fallback` when none is configured. */
-export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'jetstream'): Promise<EventLog> {
+/**
+ * Opens the configured log (`LOG`), or `fallback` when none is configured, with activities'
+ * content sealed by their feeds' keys: keys in the data directory beside a file log, in a
+ * JetStream KV bucket (`<JETSTREAM_STREAM>_feed_keys`) beside the JetStream and KurrentDB logs.
+ */
+export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'jetstream'): Promise<SealedEventLog> {
   const kind = config.LOG ?? fallback;
+  const log = await openPlainEventLog(config, kind);
+  try {
+    const keys =
+      kind === 'file'
+        ? await FileFeedKeyStore.open(config.FEEDMILL_DATA_DIR)
+        : await JetStreamFeedKeyStore.connect({ servers: config.NATS_URL, bucket: `${config.JETSTREAM_STREAM}_feed_keys`, replicas: config.JETSTREAM_REPLICAS });
+    return new SealedEventLog(log, keys);
+  } catch (error) {
+    await log.close();
+    throw error;
+  }
+}
+
+async function openPlainEventLog(config: RuntimeConfig, kind: 'file' | 'jetstream' | 'kurrentdb'): Promise<EventLog> {
   const logger = new Logger('event-log');
   if (kind === 'kurrentdb') {
     logger.log('KurrentDB log');

@@ -25,3 +25,4 @@ export { JetStreamFeedKeyStore } from './sealing/jetstream-feed-keys.js';
 export type { JetStreamFeedKeyStoreOptions } from './sealing/jetstream-feed-keys.js';
 export { seal, open as openSealed, sealEventData, openEventData, sealedKeyRefs, newFeedKey, SealedContentError } from './sealing/sealed-content.js';
 export type { FeedKey, FeedKeyRef } from './sealing/sealed-content.js';
+export { openSealedFileLog, connectSealedJetStreamLog, sealedWith } from './sealing/open-sealed.js';

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { FileEventLog, FileFeedKeyStore, JetStreamEventLog, JetStreamFeedKeyStore, KurrentEventLog, SealedEventLog, type EventLog } from '@feedmill/event-log';
+import { FileEventLog, FileFeedKeyStore, JetStreamEventLog, JetStreamFeedKeyStore, KurrentEventLog, sealedWith, type EventLog, type SealedEventLog } from '@feedmill/event-log';
 import type { RuntimeConfig } from '@feedmill/config';
 
 /**
@@ -9,17 +9,11 @@ import type { RuntimeConfig } from '@feedmill/config';
  */
 export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'jetstream'): Promise<SealedEventLog> {
   const kind = config.LOG ?? fallback;
-  const log = await openPlainEventLog(config, kind);
-  try {
-    const keys =
-      kind === 'file'
-        ? await FileFeedKeyStore.open(config.FEEDMILL_DATA_DIR)
-        : await JetStreamFeedKeyStore.connect({ servers: config.NATS_URL, bucket: `${config.JETSTREAM_STREAM}_feed_keys`, replicas: config.JETSTREAM_REPLICAS });
-    return new SealedEventLog(log, keys);
-  } catch (error) {
-    await log.close();
-    throw error;
-  }
+  return sealedWith(await openPlainEventLog(config, kind), () =>
+    kind === 'file'
+      ? FileFeedKeyStore.open(config.FEEDMILL_DATA_DIR)
+      : JetStreamFeedKeyStore.connect({ servers: config.NATS_URL, bucket: `${config.JETSTREAM_STREAM}_feed_keys`, replicas: config.JETSTREAM_REPLICAS }),
+  );
 }
 
 async function openPlainEventLog(config: RuntimeConfig, kind: 'file' | 'jetstream' | 'kurrentdb'): Promise<EventLog> {

@@ -144,16 +144,16 @@ export class SealedEventLog implements EventLog {
    * Erasures in the batch destroy their keys after the batch is opened.
    */
   private async opened(records: readonly RecordedEvent[]): Promise<RecordedEvent[]> {
-    let unknown: FeedKeyRef[] | undefined;
+    let unknown: Map<string, FeedKeyRef> | undefined;
     let erasures: RecordedEvent[] | undefined;
     for (const record of records) {
       if (record.type === 'FeedErased') (erasures ??= []).push(record);
       if (!SEALED_EVENT_TYPES.has(record.type)) continue;
-      for (const ref of sealedKeyRefs(record.type, record.data)) if (!this.keys.has(ref.id)) (unknown ??= []).push(ref);
+      for (const ref of sealedKeyRefs(record.type, record.data)) if (!this.keys.has(ref.id)) (unknown ??= new Map()).set(ref.id, ref);
     }
     if (unknown) {
-      const found = await this.keyStore.find(unknown);
-      for (const ref of unknown) this.keys.set(ref.id, found.get(ref.id) ?? null);
+      const found = await this.keyStore.find([...unknown.values()]);
+      for (const id of unknown.keys()) this.keys.set(id, found.get(id) ?? null);
     }
     const out = new Array<RecordedEvent>(records.length);
     for (let index = 0; index < records.length; index++) {

@@ -104,8 +104,9 @@ describe('SealedEventLog', () => {
     const plain = await FileEventLog.open({ dir });
     await plain.appendToStream('erased-user:a', [{ ...feedEvents.encode(erase('user:a')), data: { feed: 'user:a', time: 't', keys: keyIds } }]);
     await plain.close();
-    let keys: ReturnType<typeof counting>;
-    ({ log, keys } = await openSealed());
+    const reopened = await openSealed();
+    log = reopened.log;
+    const keys = reopened.keys;
     const heard: number[] = [];
     log.onErased(({ position }) => heard.push(position));
     const first = await readAll(log);
@@ -121,8 +122,9 @@ describe('SealedEventLog', () => {
     let { log } = await openSealed();
     for (let n = 0; n < 40; n++) await log.appendToStream(`feed-user:f${n % 8}`, [feedEvents.encode(post(`p${n}`, `user:f${n % 8}` as FeedId))]);
     await log.close();
-    let keys: ReturnType<typeof counting>;
-    ({ log, keys } = await openSealed());
+    const reopened = await openSealed();
+    log = reopened.log;
+    const keys = reopened.keys;
     const records = await readAll(log);
     expect(records).toHaveLength(40);
     expect(keys.calls.filter((call) => call.startsWith('find'))).toEqual(['find 8']);

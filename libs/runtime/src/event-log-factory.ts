@@ -4,13 +4,16 @@ import type { RuntimeConfig } from '@feedmill/config';
 
 /**
  * Opens the configured log (`LOG`), or `fallback` when none is configured, with activities'
- * content sealed by their feeds' keys: keys in the data directory beside a file log, in a
- * JetStream KV bucket (`<JETSTREAM_STREAM>_feed_keys`) beside the JetStream and KurrentDB logs.
+ * content sealed by their feeds' keys: keys in the data directory beside a file log (and a
+ * standalone's KurrentDB log), in a JetStream KV bucket (`<JETSTREAM_STREAM>_feed_keys`)
+ * beside the JetStream log and a cluster's KurrentDB log.
  */
 export async function openEventLog(config: RuntimeConfig, fallback: 'file' | 'jetstream'): Promise<SealedEventLog> {
   const kind = config.LOG ?? fallback;
+  // A standalone on KurrentDB may run without NATS: its keys stay in its data directory.
+  const keysInDataDir = kind === 'file' || (kind === 'kurrentdb' && fallback === 'file');
   return sealedWith(await openPlainEventLog(config, kind), () =>
-    kind === 'file'
+    keysInDataDir
       ? FileFeedKeyStore.open(config.FEEDMILL_DATA_DIR)
       : JetStreamFeedKeyStore.connect({ servers: config.NATS_URL, bucket: `${config.JETSTREAM_STREAM}_feed_keys`, replicas: config.JETSTREAM_REPLICAS }),
   );

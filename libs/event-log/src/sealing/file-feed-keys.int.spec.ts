@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileFeedKeyStore, FEED_KEYS_FILE } from './file-feed-keys.js';
@@ -29,5 +29,19 @@ describe('file feed key store', () => {
     const fresh = (await reopened.currentKeys(['user:bob'])).get('user:bob')!;
     expect(fresh.id).not.toBe(bob.id);
     await reopened.close();
+  });
+
+  it('cuts a torn last line at open, so that the next key is not appended to it and lost', async () => {
+    const store = await FileFeedKeyStore.open(dir);
+    const bob = (await store.currentKeys(['user:bob'])).get('user:bob')!;
+    await store.close();
+    await appendFile(join(dir, FEED_KEYS_FILE), '{"id":"torn","feed":"user:x","sec');
+    const reopened = await FileFeedKeyStore.open(dir);
+    const ann = (await reopened.currentKeys(['user:ann'])).get('user:ann')!;
+    await reopened.close();
+    const again = await FileFeedKeyStore.open(dir);
+    const found = await again.find([{ feed: 'user:bob', id: bob.id }, { feed: 'user:ann', id: ann.id }, { feed: 'user:x', id: 'torn' }]);
+    expect([...found.keys()].sort()).toEqual([ann.id, bob.id].sort());
+    await again.close();
   });
 });

@@ -22,6 +22,8 @@ interface KeyLine {
 export class FileFeedKeyStore implements FeedKeyStore {
   private readonly byId = new Map<string, FeedKey>();
   private readonly current = new Map<FeedId, FeedKey>();
+  /** Whether the key file exists on disk (its directory entry durable). */
+  private created = false;
   /** Writes one after another: a rewrite must not lose a key appended meanwhile. */
   private writing: Promise<unknown> = Promise.resolve();
 
@@ -30,11 +32,24 @@ export class FileFeedKeyStore implements FeedKeyStore {
   static async open(dir: string): Promise<FileFeedKeyStore> {
     const store = new FileFeedKeyStore(dir);
     const text = await readFile(store.path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return '';
+      if (error.code === 'ENOENT') return undefined;
       throw error;
     });
-    for (const line of text.split('\n')) {
-      // A torn last line was never acknowledged to anyone: no event uses its key.
+    store.created = text !== undefined;
+    if (text === undefined) return store;
+    const whole = text.lastIndexOf('\n') + 1;
+    if (whole < Buffer.byteLength(text)) {
+      // A torn last line was never acknowledged to anyone (no event uses its key): it is cut
+      // off, so that the next key is not appended to it and lost with it.
+      const file = await open(store.path, 'r+');
+      try {
+        await file.truncate(Buffer.byteLength(text.slice(0, whole)));
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+    }
+    for (const line of text.slice(0, whole).split('\n')) {
       if (line.trim() === '') continue;
       let parsed: KeyLine;
       try {
@@ -73,6 +88,9 @@ export class FileFeedKeyStore implements FeedKeyStore {
         } finally {
           await file.close();
         }
+        // The file's first write created it: its name must be durable too.
+        if (!this.created) await this.syncDirectory();
+        this.created = true;
       });
       for (const key of made) {
         this.byId.set(key.id, key);
@@ -115,17 +133,21 @@ export class FileFeedKeyStore implements FeedKeyStore {
         await file.close();
       }
       await rename(temp, this.path);
-      const dir = await open(this.dir, 'r');
-      try {
-        await dir.sync();
-      } finally {
-        await dir.close();
-      }
+      await this.syncDirectory();
     });
   }
 
   async close(): Promise<void> {
     await this.writing;
+  }
+
+  private async syncDirectory(): Promise<void> {
+    const dir = await open(this.dir, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
   }
 
   private serially<T>(write: () => Promise<T>): Promise<T> {

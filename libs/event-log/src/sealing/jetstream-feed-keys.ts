@@ -84,7 +84,13 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
           if (error instanceof JetStreamApiError) return; // already gone
           throw error;
         }
-        if (seq !== undefined) await this.jsm.streams.deleteMessage(stream, seq, true);
+        if (seq === undefined) return;
+        try {
+          await this.jsm.streams.deleteMessage(stream, seq, true);
+        } catch (error) {
+          // Another process destroyed it between the two calls: it is gone all the same.
+          if (!(error instanceof JetStreamApiError)) throw error;
+        }
       }),
     );
   }

@@ -243,6 +243,19 @@ export function openEventData(type: string, data: unknown, keyOf: (ref: FeedKeyR
   }
 }
 
+/**
+ * The tombstone a stored event reads as when none of its boxes can be opened any more (every
+ * key it names is gone), found without opening anything; undefined when some content still
+ * opens (or the event is plain).
+ */
+export function tombstoneOf(type: string, data: unknown, keyOf: (ref: FeedKeyRef) => FeedKey | undefined): OpenedEvent | undefined {
+  if (!SEALED_EVENT_TYPES.has(type)) return undefined;
+  const refs = sealedKeyRefs(type, data);
+  if (refs.length === 0 || refs.some((ref) => keyOf(ref) !== undefined)) return undefined;
+  if (type === 'ActivitiesAdded' && (data as { activities: unknown[] }).activities.some((item) => !isSealed(item))) return undefined;
+  return openEventData(type, data, () => undefined);
+}
+
 function erased(of: string, feed: FeedId, ids: string[]): OpenedEvent {
   return { type: 'ContentErased', data: { of, feed, ids }, whole: false };
 }

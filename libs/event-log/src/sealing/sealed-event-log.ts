@@ -1,7 +1,7 @@
 import type { FeedId } from '@feedmill/contracts';
 import type { AppendOptions, AppendResult, EventLog, NewEvent, RecordedEvent, SubscribeOptions, Subscription } from '../event-log.port.js';
 import type { FeedKeyStore } from './feed-keys.port.js';
-import { feedsToSeal, openEventData, SEALED_EVENT_TYPES, sealedKeyRefs, sealEventData, type FeedKey, type FeedKeyRef } from './sealed-content.js';
+import { feedsToSeal, openEventData, SEALED_EVENT_TYPES, sealedKeyRefs, sealEventData, tombstoneOf, type FeedKey, type FeedKeyRef } from './sealed-content.js';
 
 /** Told once an erasure is durable and its keys destroyed (on append, and when a read meets one). */
 export type ErasureListener = (erasure: { feed: FeedId; position: number }) => void;
@@ -156,16 +156,40 @@ export class SealedEventLog implements EventLog {
       for (const id of unknown.keys()) this.keys.set(id, found.get(id) ?? null);
     }
     const out = new Array<RecordedEvent>(records.length);
+    const keyOf = (ref: FeedKeyRef) => this.keys.get(ref.id) ?? undefined;
     for (let index = 0; index < records.length; index++) {
       const record = records[index]!;
       if (!SEALED_EVENT_TYPES.has(record.type)) {
         out[index] = record;
         continue;
       }
-      const opened = openEventData(record.type, record.data, (ref) => this.keys.get(ref.id) ?? undefined);
-      out[index] = opened.type === record.type ? { ...record, data: opened.data } : { ...record, type: opened.type, data: opened.data, metadata: { v: 1 } };
+      const tombstone = tombstoneOf(record.type, record.data, keyOf);
+      out[index] = tombstone ? { ...record, type: tombstone.type, data: tombstone.data, metadata: { v: 1 } } : openedOnRead(record, keyOf);
     }
     if (erasures) for (const record of erasures) await this.erased(record.data as FeedErasedData, record.position);
     return out;
   }
+}
+
+/**
+ * The record with its boxes opened when its `data` is first read, not before: most readers
+ * of the log skip most events by their type (graph skips every post), and a box costs a
+ * cipher to open. Its keys were looked up with its batch, so opening is synchronous.
+ */
+function openedOnRead(record: RecordedEvent, keyOf: (ref: FeedKeyRef) => FeedKey | undefined): RecordedEvent {
+  const opened = { ...record };
+  let data: unknown;
+  let open = true;
+  Object.defineProperty(opened, 'data', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (open) {
+        data = openEventData(record.type, record.data, keyOf).data;
+        open = false;
+      }
+      return data;
+    },
+  });
+  return opened;
 }

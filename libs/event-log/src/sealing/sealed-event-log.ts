@@ -125,6 +125,21 @@ export class SealedEventLog implements EventLog {
     return { ...event, data: { ...data, keys } };
   }
 
+  /**
+   * The keys a record's boxes name, as they stand now: a record opened later (its data read
+   * after an erasure further on destroyed them) opens as it was classified here.
+   */
+  private keysHeldNow(record: RecordedEvent): (ref: FeedKeyRef) => FeedKey | undefined {
+    const refs = sealedKeyRefs(record.type, record.data);
+    if (refs.length === 1) {
+      const only = this.keys.get(refs[0]!.id) ?? undefined;
+      return () => only;
+    }
+    const held = new Map<string, FeedKey | undefined>();
+    for (const ref of refs) held.set(ref.id, this.keys.get(ref.id) ?? undefined);
+    return (ref) => held.get(ref.id);
+  }
+
   /** Destroys an erasure's keys (again, harmlessly, when a read meets one already done) and tells the listeners. */
   private async erased(data: FeedErasedData, position: number): Promise<void> {
     const refs: FeedKeyRef[] = (data.keys ?? []).map((id) => ({ feed: data.feed, id }));
@@ -164,7 +179,7 @@ export class SealedEventLog implements EventLog {
         continue;
       }
       const tombstone = tombstoneOf(record.type, record.data, keyOf);
-      out[index] = tombstone ? { ...record, type: tombstone.type, data: tombstone.data, metadata: { v: 1 } } : openedOnRead(record, keyOf);
+      out[index] = tombstone ? { ...record, type: tombstone.type, data: tombstone.data, metadata: { v: 1 } } : openedOnRead(record, this.keysHeldNow(record));
     }
     if (erasures) for (const record of erasures) await this.erased(record.data as FeedErasedData, record.position);
     return out;

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FeedClient, startStandalone, waitUntilSettled, type Deployment } from '@feedmill/harness';
+import { FeedClient, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
 import { apiAnswers, ERASURE_FEED_CONFIG, ErasureMarker, postMarkedActivities } from '@feedmill/testing';
 
 let dataDir: string;
@@ -39,8 +39,7 @@ it('erases a feed: no API answer and no byte under the data directory holds its 
   const before = JSON.stringify(await apiAnswers(api, marker));
   // The proof could fail: the marker is in the answers, and in the snapshots written since.
   expect(before).toContain(`photo-${marker.text}`);
-  await new Promise((resolve) => setTimeout(resolve, 2_500));
-  expect((await marker.filesHolding(dataDir)).some((file) => file.includes('snapshots'))).toBe(true);
+  await waitFor(async () => ((await marker.filesHolding(dataDir)).some((file) => file.includes('snapshots')) ? true : undefined), { what: 'a snapshot holding the marker', timeoutMs: 10_000 });
 
   const refused = await api.call('DELETE', '/v1/feeds/user/bob');
   expect(refused).toEqual({ status: 400, body: expect.objectContaining({ code: 'erase_required', field: 'query.erase' }) });
@@ -53,8 +52,8 @@ it('erases a feed: no API answer and no byte under the data directory holds its 
   expect((live['/v1/feeds/user/bob/counts'] as { body: unknown }).body).toEqual({ followers: 0, following: 0 });
   expect((live['/v1/feeds/user/alice/followers'] as { body: { items: unknown[] } }).body.items).toEqual([]);
   expect((live['/v1/feeds/user/alice?limit=100'] as { body: { items: Array<{ id: string }> } }).body.items.map((a) => a.id)).toEqual([kept]);
-  // Snapshots taken before the erasure are replaced once every state has applied it.
-  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  // Snapshots taken before the erasure are replaced once every state has applied it (at the
+  // latest as the process stops), and deleted.
   await stop();
   expect(await marker.filesHolding(dataDir)).toEqual([]);
 

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Activity, FeedId } from '@feedmill/contracts';
-import { FileEventLog } from '@feedmill/event-log';
+import { openSealedFileLog } from '@feedmill/event-log';
 import { FeedClient, readAllEvents, startStandalone, waitUntilSettled, type Deployment } from '@feedmill/harness';
 import { referenceTimelines } from '@feedmill/testing';
 
@@ -165,7 +165,7 @@ describe('bulk imports on the standalone', () => {
     expect(await api.api.following('timeline:l9999')).toEqual({ items: [{ feed: producers[9999 % producers.length] }], next: null });
 
     await deployment.stop();
-    const log = await FileEventLog.open({ dir: dataDir });
+    const log = await openSealedFileLog({ dir: dataDir });
     const reference = referenceTimelines(await readAllEvents(log));
     await log.close();
     for (const reader of readers) expect({ reader, ids: live[reader] }).toEqual({ reader, ids: ids(reference.timelineOf(reader)) });

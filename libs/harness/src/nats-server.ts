@@ -7,6 +7,8 @@ import { freePort } from './free-port.js';
 export interface NatsServerHandle {
   url: string;
   port: number;
+  /** JetStream's store directory (removed on stop). */
+  storeDir: string;
   stop(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export async function startNatsServer(): Promise<NatsServerHandle> {
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
+    storeDir,
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { MongoClient } from 'mongodb';
-import type { EventLog } from '@feedmill/event-log';
+import { SealedEventLog, type EventLog } from '@feedmill/event-log';
 import type { FeedId, TimelineModel } from '@feedmill/contracts';
 import {
   MemoryContentStore,
@@ -142,10 +142,10 @@ export async function openStores(config: RuntimeConfig, options: OpenStoresOptio
     if (!options.fileLog || config.SNAPSHOTS === 'off') return memoryStores;
     const logger = new Logger('snapshots');
     const store = new SnapshotStore(join(config.FEEDMILL_DATA_DIR, 'snapshots'), logger);
-    return snapshottingMemoryStores(
-      new SnapshotKeeper(store, logger, { everyEvents: config.SNAPSHOT_EVERY_EVENTS, everyMs: config.SNAPSHOT_EVERY_SECONDS * 1000 }, snapshotMetrics),
-      options.fileLog,
-    );
+    const keeper = new SnapshotKeeper(store, logger, { everyEvents: config.SNAPSHOT_EVERY_EVENTS, everyMs: config.SNAPSHOT_EVERY_SECONDS * 1000 }, snapshotMetrics);
+    // Snapshots taken before an erasure hold what it erased: they are replaced and deleted.
+    if (options.fileLog instanceof SealedEventLog) options.fileLog.onErased(({ position }) => keeper.afterErasure(position));
+    return snapshottingMemoryStores(keeper, options.fileLog);
   }
   const client = await MongoClient.connect(config.MONGODB_URL!);
   const db = client.db(config.MONGODB_DB);

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activityStream, feedEvents, sortKeyOf, type Activity, type FeedEvent, type FeedId, type StreamEvent } from '@feedmill/contracts';
+import { activityStream, erasedStream, feedEvents, sortKeyOf, type Activity, type FeedEvent, type FeedId, type StreamEvent } from '@feedmill/contracts';
 import { FileEventLog } from '@feedmill/event-log';
 import { DEFAULT_REALTIME_OPTIONS } from '@feedmill/runtime';
 import { InProcessRealtimeBus } from '@feedmill/transport';
@@ -100,6 +100,23 @@ describe('RealtimeHub', () => {
     expect(await hub.watch('timeline:alice', 'gateway-1', reset!.id)).toEqual(published);
     expect(await hub.watch('timeline:alice', 'gateway-1', published[1]!.id)).toEqual([]);
     expect((await hub.watch('timeline:alice', 'gateway-1', 'elsewhere-3'))[0]).toMatchObject({ type: 'reset', data: { items: [at(1)] } });
+  });
+
+  it('forgets its rings on an erasure: the page is read again, and a resume gets a reset, never an event that held the erased content', async () => {
+    page = [at(1)];
+    await hub.watch('timeline:alice', 'gateway-1', undefined);
+    page = [at(2), at(1)];
+    await append({ type: 'ActivityAdded', data: { activity: at(2) } });
+    await until(() => published.length === 1, 'the added event');
+    const added = published[0]!;
+    expect(added).toMatchObject({ type: 'added', data: { activity: at(2) } });
+    page = [];
+    await log.appendToStream(erasedStream('user:bob'), [feedEvents.encode({ type: 'FeedErased', data: { feed: 'user:bob', time: 't' } })]);
+    await until(() => published.some((event) => event.type === 'removed'), 'the erased entries removed');
+    const resumed = await hub.watch('timeline:alice', 'gateway-1', added.id);
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]).toMatchObject({ type: 'reset', data: { items: [] } });
+    expect(JSON.stringify(resumed)).not.toContain('"o2"');
   });
 
   it('keeps a feed while a gateway holds it (tier 1), for the grace period after (tier 2), then lets go', async () => {

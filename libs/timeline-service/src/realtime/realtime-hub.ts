@@ -34,7 +34,7 @@ const REACH_TIMEOUT_MS = 5_000;
 /** One feed's stream, followed while a gateway holds one open (tier 1) and for a grace period after (tier 2). */
 interface FeedWatch {
   readonly feed: FeedId;
-  readonly ring: StreamRing<StreamEvent>;
+  ring: StreamRing<StreamEvent>;
   /** The first page as last read. */
   page: Activity[];
   /** An aggregated feed's first page as last read, instead of `page`. */
@@ -175,6 +175,15 @@ export class RealtimeHub {
   private changed(records: Parameters<typeof decodeFeedEvents>[0]): void {
     if (this.watches.size === 0) return;
     for (const { position, event } of decodeFeedEvents(records)) {
+      if (event.type === 'FeedErased') {
+        // The rings may hold the erased feed's activities: every ring starts over (a resume
+        // gets a reset), and every page is read again without them.
+        for (const watch of this.watches.values()) {
+          watch.ring = new StreamRing<StreamEvent>(randomBytes(4).toString('hex'), this.ports.options.ringSize);
+          this.due(watch, position, true);
+        }
+        continue;
+      }
       for (const feed of feedsChangedBy(event)) {
         const watching = this.bySource.get(feed);
         if (watching) for (const watch of watching) this.due(watch, position, false);

@@ -24,7 +24,8 @@ beforeAll(async () => {
   configDir = await mkdtemp(join(tmpdir(), 'feedmill-observed-'));
   // Ring timelines store every delivery, whether or not the reader has read: the counts are exact.
   await writeFile(join(configDir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 100 } } }));
-  const env = { NATS_URL: nats.url, LOG: 'jetstream', JETSTREAM_STREAM: 'OBSERVED', FEED_CONFIG: join(configDir, 'feeds.json') };
+  // REQUEST_IDS=on: this machine's Node (before 24) does not carry them by default.
+  const env = { NATS_URL: nats.url, LOG: 'jetstream', JETSTREAM_STREAM: 'OBSERVED', FEED_CONFIG: join(configDir, 'feeds.json'), REQUEST_IDS: 'on' };
   const withStatusPort = async (app: string, extra: Record<string, string> = {}) => {
     const port = await freePort();
     statusUrls[app] = `http://127.0.0.1:${port}`;

@@ -10,7 +10,7 @@ import { createStandaloneApp } from './standalone.js';
 runMain(async () => {
   const config = loadRuntimeConfig();
   const httpWorker = config.HTTP_WORKERS > 0 && !cluster.isPrimary;
-  configureLogging(config.LOG_LEVEL, httpWorker ? 'standalone-http' : 'standalone');
+  configureLogging(config.LOG_LEVEL, httpWorker ? 'standalone-http' : 'standalone', config.REQUEST_IDS);
   if (config.HTTP_WORKERS > 0) return cluster.isPrimary ? runServicesPrimary(config) : runHttpWorker(config);
   // Open before the log is replayed, which can take minutes: liveness holds through it, readiness waits for it.
   const started: { client?: ServiceClient } = {};

@@ -111,6 +111,11 @@ export const runtimeConfigSchema = z.object({
   TIMELINE_PARTITION_LEASE_MS: z.coerce.number().int().min(500).default(3_000),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
   /**
+   * Whether a request's id follows it into the services' log lines: `auto` does where the
+   * runtime carries async context cheaply (Node 24 and later), `on` and `off` always and never.
+   */
+  REQUEST_IDS: z.enum(['auto', 'on', 'off']).default('auto'),
+  /**
    * When set, every `/v1` request needs `Authorization: Bearer <JWT>` signed with this
    * secret (HS256). Unset (and no public key), the API is open to whoever reaches the port.
    */

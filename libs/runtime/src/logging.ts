@@ -1,5 +1,5 @@
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
-import { JsonLogger } from '@feedmill/observability';
+import { carryRequestContext, JsonLogger, type RequestIdsMode } from '@feedmill/observability';
 
 const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -14,13 +14,18 @@ let installed: JsonLogger | undefined;
 /**
  * Makes every Nest logger of the process write JSON lines at `LOG_LEVEL` and above, named
  * `app`, before anything logs (what runs before Nest starts included). Each line written
- * while a request is served carries its `requestId`.
+ * while a request is served carries its `requestId`, where `requestIds` (`REQUEST_IDS`)
+ * lets requests carry their context.
  */
-export function configureLogging(level: LogLevel, app: string): JsonLogger {
+export function configureLogging(level: LogLevel, app: string, requestIds: RequestIdsMode = 'auto'): JsonLogger {
+  const carried = carryRequestContext(requestIds);
   installed = new JsonLogger({ app, level });
   Logger.overrideLogger(installed);
   // The levels too, so that `Logger.isLevelEnabled` answers: per-request lines are built only when written.
   Logger.overrideLogger(logLevels(level));
+  if (!carried && requestIds === 'auto') {
+    new Logger('logging').log(`request ids stay at the gateway on Node ${process.versions.node} (carrying them costs every await before Node 24): REQUEST_IDS=on carries them anyway`);
+  }
   return installed;
 }
 

@@ -33,7 +33,7 @@ export interface NatsServiceOptions {
 /** Runs one service as its own process, answering requests over NATS. */
 export async function runNatsService(options: NatsServiceOptions): Promise<void> {
   const config = loadRuntimeConfig();
-  const logger = configureLogging(config.LOG_LEVEL, options.name);
+  const logger = configureLogging(config.LOG_LEVEL, options.name, config.REQUEST_IDS);
   // Open before the log is replayed, which can take minutes: liveness holds through it, readiness waits for it.
   const started: { app?: INestMicroservice } = {};
   const statusServer =

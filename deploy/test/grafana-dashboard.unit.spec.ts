@@ -70,15 +70,17 @@ describe.each(['standalone', 'cluster'])('deploy/overlays/%s: metrics', (overlay
     expect(configMap.data!['feedmill.json']).toBe(dashboardText);
   });
 
-  it("asks Prometheus to scrape every feedmill pod on a port it opens, /metrics's", () => {
+  it("asks Prometheus to scrape every feedmill pod on its status port, the one STATUS_PORT opens, never the public HTTP port", () => {
+    const env = (manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'feedmill-env') as unknown as ConfigMap).data!;
     const apps = manifests.filter((m) => m.kind === 'Deployment') as unknown as Deployment[];
     expect(apps.length).toBe(overlay === 'cluster' ? 5 : 1);
     for (const app of apps) {
       const annotations = app.spec!.template.metadata!.annotations ?? {};
-      const ports = app.spec!.template.spec!.containers.flatMap((container) => (container.ports ?? []).map((port) => String(port.containerPort)));
+      const ports = app.spec!.template.spec!.containers.flatMap((container) => container.ports ?? []);
       const where = app.metadata!.name;
       expect({ where, scrape: annotations['prometheus.io/scrape'], path: annotations['prometheus.io/path'] }).toEqual({ where, scrape: 'true', path: '/metrics' });
-      expect(ports).toContain(annotations['prometheus.io/port']);
+      const scraped = ports.find((port) => String(port.containerPort) === annotations['prometheus.io/port']);
+      expect({ where, port: scraped?.name, number: scraped?.containerPort }).toEqual({ where, port: 'status', number: Number(env['STATUS_PORT']) });
     }
   });
 });

@@ -5,7 +5,8 @@ import { FeedClient, freePort, ScrapedMetrics, startApp, startNatsServer, waitUn
 
 /**
  * The cluster's metrics and logs, on five real processes over a real nats-server: each
- * service answers `/metrics` on its status port and the gateway on its HTTP port; a request
+ * process, the gateway included, answers `/metrics` on its status port and never on its
+ * public HTTP port; a request
  * id given to the gateway (or made up by it) comes back in the answer and reaches the log
  * lines of the service that handled the request, through a NATS header.
  */
@@ -39,7 +40,7 @@ beforeAll(async () => {
     await withStatusPort('graph'),
     await withStatusPort('timeline'),
     await withStatusPort('fanout'),
-    startApp('gateway', { ...env, PORT: String(port) }),
+    await withStatusPort('gateway', { PORT: String(port) }),
   ];
   await waitUntilReady(baseUrl, processes);
   api = new FeedClient(baseUrl);
@@ -57,7 +58,7 @@ it('counts requests by route and status on the gateway, appends on content, deli
   for (let i = 0; i < READS; i++) expect((await api.page('timeline:watcher', 5)).status).toBe(200);
   expect((await api.call('POST', '/v1/feeds/user/poster/activities', { actor: 'poster' })).status).toBe(400);
 
-  const gateway = await ScrapedMetrics.of(`${baseUrl}/metrics`);
+  const gateway = await ScrapedMetrics.of(`${statusUrls['gateway']}/metrics`);
   const requests = (method: string, route: string, status: string) => gateway.sum('feedmill_http_request_duration_seconds_count', { method, route, status });
   expect(requests('POST', '/v1/feeds/:group/:id/activities', '201')).toBe(POSTS);
   expect(requests('POST', '/v1/feeds/:group/:id/activities', '400')).toBe(1);
@@ -87,6 +88,20 @@ it('counts requests by route and status on the gateway, appends on content, deli
   expect(fanout.sum('feedmill_fanout_lag_seconds')).toBe(0);
   expect(fanout.sum('feedmill_service_position', { service: 'fanout' })).toBe(content.sum('feedmill_service_position', { service: 'content' }));
   expect(fanout.sum('feedmill_dead_letters_total') ?? 0).toBe(0);
+});
+
+it('serves /metrics on the status port alone: the public HTTP port answers 404 for it', async () => {
+  const onApiPort = await fetch(`${baseUrl}/metrics`);
+  expect(onApiPort.status).toBe(404);
+  expect(await onApiPort.json()).toMatchObject({ code: 'not_found' });
+  const onStatusPort = await fetch(`${statusUrls['gateway']}/metrics`);
+  expect(onStatusPort.status).toBe(200);
+  expect(await onStatusPort.text()).toMatch(/^feedmill_http_request_duration_seconds_count\{/m);
+  // The gateway's status port answers the probes as the services' do: ready once every service answers and has caught up.
+  expect((await fetch(`${statusUrls['gateway']}/healthz`)).status).toBe(200);
+  const ready = await fetch(`${statusUrls['gateway']}/readyz`);
+  expect(ready.status).toBe(200);
+  expect(await ready.json()).toMatchObject({ service: 'gateway', ready: true });
 });
 
 it("carries the caller's request id into the answer and into content's log line for the request", async () => {

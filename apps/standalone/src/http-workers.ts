@@ -29,7 +29,7 @@ const WORKER_STOP_MS = 10_000;
  * SIGTERM or SIGINT the workers stop taking requests and finish what they hold first, then
  * the services stop and write their snapshots.
  *
- * `/metrics`, on the status port (`STATUS_PORT`) and on the HTTP port through any worker,
+ * `/metrics`, on the status port (`STATUS_PORT`) only, never on the public HTTP port,
  * answers this process's metrics (`worker="services"`) and every worker's (`worker="http-<n>"`),
  * which this process gathers over their IPC channels.
  */
@@ -99,6 +99,7 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
  */
 export async function runHttpWorker(config: RuntimeConfig): Promise<void> {
   // Its signals close it through Nest's shutdown hooks (see createHttpApp).
-  const app = await createHttpWorkerApp(config, new WorkerMetrics(process as unknown as MetricsLinkOfWorker, `http-${cluster.worker!.id}`));
+  new WorkerMetrics(process as unknown as MetricsLinkOfWorker, `http-${cluster.worker!.id}`);
+  const app = await createHttpWorkerApp(config);
   await app.listen({ port: config.PORT, host: '0.0.0.0' });
 }

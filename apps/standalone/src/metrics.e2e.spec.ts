@@ -6,8 +6,8 @@ import { FeedClient, freePort, ScrapedMetrics, startStandalone, waitFor, waitUnt
 
 /**
  * The standalone with two HTTP workers: `/metrics` on its status port (the services'
- * process) and on its HTTP port (through whichever worker answers) covers the services'
- * process and both workers, each series labelled with its `worker`.
+ * process) covers the services' process and both workers, each series labelled with its
+ * `worker`; the public HTTP port, whichever worker answers, has no `/metrics`.
  */
 const POSTS = 6;
 const READS = 10;
@@ -41,27 +41,31 @@ function readOnNewConnection(path: string): Promise<number> {
   });
 }
 
-it('gathers the services process and every HTTP worker, each labelled, on the status port and the HTTP port alike', async () => {
+it('gathers the services process and every HTTP worker, each labelled, on the status port', async () => {
   const api = new FeedClient(deployment.baseUrl);
   expect((await api.follow('timeline:reader', 'user:writer')).status).toBe(204);
   for (let i = 0; i < POSTS; i++) expect((await api.post('user:writer', { actor: 'writer', verb: 'post', object: `note:${i}` })).status).toBe(201);
   await waitUntilSettled(api);
   for (let i = 0; i < READS; i++) expect(await readOnNewConnection('/v1/feeds/timeline/reader?limit=3')).toBe(200);
 
-  for (const url of [`${statusUrl}/metrics`, `${deployment.baseUrl}/metrics`]) {
-    const scraped = await ScrapedMetrics.of(url);
-    expect(scraped.labelValues('nodejs_eventloop_lag_seconds', 'worker')).toEqual(['http-1', 'http-2', 'services']);
-    // Every read was answered by one worker or the other; connections of their own went to both.
-    const reads = { method: 'GET', route: '/v1/feeds/:group/:id', status: '200' };
-    expect(scraped.sum('feedmill_http_request_duration_seconds_count', reads)).toBe(READS);
-    expect(scraped.labelValues('feedmill_http_request_duration_seconds_count', 'worker')).toEqual(['http-1', 'http-2']);
-    expect(scraped.sum('feedmill_http_request_duration_seconds_count', { route: '/v1/feeds/:group/:id/activities', status: '201' })).toBe(POSTS);
-    // The services' process holds the log and the timelines.
-    expect(scraped.sum('feedmill_log_append_events_sum', { log: 'file', worker: 'services' })).toBe(POSTS + 1);
-    // Appends that arrive one by one each have a group commit of their own; snapshots are not in the log.
-    expect(scraped.sum('feedmill_file_log_group_commit_appends_sum', { worker: 'services' })).toBe(POSTS + 1);
-    expect(scraped.sum('feedmill_timeline_entries', { worker: 'services' })).toBe(POSTS);
-    expect(scraped.sum('feedmill_service_ready', { worker: 'services' })).toBe(4);
-    expect(scraped.sum('feedmill_fanout_lag_events')).toBe(0);
-  }
+  const scraped = await ScrapedMetrics.of(`${statusUrl}/metrics`);
+  expect(scraped.labelValues('nodejs_eventloop_lag_seconds', 'worker')).toEqual(['http-1', 'http-2', 'services']);
+  // Every read was answered by one worker or the other; connections of their own went to both.
+  const reads = { method: 'GET', route: '/v1/feeds/:group/:id', status: '200' };
+  expect(scraped.sum('feedmill_http_request_duration_seconds_count', reads)).toBe(READS);
+  expect(scraped.labelValues('feedmill_http_request_duration_seconds_count', 'worker')).toEqual(['http-1', 'http-2']);
+  expect(scraped.sum('feedmill_http_request_duration_seconds_count', { route: '/v1/feeds/:group/:id/activities', status: '201' })).toBe(POSTS);
+  // The services' process holds the log and the timelines.
+  expect(scraped.sum('feedmill_log_append_events_sum', { log: 'file', worker: 'services' })).toBe(POSTS + 1);
+  // Appends that arrive one by one each have a group commit of their own; snapshots are not in the log.
+  expect(scraped.sum('feedmill_file_log_group_commit_appends_sum', { worker: 'services' })).toBe(POSTS + 1);
+  expect(scraped.sum('feedmill_timeline_entries', { worker: 'services' })).toBe(POSTS);
+  expect(scraped.sum('feedmill_service_ready', { worker: 'services' })).toBe(4);
+  expect(scraped.sum('feedmill_fanout_lag_events')).toBe(0);
+});
+
+it('answers 404 for /metrics on the public HTTP port, through either worker', async () => {
+  // Connections of their own: Node's cluster hands them to both workers in turn.
+  for (let i = 0; i < 4; i++) expect(await readOnNewConnection('/metrics')).toBe(404);
+  expect((await fetch(`${statusUrl}/metrics`)).status).toBe(200);
 });

@@ -8,7 +8,6 @@ import { GraphModule } from '@feedmill/graph-service';
 import { loadFeedConfig, type RuntimeConfig } from '@feedmill/config';
 import { processLogger, openEventLog, openStores, realtimeOptionsOf, rootModule, type StoreFactory } from '@feedmill/runtime';
 import { InProcessRealtimeBus, InProcessServer, InProcessServiceClient, LinkedRealtimeBus, type RealtimeBus, InProcessSubjectServer, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
-import type { MetricsExposition } from '@feedmill/observability';
 import { TimelineModule, type PartitionOwnership, type ReaderRetryPolicy } from '@feedmill/timeline-service';
 
 /**
@@ -78,7 +77,7 @@ export async function createServicesApp(config: RuntimeConfig, options: Standalo
 }
 
 /** The gateway alone, calling the services of the process that forked this one. */
-export async function createHttpWorkerApp(config: RuntimeConfig, metrics?: MetricsExposition): Promise<NestFastifyApplication> {
+export async function createHttpWorkerApp(config: RuntimeConfig): Promise<NestFastifyApplication> {
   if (!process.send) throw new Error('an HTTP worker runs as a cluster worker of the standalone, with an IPC channel');
   const link = { send: (message: unknown) => process.send!(message), on: (event: 'message', listener: (message: unknown) => void) => process.on(event, listener) };
   const core = {
@@ -88,5 +87,5 @@ export async function createHttpWorkerApp(config: RuntimeConfig, metrics?: Metri
     realtimeBus: new LinkedRealtimeBus(link),
     realtime: realtimeOptionsOf(config),
   };
-  return createHttpApp(rootModule([GatewayModule], core), { ...httpAppOptions(config), metrics });
+  return createHttpApp(rootModule([GatewayModule], core), httpAppOptions(config));
 }

@@ -35,7 +35,7 @@ export type { DeliveryTarget } from './fanout/fan-out-batch.js';
 export { ActivityTable, NO_HANDLE } from './activity-table.js';
 export { IdIndex, NOT_INDEXED } from './id-index.js';
 export type { ActivityHandle, TimelineOrder, CompactedActivityTable } from './activity-table.js';
-export { CompactTimeline } from './compact-timeline.js';
+export { CompactTimeline, EntryCount } from './compact-timeline.js';
 export { readTimelinePage } from './timeline-read.js';
 export type { TimelinePage, PullPath, PullScope, StoredTimeline } from './timeline-read.js';
 export { DecayedCount, ProducerPosts, shouldPush, PULLED_WHOLE } from './hybrid/push-or-pull.js';

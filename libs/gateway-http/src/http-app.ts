@@ -7,8 +7,7 @@ import { authenticate } from './auth/authenticate.js';
 import { TokenVerifier, type TokenKeys } from './auth/token-verifier.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
-import { carryRequestIds, measureRequests, requestIdOptions, serveMetrics } from './http-observability.js';
-import type { MetricsExposition } from '@feedmill/observability';
+import { carryRequestIds, measureRequests, requestIdOptions } from './http-observability.js';
 import { serveWebConsole } from './web-console.js';
 
 export interface HttpAppOptions {
@@ -17,8 +16,6 @@ export interface HttpAppOptions {
   tokens?: TokenKeys;
   /** Requests each caller may send to `/v1`. @defaultValue no limit */
   rateLimit?: RateLimitOptions;
-  /** What `GET /metrics` answers. @defaultValue this process's metrics */
-  metrics?: MetricsExposition;
 }
 
 /** The HTTP settings of a process's environment. */
@@ -42,7 +39,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 }, ...requestIdOptions });
   measureRequests(adapter.getInstance());
   carryRequestIds(adapter.getInstance());
-  serveMetrics(adapter.getInstance(), options.metrics);
+  // No `/metrics` here: this is the public port. Metrics are on the status port (`STATUS_PORT`), which need not be reachable from outside.
   const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
   authenticate(adapter.getInstance(), verifier);
   // A route that takes larger bodies (the bulk imports) says so with `@RouteConfig({ bodyLimit })`.

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { metrics, processMetrics, REQUEST_ID_HEADER, requestIdFrom, withRequestId, type MetricsExposition } from '@feedmill/observability';
+import { metrics, REQUEST_ID_HEADER, requestIdFrom, withRequestId } from '@feedmill/observability';
 
 type Timer = ReturnType<typeof metrics.httpRequestDuration.labels>;
 
@@ -81,9 +81,4 @@ export function carryRequestIds(fastify: FastifyInstance): void {
     withRequestId(request.id, () => logger.debug(`${request.method} ${request.routeOptions.url ?? request.url} ${reply.statusCode} in ${reply.elapsedTime.toFixed(1)} ms`));
     done();
   });
-}
-
-/** `GET /metrics`: what `exposition` gathers, in Prometheus's text format; outside `/v1`, so no token is asked. */
-export function serveMetrics(fastify: FastifyInstance, exposition: MetricsExposition = processMetrics): void {
-  fastify.get('/metrics', async (_request, reply) => reply.header('content-type', exposition.contentType).send(await exposition.text()));
 }

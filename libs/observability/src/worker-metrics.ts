@@ -34,19 +34,7 @@ interface MetricsReply {
   json: MetricJson[];
 }
 
-/** Asks from a worker: the whole process tree's metrics, which only the primary can gather. */
-interface TreeRequest {
-  metrics: 'tree';
-  id: number;
-}
-
-interface TreeReply {
-  metrics: 'tree-reply';
-  id: number;
-  text: string;
-}
-
-type MetricsMessage = MetricsRequest | MetricsReply | TreeRequest | TreeReply;
+type MetricsMessage = MetricsRequest | MetricsReply;
 
 function isMetricsMessage(message: unknown): message is MetricsMessage {
   return typeof message === 'object' && message !== null && !Array.isArray(message) && typeof (message as { metrics?: unknown }).metrics === 'string';
@@ -66,13 +54,11 @@ export class PrimaryMetrics implements MetricsExposition {
     metricsRegistry.setDefaultLabels({ worker: label });
   }
 
-  /** Serves a worker: answers its requests for the tree's metrics, and takes its replies. Returns a function that forgets it. */
+  /** Asks a worker for its metrics on every scrape, and takes its replies. Returns a function that forgets it. */
   serve(worker: MetricsLink): () => void {
     this.workers.add(worker);
     worker.on('message', (message) => {
-      if (!isMetricsMessage(message)) return;
-      if (message.metrics === 'reply') this.waiting.get(message.id)?.(message.json);
-      else if (message.metrics === 'tree') void this.text().then((text) => worker.send({ metrics: 'tree-reply', id: message.id, text } satisfies TreeReply));
+      if (isMetricsMessage(message) && message.metrics === 'reply') this.waiting.get(message.id)?.(message.json);
     });
     return () => void this.workers.delete(worker);
   }
@@ -112,41 +98,16 @@ export class PrimaryMetrics implements MetricsExposition {
   }
 }
 
-/** A worker's side: labels its series, answers the primary, and asks it for the whole tree's metrics. */
-export class WorkerMetrics implements MetricsExposition {
-  private readonly waiting = new Map<number, (text: string) => void>();
-  private nextId = 0;
-
-  constructor(
-    private readonly primary: MetricsLink,
-    label: string,
-  ) {
+/**
+ * A worker's side: labels its series and answers the primary with them. A worker serves no
+ * `/metrics` of its own: it listens only on the public API port, and the primary's status
+ * port (`STATUS_PORT`) answers for the whole tree.
+ */
+export class WorkerMetrics {
+  constructor(primary: MetricsLink, label: string) {
     metricsRegistry.setDefaultLabels({ worker: label });
     primary.on('message', (message) => {
-      if (!isMetricsMessage(message)) return;
-      if (message.metrics === 'request') void metricsRegistry.getMetricsAsJSON().then((json) => primary.send({ metrics: 'reply', id: message.id, json } satisfies MetricsReply));
-      else if (message.metrics === 'tree-reply') this.waiting.get(message.id)?.(message.text);
-    });
-  }
-
-  get contentType(): string {
-    return metricsRegistry.contentType;
-  }
-
-  /** The whole tree's exposition, as the primary gathers it. */
-  text(): Promise<string> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        reject(new Error('the services process did not answer with its metrics'));
-      }, WORKER_ANSWER_MS * 2);
-      this.waiting.set(id, (text) => {
-        clearTimeout(timer);
-        this.waiting.delete(id);
-        resolve(text);
-      });
-      this.primary.send({ metrics: 'tree', id } satisfies TreeRequest);
+      if (isMetricsMessage(message) && message.metrics === 'request') void metricsRegistry.getMetricsAsJSON().then((json) => primary.send({ metrics: 'reply', id: message.id, json } satisfies MetricsReply));
     });
   }
 }

@@ -5,13 +5,14 @@ import type { ServiceClient } from '@feedmill/transport';
 const STATUS_SUBJECTS = [subjects.content.status, subjects.graph.status, subjects.timeline.status, subjects.fanout.status];
 
 /**
- * The four services of one process (the standalone) as one status: ready when every one is,
- * at the position of the one furthest behind.
+ * The four services `client` reaches (in the standalone's process, or over NATS for the
+ * gateway) as one status named `name`: ready when every one is, at the position of the one
+ * furthest behind.
  */
-export async function servicesStatus(client: ServiceClient): Promise<ServiceStatus> {
+export async function servicesStatus(client: ServiceClient, name = 'standalone'): Promise<ServiceStatus> {
   const statuses = await Promise.all(STATUS_SUBJECTS.map((subject) => client.request(subject, {})));
   return {
-    service: 'standalone',
+    service: name,
     ready: statuses.every((status) => status.ready),
     position: Math.min(...statuses.map((status) => status.position)),
     counters: Object.fromEntries(statuses.map((status) => [`${status.service}Position`, status.position])),

@@ -3,6 +3,7 @@ import {
   ActivityTable,
   CompactTimeline,
   DecayedCount,
+  EntryCount,
   HiddenActivities,
   NotificationMarks,
   NO_HANDLE,
@@ -48,8 +49,10 @@ class Materialized extends CompactTimeline {
     readonly links: boolean,
     /** For the `cache` model: when the reader last read. */
     public lastReadAt: number,
+    /** The store's running count of entries, which this timeline keeps up to date. */
+    count: EntryCount,
   ) {
-    super(policy.cap, activities, policy.relevancy ? 'relevance' : 'time');
+    super(policy.cap, activities, policy.relevancy ? 'relevance' : 'time', count);
     if (policy.model === 'hybrid') {
       this.hybrid = policy.hybrid ?? DEFAULT_HYBRID;
       this.pulledEdges = new Map();
@@ -91,6 +94,8 @@ const SWEEP_INTERVAL_MS = 10_000;
 export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   // Not readonly: a snapshot restore replaces them whole.
   private timelines = new Map<FeedId, Materialized>();
+  /** Entries in `timelines`, kept by each as it changes, so that `counters()` walks none of them (see {@link EntryCount}). */
+  private entryCount = new EntryCount();
   private activities = new ActivityTable();
   private applied = 0;
   /** Log positions the applied batches moved the store by, since start. */
@@ -150,13 +155,16 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
 
   restoreSnapshot(snapshot: SnapshotState): void {
     if (this.applied !== 0 || this.timelines.size > 0) throw new Error('timeline: a snapshot restores only an empty store');
+    // A count of its own: a snapshot refused half-read leaves the store's as it was.
+    const entryCount = new EntryCount();
     const restored = readTimelineSnapshot(snapshot.payload, this.policies, (reader, table, lastReadAt) => {
       const policy = this.policyOf(reader);
       if (!materializesOnFollow(policy) && policy.model !== 'cache') throw new SnapshotMismatchError(`${reader} has a timeline, but its group's model is ${policy.model}`);
-      return new Materialized(reader, policy, table, policy.embed === false, lastReadAt);
+      return new Materialized(reader, policy, table, policy.embed === false, lastReadAt, entryCount);
     });
     this.activities = restored.table;
     this.timelines = restored.timelines;
+    this.entryCount = entryCount;
     this.delivered = restored.delivered;
     this.written = restored.written;
     this.producerPosts = new Map(restored.producerPosts.map((counts) => [counts.windowMs, counts]));
@@ -539,7 +547,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   private materialize(reader: FeedId, policy: TimelinePolicy): Materialized {
     let timeline = this.timelines.get(reader);
     if (!timeline) {
-      this.timelines.set(reader, (timeline = new Materialized(reader, policy, this.activities, policy.embed === false, this.now())));
+      this.timelines.set(reader, (timeline = new Materialized(reader, policy, this.activities, policy.embed === false, this.now(), this.entryCount)));
     }
     return timeline;
   }
@@ -565,9 +573,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   }
 
   async counters(): Promise<TimelineCounters> {
-    let entries = 0;
-    for (const timeline of this.timelines.values()) entries += timeline.size;
-    return { timelines: this.timelines.size, entries, delivered: this.delivered, entriesWritten: this.written };
+    return { timelines: this.timelines.size, entries: this.entryCount.entries, delivered: this.delivered, entriesWritten: this.written };
   }
 }
 

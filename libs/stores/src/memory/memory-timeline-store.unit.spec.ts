@@ -187,3 +187,57 @@ describe('MemoryTimelineStore, notification marks', () => {
     expect([r2.isSeen({ id: 'g', key: key(30) }), r2.isRead({ id: 'g', key: key(30) }), r2.isRead({ id: 'g', key: key(5) })]).toEqual([true, false, true]);
   });
 });
+
+describe('MemoryTimelineStore, its running count of entries', () => {
+  /** What `counters()` reports against a walk over every reader's timeline, as it was counted before. */
+  async function countedAndWalked(store: MemoryTimelineStore, readers: readonly FeedId[]) {
+    const sizes = await Promise.all(readers.map((reader) => store.size(reader)));
+    return { counted: (await store.counters()).entries, walked: sizes.reduce((sum, size) => sum + size, 0) };
+  }
+
+  it('equals the walk after inserts past the cap, bumps, removals, unfollows, follows that raise the floor, an erasure, a swept cache and a snapshot', async () => {
+    let clock = 1_000_000;
+    const { store, deliver, follow } = storeOf(() => clock);
+    const readers: FeedId[] = ['timeline:r1', 'timeline:r2', 'ranked:r3', 'linked:r4', 'cached:r5'];
+    const expectCounted = async (entries: number) => {
+      const { counted, walked } = await countedAndWalked(store, readers);
+      expect({ counted, walked }).toEqual({ counted: entries, walked: entries });
+    };
+    await deliver(...readers.map((reader) => follow(reader)), ...readers.map((reader) => follow(reader, 'user:b')));
+    // Seven posts of user:a each: trimmed to the cap of 5 (the cache model's reader holds none until it reads).
+    await deliver(...Array.from({ length: 7 }, (_, i): TimelineDelivery => ({ kind: 'insert', readers, activity: activityAt(`a${i}`, 'user:a', 10 + i) })));
+    await expectCounted(4 * 5);
+    await store.readPage('cached:r5', undefined, 10, async () => [activityAt('c1', 'user:a', 3), activityAt('c0', 'user:a', 2)]);
+    await expectCounted(4 * 5 + 2);
+    await deliver({ kind: 'bump', readers, activity: { ...activityAt('a3', 'user:a', 13), bumpedAt: bumpedAt(59) } });
+    await deliver({ kind: 'remove', readers, id: 'a6' });
+    await deliver({ kind: 'unfollow', reader: 'timeline:r1', target: 'user:a' });
+    // A follow whose feed has older activities than these raises the floor, cutting what is below it.
+    await deliver(follow('timeline:r2', 'user:c', [activityAt('c9', 'user:c', 40), activityAt('c8', 'user:c', 30)]), { kind: 'follow', reader: 'ranked:r3', target: 'user:c', recent: [activityAt('c9', 'user:c', 40)], exhausted: false });
+    await deliver({ kind: 'insert', readers: ['timeline:r2', 'linked:r4'], activity: activityAt('b1', 'user:b', 50) });
+    const before = await countedAndWalked(store, readers);
+    expect(before.counted).toBe(before.walked);
+    await deliver({ kind: 'erase', reader: 'user:b' });
+    const erased = await countedAndWalked(store, readers);
+    expect(erased).toEqual({ counted: erased.walked, walked: before.walked - 2 });
+    // The idle cache is swept on the next delivery past its inactivity.
+    clock += 60_000 + 10_001;
+    await deliver();
+    expect(await store.size('cached:r5')).toBe(0);
+    const swept = await countedAndWalked(store, readers);
+    expect(swept.counted).toBe(swept.walked);
+
+    const restored = storeOf().store;
+    restored.restoreSnapshot(store.takeSnapshot());
+    expect(await countedAndWalked(restored, readers)).toEqual(swept);
+  });
+
+  it('equals the walk after a run of inserts large enough to be applied reader by reader', async () => {
+    const { store, deliver, follow } = storeOf();
+    const readers = Array.from({ length: 100 }, (_, i): FeedId => `timeline:r${i}`);
+    await deliver(...readers.map((reader) => follow(reader)));
+    // 100 posts to 100 readers: 10,000 entries in one request, past the 8,192 that switch to reader by reader.
+    await deliver(...Array.from({ length: 100 }, (_, i): TimelineDelivery => ({ kind: 'insert', readers, activity: activityAt(`a${i}`, 'user:a', i) })));
+    expect(await countedAndWalked(store, readers)).toEqual({ counted: 100 * 5, walked: 100 * 5 });
+  });
+});

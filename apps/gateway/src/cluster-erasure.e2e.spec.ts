@@ -1,8 +1,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connectSealedJetStreamLog, JetStreamFeedKeyStore } from '@feedmill/event-log';
 import { FeedClient, startCluster, startNatsServer, waitUntilSettled, type Deployment, type NatsServerHandle } from '@feedmill/harness';
-import { apiAnswers, ERASURE_FEED_CONFIG, ErasureMarker, postMarkedActivities } from '@feedmill/testing';
+import { apiAnswers, ERASURE_FEED_CONFIG, erasedFeedInLog, ErasureMarker, postMarkedActivities } from '@feedmill/testing';
 
 let nats: NatsServerHandle | undefined;
 let deployment: Deployment | undefined;
@@ -31,6 +32,17 @@ it('erases a feed in cluster mode: no API answer and no byte of the JetStream st
   expect((await api.call('DELETE', '/v1/feeds/timeline/bob?erase=true')).status).toBe(204);
   const live = await apiAnswers(api, marker);
   expect(JSON.stringify(Object.values(live))).not.toContain(marker.text);
+  // The stream is sealed, so it would hold no marker had the keys stayed: read with its keys,
+  // each of bob's posts is a tombstone, and the keys the erasure named left the KV bucket.
+  const log = await connectSealedJetStreamLog({ servers: nats.url, streamName: 'ERASURE' });
+  const inLog = await erasedFeedInLog(log, 'user:bob');
+  await log.close();
+  expect(inLog.activities).toEqual([0, 1, 2].map(() => ({ type: 'ContentErased', data: expect.objectContaining({ of: 'ActivityAdded', feed: 'user:bob' }) })));
+  expect(inLog.keyIds.length).toBeGreaterThan(0);
+  const keys = await JetStreamFeedKeyStore.connect({ servers: nats.url, bucket: 'ERASURE_feed_keys' });
+  expect((await keys.find(inLog.keyIds.map((id) => ({ feed: 'user:bob', id })))).size).toBe(0);
+  expect(await keys.keysOf('user:bob')).toEqual([]);
+  await keys.close();
 
   await deployment.stop();
   deployment = await startCluster(options);

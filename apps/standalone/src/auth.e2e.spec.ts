@@ -34,6 +34,8 @@ const refusals: Refusal[] = [
   { what: 'counting another’s timeline’s follows', method: 'GET', path: '/v1/feeds/timeline/bob/counts' },
   { what: 'importing follows from another’s timeline', method: 'POST', path: '/v1/follows', body: { follows: [{ source: 'timeline:alice', target: 'user:carol' }, { source: 'timeline:bob', target: 'user:alice' }] }, field: 'follows[1].source' },
   { what: 'importing activities into another’s feed', method: 'POST', path: '/v1/activities', body: { activities: [{ feed: 'user:bob', actor: 'alice', verb: 'post', object: 'forged' }] }, field: 'activities[0].feed' },
+  { what: 'erasing another’s producer feed', method: 'DELETE', path: '/v1/feeds/user/bob?erase=true' },
+  { what: 'erasing another’s timeline', method: 'DELETE', path: '/v1/feeds/timeline/bob?erase=true' },
   { what: 'replaying dead letters', method: 'POST', path: '/v1/admin/deadletters/replay', field: 'authorization' },
   { what: 'listing dead letters', method: 'GET', path: '/v1/admin/deadletters', field: 'authorization' },
   { what: 'rebuilding timelines', method: 'POST', path: '/v1/admin/rebuild/timeline', field: 'authorization' },

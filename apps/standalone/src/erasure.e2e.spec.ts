@@ -1,8 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FEED_KEYS_FILE, openSealedFileLog } from '@feedmill/event-log';
 import { FeedClient, startStandalone, waitFor, waitUntilSettled, type Deployment } from '@feedmill/harness';
-import { apiAnswers, ERASURE_FEED_CONFIG, ErasureMarker, postMarkedActivities } from '@feedmill/testing';
+import { apiAnswers, ERASURE_FEED_CONFIG, erasedFeedInLog, ErasureMarker, postMarkedActivities } from '@feedmill/testing';
 
 let dataDir: string;
 let deployment: Deployment | undefined;
@@ -56,6 +57,15 @@ it('erases a feed: no API answer and no byte under the data directory holds its 
   // latest as the process stops), and deleted.
   await stop();
   expect(await marker.filesHolding(dataDir)).toEqual([]);
+  // The log is sealed, so the files would hold no marker had the keys stayed: read with its
+  // keys, each of bob's posts is a tombstone, and the keys the erasure named left the key file.
+  const log = await openSealedFileLog({ dir: dataDir });
+  const inLog = await erasedFeedInLog(log, 'user:bob');
+  await log.close();
+  expect(inLog.activities).toEqual([0, 1, 2].map(() => ({ type: 'ContentErased', data: expect.objectContaining({ of: 'ActivityAdded', feed: 'user:bob' }) })));
+  expect(inLog.keyIds.length).toBeGreaterThan(0);
+  const keyFile = await readFile(join(dataDir, FEED_KEYS_FILE), 'utf8');
+  for (const id of inLog.keyIds) expect(keyFile).not.toContain(id);
 
   // Restarted from its snapshots, then rebuilt from the log alone: the same answers as live.
   api = await start();

@@ -20,7 +20,7 @@ export type { JetStreamEventLogOptions } from './jetstream/jetstream-event-log.j
 export { SealedEventLog } from './sealing/sealed-event-log.js';
 export type { ErasureListener } from './sealing/sealed-event-log.js';
 export type { FeedKeyStore } from './sealing/feed-keys.port.js';
-export { FileFeedKeyStore, FEED_KEYS_FILE } from './sealing/file-feed-keys.js';
+export { FileFeedKeyStore, FEED_KEYS_FILE, UnreadableKeyFileError } from './sealing/file-feed-keys.js';
 export { JetStreamFeedKeyStore } from './sealing/jetstream-feed-keys.js';
 export type { JetStreamFeedKeyStoreOptions } from './sealing/jetstream-feed-keys.js';
 export { seal, open as openSealed, sealEventData, openEventData, sealedKeyRefs, newFeedKey, SealedContentError } from './sealing/sealed-content.js';

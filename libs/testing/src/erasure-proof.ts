@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { activityStream, erasedStream, type FeedId } from '@feedmill/contracts';
+import type { EventLog } from '@feedmill/event-log';
 import type { FeedClient } from '@feedmill/harness';
 
 /** Feed groups the proof runs on: a producer group, a timeline group, and a notification-like group that takes `to`. */
@@ -104,4 +106,17 @@ export async function apiAnswers(api: FeedClient, marker: ErasureMarker): Promis
     answers[path] = { status, body };
   }
   return answers;
+}
+
+/**
+ * What the log itself holds of an erased feed, read with its keys: its activities' records
+ * (each a `ContentErased` tombstone once its keys are destroyed, the `ActivityAdded` it was
+ * otherwise) and the key ids its erasures named, for the caller to look for in its key
+ * store. The files hold no marker either way (the log is sealed): only this shows the keys
+ * were destroyed.
+ */
+export async function erasedFeedInLog(log: EventLog, feed: FeedId): Promise<{ activities: Array<{ type: string; data: unknown }>; keyIds: string[] }> {
+  const activities = (await log.readStream(activityStream(feed))).map(({ type, data }) => ({ type, data }));
+  const keyIds = (await log.readStream(erasedStream(feed))).flatMap((record) => (record.data as { keys?: string[] }).keys ?? []);
+  return { activities, keyIds };
 }

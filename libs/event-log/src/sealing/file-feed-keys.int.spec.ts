@@ -1,7 +1,7 @@
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileFeedKeyStore, FEED_KEYS_FILE } from './file-feed-keys.js';
+import { FileFeedKeyStore, FEED_KEYS_FILE, UnreadableKeyFileError } from './file-feed-keys.js';
 
 let dir: string;
 beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'feedmill-keys-'))));
@@ -43,5 +43,34 @@ describe('file feed key store', () => {
     const found = await again.find([{ feed: 'user:bob', id: bob.id }, { feed: 'user:ann', id: ann.id }, { feed: 'user:x', id: 'torn' }]);
     expect([...found.keys()].sort()).toEqual([ann.id, bob.id].sort());
     await again.close();
+  });
+
+  it('keeps a key it could not destroy durably: a failed rewrite fails, and a retry finds the key and destroys it', async () => {
+    const store = await FileFeedKeyStore.open(dir);
+    const bob = (await store.currentKeys(['user:bob'])).get('user:bob')!;
+    // The rewrite's temp file cannot be created: as when the disk is full.
+    const temp = join(dir, `${FEED_KEYS_FILE}.tmp`);
+    await mkdir(temp);
+    await expect(store.destroy([bob])).rejects.toThrow();
+    expect((await store.keysOf('user:bob')).map((key) => key.id)).toEqual([bob.id]);
+    expect((await store.find([bob])).has(bob.id)).toBe(true);
+    expect(await readFile(join(dir, FEED_KEYS_FILE), 'utf8')).toContain(bob.secret.toString('base64'));
+    // New content of the feed is not sealed with a key being destroyed.
+    expect((await store.currentKeys(['user:bob'])).get('user:bob')!.id).not.toBe(bob.id);
+    await rmdir(temp);
+    await store.destroy(await store.keysOf('user:bob'));
+    expect(await store.keysOf('user:bob')).toEqual([]);
+    expect(await readFile(join(dir, FEED_KEYS_FILE), 'utf8')).not.toContain(bob.secret.toString('base64'));
+    await store.close();
+  });
+
+  it('refuses to open a key file with a line it cannot read before the last, naming the file and the line', async () => {
+    const good = '{"id":"k1","feed":"user:a","secret":"c2VjcmV0"}\n';
+    for (const bad of ['{"id":"k2","feed":"user:b","sec\n', '{"id":"k2","feed":"user:b"}\n', 'not json\n']) {
+      await writeFile(join(dir, FEED_KEYS_FILE), good + bad + good.replace(/k1/g, 'k3'));
+      const opening = FileFeedKeyStore.open(dir);
+      await expect(opening).rejects.toBeInstanceOf(UnreadableKeyFileError);
+      await expect(opening).rejects.toThrow(`${join(dir, FEED_KEYS_FILE)} line 2`);
+    }
   });
 });

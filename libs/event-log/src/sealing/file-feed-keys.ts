@@ -14,9 +14,41 @@ interface KeyLine {
 }
 
 /**
+ * The key file has a line that is not a key before its last: it was changed by hand or
+ * damaged. Skipping it would lose a key for good (its content unreadable, and never
+ * destroyed on an erasure), so the store refuses to open.
+ */
+export class UnreadableKeyFileError extends Error {
+  readonly code = 'UNREADABLE_KEY_FILE';
+  override readonly name = 'UnreadableKeyFileError';
+
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    cause?: unknown,
+  ) {
+    super(`${file} line ${line} is not a feed key ({"id","feed","secret"} as JSON): repair or restore the file before starting`, { cause });
+  }
+}
+
+function parseKeyLine(line: string, file: string, number: number): KeyLine {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (error) {
+    throw new UnreadableKeyFileError(file, number, error);
+  }
+  const { id, feed, secret } = (parsed ?? {}) as Partial<Record<keyof KeyLine, unknown>>;
+  if (typeof id !== 'string' || typeof feed !== 'string' || typeof secret !== 'string' || id === '' || secret === '') throw new UnreadableKeyFileError(file, number);
+  return { id, feed: feed as FeedId, secret };
+}
+
+/**
  * Feeds' keys in one file of JSON lines beside the file log (`feed-keys.jsonl`): a new key
  * is appended and fsynced before it is used; destroying keys rewrites the file without them
- * (temp file, fsync, rename, fsync of the directory), so that their bytes leave the file.
+ * (temp file, fsync, rename, fsync of the directory), so that their bytes leave the file;
+ * a key is forgotten in memory only once that rewrite is durable. A line that is not a key
+ * before the last (a torn last line is cut off) refuses the open: {@link UnreadableKeyFileError}.
  * One process owns the directory (the file log's lock): everything is held in memory too.
  */
 export class FileFeedKeyStore implements FeedKeyStore {
@@ -49,14 +81,9 @@ export class FileFeedKeyStore implements FeedKeyStore {
         await file.close();
       }
     }
-    for (const line of text.slice(0, whole).split('\n')) {
+    for (const [index, line] of text.slice(0, whole).split('\n').entries()) {
       if (line.trim() === '') continue;
-      let parsed: KeyLine;
-      try {
-        parsed = JSON.parse(line) as KeyLine;
-      } catch {
-        continue;
-      }
+      const parsed = parseKeyLine(line, store.path, index + 1);
       store.remember({ id: parsed.id, feed: parsed.feed, secret: Buffer.from(parsed.secret, 'base64') });
     }
     return store;
@@ -117,17 +144,17 @@ export class FileFeedKeyStore implements FeedKeyStore {
   }
 
   async destroy(refs: readonly FeedKeyRef[]): Promise<void> {
-    const gone = refs.filter(({ id }) => this.byId.has(id));
-    if (gone.length === 0) return;
-    for (const { id, feed } of gone) {
-      this.byId.delete(id);
-      if (this.current.get(feed)?.id === id) this.current.delete(feed);
-    }
+    const gone = new Set(refs.filter(({ id }) => this.byId.has(id)).map(({ id }) => id));
+    if (gone.size === 0) return;
+    // No new content is sealed with a key being destroyed, whether or not the rewrite succeeds.
+    for (const { id, feed } of refs) if (this.current.get(feed)?.id === id) this.current.delete(feed);
     await this.serially(async () => {
+      // Keys appended while this waited its turn are in the map, and stay in the file.
+      const kept = [...this.byId.values()].filter((key) => !gone.has(key.id));
       const temp = `${this.path}.tmp`;
       const file = await open(temp, 'w');
       try {
-        await file.writeFile([...this.byId.values()].map((key) => lineOf(key)).join(''));
+        await file.writeFile(kept.map((key) => lineOf(key)).join(''));
         await file.sync();
       } finally {
         await file.close();
@@ -135,6 +162,9 @@ export class FileFeedKeyStore implements FeedKeyStore {
       await rename(temp, this.path);
       await this.syncDirectory();
     });
+    // Forgotten only now that the file without them is durable: had the rewrite failed, a
+    // retried erasure would find them (keysOf) and destroy them, instead of finding none.
+    for (const id of gone) this.byId.delete(id);
   }
 
   async close(): Promise<void> {

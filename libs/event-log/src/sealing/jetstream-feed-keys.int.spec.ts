@@ -1,5 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { startNatsServer, type NatsServerHandle } from '@feedmill/harness';
 import { JetStreamFeedKeyStore } from './jetstream-feed-keys.js';
 
@@ -37,6 +39,46 @@ describe('JetStream feed key store', () => {
     } finally {
       await one.close();
       await two.close();
+    }
+  });
+
+  it('reads keys from the stream leader, never by direct get (which any replica answers, maybe before it has the key)', async () => {
+    const watcher = await connect({ servers: nats.url });
+    const direct: string[] = [];
+    const leader: string[] = [];
+    const watch = (subject: string, into: string[]) => {
+      const subscription = watcher.subscribe(subject);
+      void (async () => {
+        for await (const message of subscription) into.push(message.subject);
+      })();
+    };
+    watch('$JS.API.DIRECT.GET.>', direct);
+    watch('$JS.API.STREAM.MSG.GET.>', leader);
+    await watcher.flush();
+    const store = await JetStreamFeedKeyStore.connect({ servers: nats.url, bucket: 'LEADER_feed_keys' });
+    try {
+      const bob = (await store.currentKeys(['user:bob'])).get('user:bob')!;
+      expect((await store.find([bob])).get(bob.id)?.secret.equals(bob.secret)).toBe(true);
+      expect((await store.keysOf('user:bob')).map((key) => key.id)).toEqual([bob.id]);
+      await watcher.flush();
+      expect(direct).toEqual([]);
+      expect(leader.length).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await watcher.close();
+    }
+  });
+
+  it('fails a destroy it cannot do, instead of taking every JetStream error for "already gone"', async () => {
+    const store = await JetStreamFeedKeyStore.connect({ servers: nats.url, bucket: 'GONE_feed_keys' });
+    const admin = await connect({ servers: nats.url });
+    try {
+      const bob = (await store.currentKeys(['user:bob'])).get('user:bob')!;
+      await (await jetstreamManager(admin)).streams.delete('KV_GONE_feed_keys');
+      await expect(store.destroy([bob])).rejects.toThrow(/stream not found/);
+    } finally {
+      await store.close();
+      await admin.close();
     }
   });
 });

@@ -1,5 +1,5 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { FeedId } from '@feedmill/contracts';
 import type { FeedKeyStore } from './feed-keys.port.js';
@@ -20,6 +20,10 @@ export interface JetStreamFeedKeyStoreOptions {
  * JetStream stored the key, as an append to the log does. Destroying a key deletes its
  * message from the bucket's stream with `erase` (JetStream overwrites the bytes): a KV
  * delete or purge only adds a marker and leaves the value in the stream's block files.
+ *
+ * Keys are read from the stream's leader, never by direct get: with replicas, a direct get
+ * may be answered by a replica that has not yet stored a key just created, and a key read
+ * as missing makes its content read as erased.
  */
 export class JetStreamFeedKeyStore implements FeedKeyStore {
   private constructor(
@@ -32,7 +36,8 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
   static async connect(options: JetStreamFeedKeyStoreOptions = {}): Promise<JetStreamFeedKeyStore> {
     const nc = await connect({ servers: options.servers ?? 'nats://127.0.0.1:4222' });
     const bucket = options.bucket ?? 'FEEDMILL_feed_keys';
-    const kv = await new Kvm(nc).create(bucket, { history: 1, replicas: options.replicas ?? 1 });
+    // allow_direct: false also makes this client read by leader from a bucket created with direct gets allowed.
+    const kv = await new Kvm(nc).create(bucket, { history: 1, replicas: options.replicas ?? 1, allow_direct: false });
     return new JetStreamFeedKeyStore(nc, await jetstreamManager(nc), kv, bucket);
   }
 
@@ -81,7 +86,7 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
         try {
           seq = (await this.jsm.streams.getMessage(stream, { last_by_subj: `$KV.${this.bucket}.${entryOf(ref)}` }))?.seq;
         } catch (error) {
-          if (error instanceof JetStreamApiError) return; // already gone
+          if (isNoMessage(error)) return; // already gone
           throw error;
         }
         if (seq === undefined) return;
@@ -89,7 +94,7 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
           await this.jsm.streams.deleteMessage(stream, seq, true);
         } catch (error) {
           // Another process destroyed it between the two calls: it is gone all the same.
-          if (!(error instanceof JetStreamApiError)) throw error;
+          if (!isNoMessage(error)) throw error;
         }
       }),
     );
@@ -106,4 +111,16 @@ function tokensOf(feed: FeedId): string {
 
 function entryOf(ref: FeedKeyRef): string {
   return `${tokensOf(ref.feed)}.${ref.id}`;
+}
+
+/** Stream message delete's failure code, whose description says why. */
+const MESSAGE_DELETE_FAILED = 10057;
+
+/**
+ * Whether JetStream answered that the message is not there: the only error that means a key
+ * is already destroyed. Any other (no stream, no quorum, a timeout) fails the destroy.
+ */
+function isNoMessage(error: unknown): boolean {
+  if (!(error instanceof JetStreamApiError)) return false;
+  return error.code === JetStreamApiCodes.NoMessageFound || (error.code === MESSAGE_DELETE_FAILED && /no message found|message not found/i.test(error.message));
 }

@@ -134,4 +134,25 @@ describe('SealedEventLog', () => {
     expect(keys.calls.filter((call) => call.startsWith('find'))).toHaveLength(1);
     await log.close();
   });
+
+  it('asks again for a key the store did not find, until an erasure naming it is seen', async () => {
+    let { log } = await openSealed();
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);
+    await log.close();
+    // A store that answers "not found" once for a key it holds, as a lagging replica would.
+    const store = counting(await FileFeedKeyStore.open(dir));
+    let lagging = true;
+    const keys: FeedKeyStore = { ...store, find: async (refs) => (lagging ? ((lagging = false), store.calls.push(`find ${refs.length}`), new Map()) : store.find(refs)) };
+    log = new SealedEventLog(await FileEventLog.open({ dir }), keys);
+    expect((await log.readStream('feed-user:a'))[0]!.type).toBe('ContentErased');
+    const [again] = await log.readStream('feed-user:a');
+    expect((again!.data as { activity: Activity }).activity.object).toBe(`${secret} a1`);
+    await log.appendToStream('erased-user:a', [feedEvents.encode(erase('user:a'))]);
+    const finds = store.calls.filter((call) => call.startsWith('find')).length;
+    // Known destroyed once the erasure is seen: no more lookups for it.
+    expect((await log.readStream('feed-user:a'))[0]!.type).toBe('ContentErased');
+    expect((await log.readStream('feed-user:a'))[0]!.type).toBe('ContentErased');
+    expect(store.calls.filter((call) => call.startsWith('find'))).toHaveLength(finds);
+    await log.close();
+  });
 });

@@ -25,7 +25,7 @@ interface FeedErasedData {
  * expected revisions), also while a key is being made.
  */
 export class SealedEventLog implements EventLog {
-  /** Keys by id; null for one known to be destroyed. */
+  /** Keys by id; null for one an erasure seen here destroyed. */
   private readonly keys = new Map<string, FeedKey | null>();
   /** The key each feed's new content is sealed with. */
   private readonly current = new Map<FeedId, FeedKey>();
@@ -168,7 +168,10 @@ export class SealedEventLog implements EventLog {
     }
     if (unknown) {
       const found = await this.keyStore.find([...unknown.values()]);
-      for (const id of unknown.keys()) this.keys.set(id, found.get(id) ?? null);
+      // A miss reads as a tombstone this time but is not cached: only an erasure naming the
+      // key says it is destroyed for good, and a store may miss a key it holds (a replica
+      // behind its leader), which a later read must ask for again.
+      for (const [id, key] of found) this.keys.set(id, key);
     }
     const out = new Array<RecordedEvent>(records.length);
     const keyOf = (ref: FeedKeyRef) => this.keys.get(ref.id) ?? undefined;

@@ -70,6 +70,18 @@ export class FollowerIndex {
     return from !== undefined && to !== undefined && this.runs.has(to, from);
   }
 
+  /** Every feed `follower` follows: a walk over every followed feed, for erasures, which are rare. */
+  followedBy(follower: FeedId): FeedId[] {
+    const from = this.followerNumbers.get(follower);
+    if (from === undefined) return [];
+    return [...this.targetNumbers].filter(([, to]) => this.runs.has(to, from)).map(([target]) => target);
+  }
+
+  /** Every feed whose edge from `reader` has a bound (followed with a `since`, or kept). */
+  boundedFor(reader: FeedId): FeedId[] {
+    return [...this.bounds].filter(([, readers]) => readers.has(reader)).map(([target]) => target);
+  }
+
   /** Whether an activity was ever added to `feed` (it may have been removed since). */
   hasHadActivities(feed: FeedId): boolean {
     const number = this.targetNumbers.get(feed);
@@ -245,6 +257,8 @@ export class FollowersInBatch {
   private readonly known = new Map<FeedId, FeedId[]>();
   /** Feeds the batch has added activities to so far. */
   private readonly posted = new Set<FeedId>();
+  /** Feeds the batch has erased so far: what the index says of their activities no longer holds. */
+  private readonly erased = new Set<FeedId>();
   /** Per target: the readers whose edge's bound the batch has changed so far, and the bound each has now (null: none). */
   private readonly boundsChanged = new Map<FeedId, Map<FeedId, EdgeBound | null>>();
 
@@ -261,6 +275,9 @@ export class FollowersInBatch {
       for (const follower of this.followersOf(feed)) edges.set(follower, false);
       this.known.delete(feed);
       this.boundsChanged.set(feed, new Map([...(this.index.boundsOf(feed)?.keys() ?? [])].map((reader) => [reader, null])));
+      this.forgetAsReader(feed);
+      this.posted.delete(feed);
+      this.erased.add(feed);
       return;
     }
     if (!isFollowEdgeEvent(event)) return;
@@ -277,6 +294,29 @@ export class FollowersInBatch {
       let changed = this.boundsChanged.get(target);
       if (!changed) this.boundsChanged.set(target, (changed = new Map()));
       changed.set(follower, after ?? null);
+    }
+  }
+
+  /**
+   * Ends every edge an erased feed had as a follower, as the index does when it applies the
+   * erasure: else a post later in the same batch would still reach (and re-create) it, and
+   * a batch cut after the erasure would not.
+   */
+  private forgetAsReader(feed: FeedId): void {
+    const followed = new Set(this.index.followedBy(feed));
+    for (const [target, edges] of this.changed) if (edges.has(feed)) followed.add(target);
+    for (const target of followed) {
+      let edges = this.changed.get(target);
+      if (!edges) this.changed.set(target, (edges = new Map()));
+      edges.set(feed, false);
+      this.known.delete(target);
+    }
+    const bounded = new Set(this.index.boundedFor(feed));
+    for (const [target, readers] of this.boundsChanged) if (readers.get(feed)) bounded.add(target);
+    for (const target of bounded) {
+      let readers = this.boundsChanged.get(target);
+      if (!readers) this.boundsChanged.set(target, (readers = new Map()));
+      readers.set(feed, null);
     }
   }
 
@@ -308,7 +348,7 @@ export class FollowersInBatch {
 
   /** Whether an activity was ever added to `feed`, as of the events applied so far. */
   hasHadActivities(feed: FeedId): boolean {
-    return this.posted.has(feed) || this.index.hasHadActivities(feed);
+    return this.posted.has(feed) || (!this.erased.has(feed) && this.index.hasHadActivities(feed));
   }
 
   /** Every follower of `target` as of the events applied so far. */

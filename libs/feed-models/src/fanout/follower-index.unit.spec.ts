@@ -43,6 +43,31 @@ describe('FollowerIndex', () => {
     expect(index.followersOf('user:x' as FeedId)).toEqual(['timeline:q']);
   });
 
+  it('in a batch, drops an erased feed as a follower too, as a batch cut after the erasure would', () => {
+    const history = [
+      follow('timeline:x', 'user:a'),
+      follow('timeline:y', 'user:a'),
+      post('user:b'),
+      { type: 'FeedUnfollowed', data: { follower: 'timeline:x', target: 'user:b', time: 't', keepHistory: true } } as FeedEvent,
+    ];
+    const index = indexOf(history);
+    const batch = index.inBatch();
+    batch.apply(follow('timeline:x', 'user:c'), 5);
+    expect(batch.followersOf('user:a' as FeedId)).toEqual(['timeline:x', 'timeline:y']);
+    batch.apply(erase('timeline:x'), 6);
+    // What the same events give when the batch is cut right after the erasure.
+    const cut = indexOf([...history, follow('timeline:x', 'user:c'), erase('timeline:x')]).inBatch();
+    for (const planned of [batch, cut]) {
+      expect(planned.followersOf('user:a' as FeedId)).toEqual(['timeline:y']);
+      expect(planned.followersOf('user:c' as FeedId)).toEqual([]);
+      expect(planned.keptBy('user:b' as FeedId)).toEqual([]);
+      expect(planned.hasHadActivities('timeline:x' as FeedId)).toBe(false);
+    }
+    // Used again after its erasure, the id follows afresh.
+    batch.apply(follow('timeline:x', 'user:a'), 7);
+    expect(batch.followersOf('user:a' as FeedId).sort()).toEqual(['timeline:x', 'timeline:y']);
+  });
+
   it('follows, unfollows and follows again', () => {
     const index = indexOf([follow('timeline:r', 'user:a'), follow('timeline:s', 'user:a'), unfollow('timeline:r', 'user:a')]);
     expect(index.followersOf('user:a' as FeedId)).toEqual(['timeline:s']);

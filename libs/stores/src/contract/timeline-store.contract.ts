@@ -408,6 +408,39 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
       expect(await ids(other, [])).toEqual([]);
       expect(await store.position()).toBe(2);
     });
+
+    it.each(timelineModelsWithEntries(models))('forgets an erased reader’s own %s timeline, and serves it afresh when the id is used again', async (model) => {
+      const store = await createWith(() => ({ model, cap: 10, inactivityMs: 60_000 }), Date.now);
+      const k1 = activity('k1', 'user:k', 1);
+      const k2 = activity('k2', 'user:k', 2);
+      const pullOf = (items: Activity[]) => async (before: string | undefined, limit: number) => items.filter((a) => before === undefined || sortKeyOf(a) < before).slice(0, limit);
+      const ids = async (who: FeedId, items: Activity[]) => (await store.readPage(who, undefined, 10, pullOf(items))).items.map((a) => a.id);
+      await store.deliver({
+        after: 0,
+        position: 1,
+        deliveries: [
+          { kind: 'follow', reader, target: 'user:k', recent: [], exhausted: true },
+          { kind: 'follow', reader: other, target: 'user:k', recent: [], exhausted: true },
+          { kind: 'insert', readers: [reader, other], activity: k1 },
+        ],
+      });
+      expect(await ids(reader, [k1])).toEqual(['k1']);
+      await store.deliver({ after: 1, position: 2, deliveries: [{ kind: 'erase', reader }] });
+      // The graph has forgotten the erased reader's follows: its pull path gives nothing.
+      expect(await ids(reader, [])).toEqual([]);
+      expect(await store.size(reader)).toBe(0);
+      // Another reader of the same feed keeps its timeline.
+      expect(await ids(other, [k1])).toEqual(['k1']);
+      // The id used again starts empty: it holds only what is delivered to it after the erasure.
+      const m1 = activity('m1', 'user:m', 3);
+      await store.deliver({
+        after: 2,
+        position: 3,
+        deliveries: [{ kind: 'follow', reader, target: 'user:m', recent: [], exhausted: true }, { kind: 'insert', readers: [reader], activity: m1 }, { kind: 'insert', readers: [other], activity: k2 }],
+      });
+      expect(await ids(reader, [m1])).toEqual(['m1']);
+      expect(await ids(other, [k2, k1])).toEqual(['k2', 'k1']);
+    });
   });
 
   describe(`TimelineStore contract: ${name}, ring model`, () => {

@@ -79,6 +79,7 @@ interface BucketRemovals {
   removal(readers: readonly FeedId[], activityId: string): UpdateOperation;
   unfollowed(reader: FeedId, feed: FeedId): UpdateOperation;
   erased(feed: FeedId): UpdateOperation;
+  erasedReader(feed: FeedId): Record<string, unknown>;
 }
 
 /** Removes an activity from the buckets of the readers holding it, marking their totals for a recount first. */
@@ -107,7 +108,11 @@ async function removeFeedFromBuckets<TBucket extends BucketDocument>(
   await buckets.updateMany(documents.unfollowed(reader, feed));
 }
 
-/** An erasure: its entries out of every reader's buckets; the readers' totals are counted again, since which readers held some is not known. */
+/**
+ * An erasure: its entries out of every reader's buckets, and the feed's own buckets as a
+ * reader (else a timeline erased as a reader would still serve its old page); the readers'
+ * totals are counted again, since which readers held some is not known.
+ */
 async function eraseFeedFromBuckets<TBucket extends BucketDocument>(
   buckets: DocumentCollection<TBucket>,
   meta: DocumentCollection<ReaderMetaDocument>,
@@ -116,6 +121,7 @@ async function eraseFeedFromBuckets<TBucket extends BucketDocument>(
 ): Promise<void> {
   await meta.updateMany(bucketTotalDocuments.recountAll());
   await buckets.updateMany(documents.erased(feed));
+  await buckets.deleteMany(documents.erasedReader(feed));
 }
 
 /** Seed 000: claim the next slot and overwrite it, raising the floor past what it held. */

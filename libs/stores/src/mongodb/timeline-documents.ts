@@ -443,6 +443,9 @@ export const timeBucketDocuments = {
   erased(feed: FeedId): UpdateOperation {
     return { filter: { 'entries.a.feed': feed }, update: { $pull: { entries: { 'a.feed': feed } } } };
   },
+
+  /** deleteMany filter: an erased feed's own buckets, as a reader. */
+  erasedReader: (feed: FeedId) => ({ r: feed }),
 };
 
 /** A reader's bucket of at most N entries, in arrival order. */
@@ -514,4 +517,7 @@ export const sizeBucketDocuments = {
   erased(feed: FeedId): UpdateOperation {
     return { filter: { 'entries.a.feed': feed }, update: { $pull: { entries: { 'a.feed': feed } } } };
   },
+
+  /** deleteMany filter: an erased feed's own buckets, as a reader. */
+  erasedReader: (feed: FeedId) => ({ r: feed }),
 };

@@ -17,3 +17,4 @@ export { JetStreamEventLog } from './jetstream/jetstream-event-log.js';
 export { KurrentEventLog } from './kurrentdb/kurrentdb-event-log.js';
 export type { KurrentEventLogOptions } from './kurrentdb/kurrentdb-event-log.js';
 export type { JetStreamEventLogOptions } from './jetstream/jetstream-event-log.js';
+export { CorruptLogError, LogNotWritableError, LogWriteFailedError } from './file/file-log-errors.js';

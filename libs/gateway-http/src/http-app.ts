@@ -5,6 +5,7 @@ import type { RuntimeConfig } from '@feedmill/config';
 import { logLevels } from '@feedmill/runtime';
 import { authenticate } from './auth/authenticate.js';
 import { TokenVerifier, type TokenKeys } from './auth/token-verifier.js';
+import { answerClientError, answerFrameworkError } from './framework-errors.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
 
@@ -34,7 +35,12 @@ export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
  */
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
   // Long ids must reach validation and get our 400, not the router's 414.
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 } });
+  const adapter = new FastifyAdapter({
+    bodyLimit: options.bodyLimit,
+    routerOptions: { maxParamLength: 1024 },
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
+  });
   const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
   authenticate(adapter.getInstance(), verifier);
   // A route that takes larger bodies (the bulk imports) says so with `@RouteConfig({ bodyLimit })`.

@@ -11,3 +11,5 @@ export { readAllEvents, waitUntilSettled } from './log-reader.js';
 export { stubServiceClient } from './service-client-stub.js';
 export type { StubAnswers } from './service-client-stub.js';
 export { nextStreamEvent } from './next-stream-event.js';
+export { sendRaw } from './raw-http.js';
+export type { RawRequest, RawResponse } from './raw-http.js';

@@ -79,15 +79,16 @@ async function simulatedFullDisk(): Promise<{ setBudget(bytes: number): void; re
   const prototype = Object.getPrototypeOf(probe) as FileHandle;
   await probe.close();
   const original = prototype.write;
+  const write = original as (this: FileHandle, ...args: unknown[]) => Promise<unknown>;
   let budget = Infinity;
   prototype.write = async function (this: FileHandle, buffer: unknown, offset?: unknown, length?: unknown, position?: unknown) {
     if (Buffer.isBuffer(buffer) && typeof offset === 'number' && typeof length === 'number') {
       if (budget <= 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
       const allowed = Math.min(length, budget);
       budget -= allowed;
-      return original.call(this, buffer, offset, allowed, position as number | null | undefined);
+      return write.call(this, buffer, offset, allowed, position);
     }
-    return (original as (...args: unknown[]) => Promise<unknown>).call(this, buffer, offset, length, position);
+    return write.call(this, buffer, offset, length, position);
   } as typeof original;
   return { setBudget: (bytes) => void (budget = bytes), restore: () => void (prototype.write = original) };
 }

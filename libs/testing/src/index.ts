@@ -5,3 +5,7 @@ export { operationsOf } from './faults/openapi-operations.js';
 export type { ApiOperation } from './faults/openapi-operations.js';
 export { malformedRequests } from './faults/malformed-requests.js';
 export type { MalformedRequest, MalformedRequestContext } from './faults/malformed-requests.js';
+export { AcknowledgedWrites, SeededChoices, runMixedWorkload } from './faults/acknowledged-writes.js';
+export type { WorkloadShape } from './faults/acknowledged-writes.js';
+export { checkAcknowledgedWrites, checkTimelines } from './faults/crash-checks.js';
+export type { Findings } from './faults/crash-checks.js';

@@ -1,9 +1,9 @@
 export { freePort } from './free-port.js';
 export { startNatsServer, findNatsServer } from './nats-server.js';
-export type { NatsServerHandle } from './nats-server.js';
+export type { NatsServerHandle, NatsServerOptions } from './nats-server.js';
 export { waitFor } from './wait-for.js';
 export { repoRoot, startApp, startStandalone, startCluster, waitUntilReady, childProcessesOf } from './processes.js';
-export type { RunningProcess, Deployment, ClusterOptions } from './processes.js';
+export type { RunningProcess, Deployment, ClusterOptions, ClusterDeployment } from './processes.js';
 export { FeedClient } from './feed-client.js';
 export { hs256Tokens } from './tokens.js';
 export type { HttpResult, TokenFor } from './feed-client.js';

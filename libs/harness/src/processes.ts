@@ -116,7 +116,10 @@ export async function startCluster(options: ClusterOptions): Promise<ClusterDepl
   const add = (app: string, appEnv: Record<string, string>, name = app) => starts.set(name, () => startApp(app, appEnv, name));
   for (const name of ['content', 'graph']) add(name, env);
   const place = (i: number): Record<string, string> => (options.timelineOwnership === 'leases' ? {} : { TIMELINE_REPLICA_INDEX: String(i) });
-  for (let i = 0; i < replicas; i++) (replicas === 1 ? add('timeline', env) : add('timeline', { ...env, ...place(i) }, `timeline-${i}`));
+  for (let i = 0; i < replicas; i++) {
+    if (replicas === 1) add('timeline', env);
+    else add('timeline', { ...env, ...place(i) }, `timeline-${i}`);
+  }
   for (let i = 1; i <= (options.fanoutWorkers ?? 1); i++) add('fanout', env, i === 1 ? 'fanout' : `fanout-${i}`);
   add('gateway', { ...env, PORT: String(port) });
   const processes = [...starts.values()].map((start) => start());

@@ -7,7 +7,7 @@ export type { RunningProcess, Deployment, ClusterOptions, ClusterDeployment } fr
 export { FeedClient } from './feed-client.js';
 export { hs256Tokens } from './tokens.js';
 export type { HttpResult, TokenFor } from './feed-client.js';
-export { readAllEvents, waitUntilSettled } from './log-reader.js';
+export { readAllEvents, waitUntilSettled, waitUntilEveryServiceCaughtUp } from './log-reader.js';
 export { stubServiceClient } from './service-client-stub.js';
 export type { StubAnswers } from './service-client-stub.js';
 export { nextStreamEvent } from './next-stream-event.js';

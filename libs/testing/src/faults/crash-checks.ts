@@ -50,9 +50,11 @@ export async function checkTimelines(api: FeedClient, events: readonly RecordedE
     entries += served.length;
     if (new Set(served).size !== served.length) findings.push(`${feed} shows an activity twice`);
     if (served.join() !== expected.join()) {
-      const missing = expected.filter((id) => !served.includes(id)).length;
+      const missingRanks = expected.flatMap((id, rank) => (served.includes(id) ? [] : [rank]));
+      const missing = missingRanks.length;
       const extra = served.filter((id) => !expected.includes(id)).length;
-      findings.push(`${feed}: served ${served.length} entries, the log says ${expected.length} (${missing} missing, ${extra} not in the reference${missing + extra === 0 ? ', order differs' : ''})`);
+      const where = missing ? `, missing ranks ${missingRanks.slice(0, 8).join(' ')}${missing > 8 ? ' …' : ''} of the newest first` : '';
+      findings.push(`${feed}: served ${served.length} entries, the log says ${expected.length} (${missing} missing, ${extra} not in the reference${missing + extra === 0 ? ', order differs' : ''}${where})`);
     }
   };
   // A few readers at a time: thousands of them are read in a cluster run.

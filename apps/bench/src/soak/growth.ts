@@ -23,6 +23,12 @@ export interface GrowthVerdict {
   /** Mean p99 latency in the first and last third (ms). */
   firstThirdP99Ms: number;
   lastThirdP99Ms: number;
+  /**
+   * Heap after GC gained per event the log gained between the thirds' means (bytes): what
+   * the memory stores keep per event (each activity stream's revision, say), to tell a
+   * leak from what the log's growth explains.
+   */
+  retainedBytesPerEvent: number;
   reason: string;
 }
 
@@ -37,7 +43,7 @@ const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.
 export function growthVerdict(rows: readonly SoakRow[], maxGrowthPercent: number): GrowthVerdict {
   const third = Math.floor(rows.length / 3);
   if (third === 0) {
-    return { grew: false, firstThirdMb: NaN, lastThirdMb: NaN, growthPercent: NaN, firstThirdP99Ms: NaN, lastThirdP99Ms: NaN, reason: `${rows.length} rows: too few for thirds, no verdict` };
+    return { grew: false, firstThirdMb: NaN, lastThirdMb: NaN, growthPercent: NaN, firstThirdP99Ms: NaN, lastThirdP99Ms: NaN, retainedBytesPerEvent: NaN, reason: `${rows.length} rows: too few for thirds, no verdict` };
   }
   const first = rows.slice(0, third);
   const last = rows.slice(rows.length - third);
@@ -45,6 +51,8 @@ export function growthVerdict(rows: readonly SoakRow[], maxGrowthPercent: number
   const lastThirdMb = mean(last.map((r) => r.heapAfterGcMb));
   const growthPercent = ((lastThirdMb - firstThirdMb) / firstThirdMb) * 100;
   const grew = growthPercent > maxGrowthPercent;
+  const events = mean(last.map((r) => r.logEvents)) - mean(first.map((r) => r.logEvents));
+  const retainedBytesPerEvent = events > 0 ? ((lastThirdMb - firstThirdMb) * 1e6) / events : NaN;
   return {
     grew,
     firstThirdMb,
@@ -52,6 +60,7 @@ export function growthVerdict(rows: readonly SoakRow[], maxGrowthPercent: number
     growthPercent,
     firstThirdP99Ms: mean(first.map((r) => r.p99Ms)),
     lastThirdP99Ms: mean(last.map((r) => r.p99Ms)),
-    reason: `heap after GC ${firstThirdMb.toFixed(1)} MB in the first third, ${lastThirdMb.toFixed(1)} MB in the last: ${growthPercent >= 0 ? '+' : ''}${growthPercent.toFixed(1)}% (${grew ? 'above' : 'within'} the ${maxGrowthPercent}% allowed)`,
+    retainedBytesPerEvent,
+    reason: `heap after GC ${firstThirdMb.toFixed(1)} MB in the first third, ${lastThirdMb.toFixed(1)} MB in the last: ${growthPercent >= 0 ? '+' : ''}${growthPercent.toFixed(1)}% (${grew ? 'above' : 'within'} the ${maxGrowthPercent}% allowed), ${Number.isFinite(retainedBytesPerEvent) ? `${retainedBytesPerEvent.toFixed(0)} B` : 'nothing'} more per event the log gained`,
   };
 }

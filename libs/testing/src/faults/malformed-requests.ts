@@ -163,8 +163,9 @@ function bodyDefect(op: ApiOperation, context: MalformedRequestContext): fc.Arbi
   const properties = Object.entries(schema.properties ?? {});
   const json = (defect: string, value: unknown) => withBody(op, context, defect, Buffer.from(JSON.stringify(value)));
   const choices: Array<fc.Arbitrary<MalformedRequest>> = [
+    // A byte-order mark before a JSON text may be ignored (RFC 8259), so it comes before broken JSON only.
     fc
-      .constantFrom('{', '{"a":', "{'a':1}", 'NaN', '[1,]', '{"a":1}}', '{"a":1,}', '\u00ef\u00bb\u00bf{}', 'undefined', '{"a":"\\u00"}', '{"a":01}')
+      .constantFrom('{', '{"a":', "{'a':1}", 'NaN', '[1,]', '{"a":1}}', '{"a":1,}', '\u00ef\u00bb\u00bf{"a":', 'undefined', '{"a":"\\u00"}', '{"a":01}')
       .map((text) => withBody(op, context, 'body: not JSON', Buffer.from(text, 'latin1'))),
     fc.integer({ min: 1, max: 40 }).map((cut) => {
       const text = JSON.stringify(base);

@@ -51,8 +51,9 @@ afterAll(async () => {
   try {
     // The log on disk, read apart from the server, holds what it held before every request.
     const log = await FileEventLog.open({ dir: join(dataDir, 'data') });
-    expect(await log.headPosition()).toBe(headBefore);
+    const head = await log.headPosition();
     await log.close();
+    expect(head).toBe(headBefore);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }

@@ -98,8 +98,13 @@ export class FileEventLog implements EventLog {
       const file = await notWritableExplained(options.dir, () => open(path, 'a+'));
       if (damage.kind === 'torn') {
         // A crash tore the last write: it was never acknowledged, so cutting it loses nothing.
-        await file.truncate(scanned.validBytes);
-        await file.sync();
+        await notWritableExplained(options.dir, async () => {
+          await file.truncate(scanned.validBytes);
+          await file.sync();
+        }).catch(async (error: unknown) => {
+          await file.close();
+          throw error;
+        });
         options.onTailRepaired?.({ keptBytes: scanned.validBytes, cutBytes: damage.bytes });
       }
       return new FileEventLog(options.dir, file, lock, new LogRecords(existing, scanned.starts, scanned.lengths), scanned.validBytes);

@@ -10,11 +10,12 @@ COPY apps ./apps
 COPY libs ./libs
 COPY nx.json tsconfig.base.json .swcrc ./
 RUN npm ci --no-audit --no-fund && NX_DAEMON=false npm run build
-# What the runtime needs of each workspace: its package.json (npm links it) and its dist/.
+# What the runtime needs of each workspace: its package.json (npm links it) and its dist/;
+# and the web console's files, served as they are written.
 RUN mkdir -p /out && for dir in apps/* libs/*; do \
       mkdir -p "/out/$dir" && cp "$dir/package.json" "/out/$dir/" && \
       if [ -d "$dir/dist" ]; then cp -r "$dir/dist" "/out/$dir/"; fi; \
-    done
+    done && cp -r libs/gateway-http/console /out/libs/gateway-http/
 
 # Runtime: production dependencies and compiled code only, no sources, no compilers.
 FROM node:24-slim

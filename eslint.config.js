@@ -43,6 +43,11 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },
   {
+    // The web console's script runs in browsers, as it is written (no build step).
+    files: ['libs/gateway-http/console/**/*.js'],
+    languageOptions: { globals: globals.browser, sourceType: 'module' },
+  },
+  {
     files: ['**/*.ts'],
     plugins: { '@nx': nx },
     rules: {

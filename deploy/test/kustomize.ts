@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
 /** A Kubernetes object as a kustomization reads and writes it. */
@@ -18,10 +18,18 @@ interface Kustomization {
   components?: string[];
   patches?: Array<{ path: string }>;
   images?: Array<{ name: string; newName?: string; newTag?: string }>;
+  configMapGenerator?: ConfigMapGenerator[];
+}
+
+/** A ConfigMap made of files; only with a fixed name, since this build computes no content hash. */
+interface ConfigMapGenerator {
+  name: string;
+  files: string[];
+  options: { disableNameSuffixHash: true; labels?: Record<string, string> };
 }
 
 /** Fields of a kustomization this renderer does not apply: a build that used one would be wrong. */
-const SUPPORTED = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'components', 'patches', 'images']);
+const SUPPORTED = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'components', 'patches', 'images', 'configMapGenerator']);
 
 type PodSpecHolder = { spec?: { template?: { spec?: { containers?: Array<{ image: string }>; initContainers?: Array<{ image: string }> } } } };
 
@@ -62,7 +70,8 @@ const idOf = (m: Manifest) => `${m.kind}/${m.metadata.name}`;
 /**
  * What `kustomize build <dir>` produces for the features feedmill's kustomizations use:
  * resources (files and directories), components, strategic-merge patches by path, namespace,
- * labels (on metadata, not selectors) and image tags. Computed here because no kustomize
+ * labels (on metadata, not selectors), image tags and ConfigMaps generated from files (with
+ * `disableNameSuffixHash`). Computed here because no kustomize
  * binary runs in CI; a kustomization with any other field fails the build.
  */
 export function kustomizeBuild(dir: string, extraComponents: string[] = []): Manifest[] {
@@ -74,6 +83,7 @@ export function kustomizeBuild(dir: string, extraComponents: string[] = []): Man
     const path = resolve(dir, resource);
     manifests.push(...(statSync(path).isDirectory() ? kustomizeBuild(path) : (readYaml(path) as Manifest[])));
   }
+  manifests.push(...(kustomization.configMapGenerator ?? []).map((generator) => generatedConfigMap(dir, file, generator)));
   for (const component of [...(kustomization.components ?? []), ...extraComponents]) {
     manifests = applyComponent(manifests, resolve(dir, component));
   }
@@ -84,6 +94,18 @@ export function kustomizeBuild(dir: string, extraComponents: string[] = []): Man
     seen.add(idOf(manifest));
   }
   return manifests.map((manifest) => transform(manifest, kustomization));
+}
+
+/** A generator's ConfigMap: each file under its base name, as kustomize loads files (only from within the kustomization's directory). */
+function generatedConfigMap(dir: string, file: string, generator: ConfigMapGenerator): Manifest {
+  if (generator.options?.disableNameSuffixHash !== true) throw new Error(`${file}: configMapGenerator ${generator.name} must set options.disableNameSuffixHash (this build adds no hash)`);
+  const data: Record<string, string> = {};
+  for (const path of generator.files) {
+    const full = resolve(dir, path);
+    if (relative(dir, full).startsWith('..')) throw new Error(`${file}: ${path} is outside the kustomization's directory, which kustomize refuses`);
+    data[basename(path)] = readFileSync(full, 'utf8');
+  }
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: generator.name, ...(generator.options.labels && { labels: { ...generator.options.labels } }) }, data };
 }
 
 function applyComponent(manifests: Manifest[], dir: string): Manifest[] {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pidusage from 'pidusage';
 import { FeedmillClient } from '@feedmill/client';
 import type { ServiceStatus, TimelineModel } from '@feedmill/contracts';
-import { FileEventLog, JetStreamEventLog, type EventLog } from '@feedmill/event-log';
+import { connectSealedJetStreamLog, openSealedFileLog, type EventLog } from '@feedmill/event-log';
 import { childProcessesOf, freePort, startCluster, startNatsServer, startStandalone, waitFor, type Deployment, type NatsServerHandle } from '@feedmill/harness';
 import type { TimelineWork } from './timeline-work.js';
 
@@ -112,8 +112,8 @@ export class BenchDeployment {
   /** Opens the log the deployment wrote, for reading in this process (after {@link stop} for the file log). */
   async openLog(): Promise<EventLog> {
     return this.mode === 'standalone'
-      ? FileEventLog.open({ dir: this.dataDir! })
-      : JetStreamEventLog.connect({ servers: this.nats!.url, streamName: this.stream });
+      ? openSealedFileLog({ dir: this.dataDir! })
+      : connectSealedJetStreamLog({ servers: this.nats!.url, streamName: this.stream });
   }
 
   async dispose(): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { feedEvents, followsImportStream, type FeedId } from '@feedmill/contracts';
-import { FileEventLog } from '@feedmill/event-log';
+import { openSealedFileLog, type EventLog } from '@feedmill/event-log';
 import { decideActivity, decideFollowMany, streamOf } from '@feedmill/feed-models';
 import { importBatches, type Workload } from './workload.js';
 
@@ -19,10 +19,11 @@ export interface WrittenLog {
  * Writes a workload's graph and posts into the file log in `dir` as the API records them: the
  * follows as bulk imports of 10,000 (one `FeedsFollowed` each), then single posts drawn as the
  * benchmark draws them, until the log holds `events` events. Posts are decided by the same
- * function as content's, so that each record is the size and shape a real one is.
+ * function as content's, and sealed with their feeds' keys as the standalone seals them, so
+ * that each record is the size and shape a real one is and a replay opens every one.
  */
 export async function writeWorkloadLog(dir: string, workload: Workload, events: number, progress: (head: number) => void): Promise<WrittenLog> {
-  const log = await FileEventLog.open({ dir });
+  const log = await openSealedFileLog({ dir });
   try {
     let followImports = 0;
     for (const edges of importBatches(workload.edges)) {
@@ -42,7 +43,7 @@ export async function writeWorkloadLog(dir: string, workload: Workload, events: 
 
 /** Appends `count` more posts to the log in `dir` (a tail after snapshots were written). */
 export async function appendWorkloadPosts(dir: string, workload: Workload, count: number): Promise<number> {
-  const log = await FileEventLog.open({ dir });
+  const log = await openSealedFileLog({ dir });
   try {
     await appendPosts(log, workload, count, () => undefined);
     return await log.headPosition();
@@ -51,7 +52,7 @@ export async function appendWorkloadPosts(dir: string, workload: Workload, count
   }
 }
 
-async function appendPosts(log: FileEventLog, workload: Workload, count: number, progress: (head: number) => void): Promise<number> {
+async function appendPosts(log: EventLog, workload: Workload, count: number, progress: (head: number) => void): Promise<number> {
   const head = await log.headPosition();
   for (let from = 0; from < count; from += APPENDS_IN_FLIGHT) {
     const appends: Promise<unknown>[] = [];

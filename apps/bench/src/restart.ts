@@ -76,8 +76,18 @@ async function timedStart(env: Record<string, string>, dir = dataDir): Promise<S
   await app.stop();
   const stopMs = performance.now() - stopping;
   const output = stripVTControlCharacters(app.output());
-  const lines = output.split('\n').filter((line) => /restored|wrote|skipped|caught up|follower index/.test(line)).map((line) => line.replace(/^.*?(\[\w[\w-]*\])/, '$1').trim());
+  const lines = output.split('\n').map(readableLogLine).filter((line) => /restored|wrote|skipped|caught up|follower index/.test(line));
   return { readyMs: Math.round(readyMs), cpuMs: Math.round(ctime), stopMs: Math.round(stopMs), lines, output };
+}
+
+/** A JSON log line as `[context] message`; any other line as it is. */
+function readableLogLine(line: string): string {
+  try {
+    const entry = JSON.parse(line) as { context?: string; msg?: string };
+    return `[${entry.context ?? '-'}] ${entry.msg ?? ''}`;
+  } catch {
+    return line.trim();
+  }
 }
 
 async function snapshotFiles(): Promise<Array<{ file: string; bytes: number }>> {

@@ -26,19 +26,23 @@ afterAll(async () => {
   await nats?.stop();
 });
 
+/** A service's status port (not the gateway's API, which the typed client covers), read raw. */
 const get = async (path: string) => {
   const response = await fetch(`${statusUrl}${path}`).catch(() => undefined);
   return response && { status: response.status, body: (await response.json()) as Partial<ServiceStatus> & { reason?: string } };
 };
 
-it('answers /healthz and /readyz with the service caught up, and 404 elsewhere', async () => {
+it('answers /healthz and /readyz with the service caught up, /metrics, and 404 elsewhere', async () => {
   // A start that never gets ready fails with what the process printed.
   const ready = await waitFor(async () => ((await get('/readyz'))?.status === 200 ? get('/readyz') : undefined), { timeoutMs: 30_000, intervalMs: 50, what: 'content /readyz' }).catch((error: Error) => {
     throw new Error(`${error.message}; content printed:\n${content!.output()}`);
   });
   expect(ready).toMatchObject({ status: 200, body: { service: 'content', ready: true } });
   expect(await get('/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
-  expect((await get('/metrics'))?.status).toBe(404);
+  expect((await get('/status'))?.status).toBe(404);
+  const metrics = await fetch(`${statusUrl}/metrics`);
+  expect(metrics.status).toBe(200);
+  expect(await metrics.text()).toMatch(/^feedmill_service_ready\{service="content"\} 1$/m);
 });
 
 // Adds are quick: most, often all, are answered before the signal arrives. Requests held at the

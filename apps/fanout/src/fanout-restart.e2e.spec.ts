@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServiceStatus } from '@feedmill/contracts';
 import { FeedClient, startApp, startCluster, startNatsServer, waitUntilSettled, type Deployment, type NatsServerHandle } from '@feedmill/harness';
 
 /**
@@ -27,8 +26,7 @@ afterAll(async () => {
 });
 
 async function delivered(api: FeedClient): Promise<number> {
-  const { body } = await api.call<{ services: ServiceStatus[] }>('GET', '/readyz');
-  return body.services.find((s) => s.service === 'timeline')!.counters!['delivered']!;
+  return (await api.counters('timeline'))['delivered']!;
 }
 
 it('a restarted fan-out process reaches every follower as of where timeline stands', async () => {

@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServiceStatus } from '@feedmill/contracts';
 import { inspectFanoutCluster, type FanoutClusterView } from '@feedmill/fanout-cluster';
 import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntilSettled, type Deployment, type NatsServerHandle, type RunningProcess } from '@feedmill/harness';
 
@@ -39,10 +38,7 @@ afterAll(async () => {
   await rm(configDir, { recursive: true, force: true });
 });
 
-async function timelineCounters(api: FeedClient): Promise<Record<string, number>> {
-  const { body } = await api.call<{ services: ServiceStatus[] }>('GET', '/readyz');
-  return body.services.find((s) => s.service === 'timeline')!.counters!;
-}
+const timelineCounters = (api: FeedClient) => api.counters('timeline');
 
 const fanouts = () => cluster!.processes.filter((p) => p.name.startsWith('fanout'));
 const alive = (p: RunningProcess) => p.child.exitCode === null && p.child.signalCode === null;
@@ -73,8 +69,8 @@ it.each([
   view = await inspectFanoutCluster({ servers: nats.url, logStream: stream });
   const api = new FeedClient(cluster.baseUrl);
   for (let start = 0; start < FOLLOWERS; start += 10_000) {
-    const follows = Array.from({ length: 10_000 }, (_, i) => ({ source: `timeline:f${start + i}`, target: 'user:star' }));
-    expect((await api.call('POST', '/v1/follows', { follows })).status).toBe(200);
+    const follows = Array.from({ length: 10_000 }, (_, i) => ({ source: `timeline:f${start + i}` as const, target: 'user:star' as const }));
+    expect(await api.api.followMany(follows)).toBe(follows.length);
   }
   await waitUntilSettled(api, 60_000);
   const planner = await view.planner();

@@ -7,7 +7,7 @@ import { FanoutModule, FanoutService } from '@feedmill/fanout-service';
 
 runMain(async () => {
   const config = loadRuntimeConfig();
-  configureLogging(config.LOG_LEVEL);
+  configureLogging(config.LOG_LEVEL, 'fanout');
   const logger = new Logger('fanout-cluster');
   // Any number of these processes may run: one plans at a time, all apply chunk jobs.
   const cluster = await connectFanoutCluster({

@@ -20,17 +20,16 @@ describe('cluster with tokens: private feeds and follow requests', () => {
   });
 
   it('delivers a private feed only once its owner approves, and takes it back at once from a removed follower', async () => {
-    const denied = await new FeedClient(deployment.baseUrl).call('GET', '/v1/feeds/user/bob');
-    expect(denied.status).toBe(401);
+    await expect(new FeedClient(deployment.baseUrl).api.readFeed('user:bob')).rejects.toMatchObject({ status: 401, code: 'unauthorized' });
     const first = (await owners.post('user:bob', { actor: 'bob', verb: 'post', object: 'one' })).body.id;
-    expect((await owners.call('PUT', '/v1/feeds/user/bob/settings', { private: true })).status).toBe(200);
+    expect(await owners.api.putSettings('user:bob', { private: true })).toEqual({ private: true });
     expect((await owners.follow('timeline:alice', 'user:bob')).status).toBe(202);
     await waitUntilSettled(owners);
     expect(await owners.readAll('timeline:alice')).toEqual([]);
-    expect((await owners.call('POST', '/v1/feeds/user/bob/follow-requests/timeline/alice')).status).toBe(204);
+    await owners.api.approveFollowRequest('user:bob', 'timeline:alice');
     await waitUntilSettled(owners);
     expect((await owners.readAll('timeline:alice')).map((a) => a.id)).toEqual([first]);
-    expect((await owners.call('DELETE', '/v1/feeds/user/bob/followers/timeline/alice')).status).toBe(204);
+    await owners.api.removeFollower('user:bob', 'timeline:alice');
     expect(await owners.readAll('timeline:alice')).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import { createHttpApp, GatewayModule, httpAppOptions } from '@feedmill/gateway-
 
 runMain(async () => {
   const config = loadRuntimeConfig();
-  configureLogging(config.LOG_LEVEL);
+  configureLogging(config.LOG_LEVEL, 'gateway');
   const feedConfig = loadFeedConfig(config.FEED_CONFIG);
   const core = {
     feedConfig,

@@ -64,6 +64,7 @@ describe('standalone with tokens: who may do what', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  // Each refusal is sent as written, with the token under test (or none) in its own header.
   const call = (client: FeedClient, refusal: Refusal, headers: Record<string, string> = {}) =>
     client.call<{ code: string; field?: string; message: string }>(refusal.method, refusal.path.replace('ACTIVITY', bobsActivity), refusal.body, headers);
 
@@ -77,7 +78,7 @@ describe('standalone with tokens: who may do what', () => {
     expect(await waitUntilSettled(owners)).toBe(head);
     // What bob had is as it was.
     expect((await owners.readAll('user:bob')).map((a) => [a.id, a.object])).toEqual([[bobsActivity, 'mine']]);
-    expect((await owners.call<{ items: unknown[] }>('GET', '/v1/feeds/timeline/bob/following')).body.items).toEqual([{ feed: 'user:carol' }]);
+    expect((await owners.api.following('timeline:bob')).items).toEqual([{ feed: 'user:carol' }]);
   });
 
   it('refuses an expired token, a forged one and a malformed header with 401', async () => {
@@ -140,8 +141,8 @@ describe('standalone with tokens: private feeds and follow requests', () => {
 
   it('keeps a private feed’s activities from everyone but its owner and the followers it approved, and takes them back at once from one it removes', async () => {
     const older = [await post('one'), await post('two')].reverse();
-    expect((await owners.call('PUT', '/v1/feeds/user/bob/settings', { private: true })).body).toEqual({ private: true });
-    expect((await owners.call('GET', '/v1/feeds/user/bob/settings')).body).toEqual({ private: true });
+    expect(await owners.api.putSettings('user:bob', { private: true })).toEqual({ private: true });
+    expect(await owners.api.settings('user:bob')).toEqual({ private: true });
     expect((await anonymous.call('PUT', '/v1/feeds/user/bob/settings', { private: false }, await as('alice'))).status).toBe(403);
 
     // A follow waits for bob, and shows nothing meanwhile.
@@ -151,15 +152,14 @@ describe('standalone with tokens: private feeds and follow requests', () => {
     await waitUntilSettled(owners);
     expect(await timelineOf('timeline:alice')).toEqual([]);
     expect((await anonymous.call('GET', '/v1/feeds/user/bob', undefined, await as('alice'))).status).toBe(403);
-    expect((await owners.call('GET', '/v1/feeds/user/bob/follow-requests')).body).toEqual({ items: [{ feed: 'timeline:alice' }, { feed: 'timeline:carol' }], next: null });
+    expect(await owners.api.followRequests('user:bob')).toEqual({ items: [{ feed: 'timeline:alice' }, { feed: 'timeline:carol' }], next: null });
     expect((await anonymous.call('GET', '/v1/feeds/user/bob/follow-requests', undefined, await as('alice'))).status).toBe(403);
 
     // Approved, alice gets the history; rejected, carol gets nothing and may not read.
-    expect((await owners.call('POST', '/v1/feeds/user/bob/follow-requests/timeline/alice')).status).toBe(204);
-    expect((await owners.call('DELETE', '/v1/feeds/user/bob/follow-requests/timeline/carol')).status).toBe(204);
-    const missing = await owners.call<{ code: string; field: string }>('POST', '/v1/feeds/user/bob/follow-requests/timeline/carol');
-    expect([missing.status, missing.body.code, missing.body.field]).toEqual([404, 'not_found', 'follower']);
-    expect((await owners.call('GET', '/v1/feeds/user/bob/follow-requests')).body).toEqual({ items: [], next: null });
+    await owners.api.approveFollowRequest('user:bob', 'timeline:alice');
+    await owners.api.rejectFollowRequest('user:bob', 'timeline:carol');
+    await expect(owners.api.approveFollowRequest('user:bob', 'timeline:carol')).rejects.toMatchObject({ status: 404, code: 'not_found', field: 'follower' });
+    expect(await owners.api.followRequests('user:bob')).toEqual({ items: [], next: null });
     const newer = await post('three');
     await waitUntilSettled(owners);
     expect(await timelineOf('timeline:alice')).toEqual([newer, ...older]);
@@ -171,21 +171,21 @@ describe('standalone with tokens: private feeds and follow requests', () => {
     // Removed, alice sees nothing of bob's on her next read, even with a cursor taken before.
     const first = await owners.page('timeline:alice', 1);
     expect(first.body.next).not.toBeNull();
-    expect((await owners.call('DELETE', '/v1/feeds/user/bob/followers/timeline/alice')).status).toBe(204);
+    await owners.api.removeFollower('user:bob', 'timeline:alice');
     expect((await owners.page('timeline:alice', 10)).body.items).toEqual([]);
     expect((await owners.page('timeline:alice', 10, first.body.next!)).body.items).toEqual([]);
     expect((await anonymous.call('GET', '/v1/feeds/user/bob', undefined, await as('alice'))).status).toBe(403);
   });
 
   it('lets only a trusted backend import follows of a private feed, and makes follows immediate again once the feed is public', async () => {
-    await owners.call('PUT', '/v1/feeds/user/dan/settings', { private: true });
+    await owners.api.putSettings('user:dan', { private: true });
     const refused = await anonymous.call<{ code: string; field: string }>('POST', '/v1/follows', { follows: [{ source: 'timeline:erin', target: 'user:dan' }] }, await as('erin'));
     expect([refused.status, refused.body.code, refused.body.field]).toEqual([403, 'forbidden', 'follows[0].target']);
     expect((await anonymous.call('POST', '/v1/follows', { follows: [{ source: 'timeline:erin', target: 'user:dan' }] }, await as(undefined))).status).toBe(200);
-    expect((await owners.call('GET', '/v1/feeds/timeline/erin/following')).body).toEqual({ items: [{ feed: 'user:dan' }], next: null });
-    await owners.call('PUT', '/v1/feeds/user/dan/settings', { private: false });
+    expect(await owners.api.following('timeline:erin')).toEqual({ items: [{ feed: 'user:dan' }], next: null });
+    await owners.api.putSettings('user:dan', { private: false });
     expect((await owners.follow('timeline:fay', 'user:dan')).status).toBe(204);
     // A follower kept from when the feed was private still follows.
-    expect((await owners.call('GET', '/v1/feeds/user/dan/followers')).body).toEqual({ items: [{ feed: 'timeline:erin' }, { feed: 'timeline:fay' }], next: null });
+    expect(await owners.api.followers('user:dan')).toEqual({ items: [{ feed: 'timeline:erin' }, { feed: 'timeline:fay' }], next: null });
   });
 });

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { FeedmillError, type DeliverRequest, type FeedId, type ServiceStatus } from '@feedmill/contracts';
+import { FeedmillError, type DeliverRequest, type FeedId } from '@feedmill/contracts';
 import { loadRuntimeConfig } from '@feedmill/config';
 import { memoryStores, type StoreFactory } from '@feedmill/runtime';
 import { MemoryTimelineStore, type TimelineStore } from '@feedmill/stores';
@@ -56,10 +56,7 @@ function deadletters(...args: string[]): Promise<{ code: number | null; output: 
   });
 }
 
-async function fanoutCounters(): Promise<Record<string, number>> {
-  const { body } = await api.call<{ services: ServiceStatus[] }>('GET', '/readyz');
-  return body.services.find((s) => s.service === 'fanout')!.counters!;
-}
+const fanoutCounters = () => api.counters('fanout');
 
 const ids = async (reader: FeedId) => (await api.readAll(reader, 4)).map((a) => a.object);
 const shows = (reader: FeedId, objects: string[]) =>

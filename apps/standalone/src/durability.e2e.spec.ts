@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Activity, FeedId } from '@feedmill/contracts';
-import { FileEventLog } from '@feedmill/event-log';
+import { openSealedFileLog } from '@feedmill/event-log';
 import { FeedClient, readAllEvents, startApp, startStandalone, waitUntilReady, waitUntilSettled, freePort, type Deployment } from '@feedmill/harness';
 import { referenceTimelines } from '@feedmill/testing';
 
@@ -34,7 +34,7 @@ async function readEveryFeed(api: FeedClient): Promise<Map<FeedId, string[]>> {
 }
 
 async function referenceFromLog(): Promise<ReturnType<typeof referenceTimelines>> {
-  const log = await FileEventLog.open({ dir: dataDir });
+  const log = await openSealedFileLog({ dir: dataDir });
   try {
     return referenceTimelines(await readAllEvents(log));
   } finally {

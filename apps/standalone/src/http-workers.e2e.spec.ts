@@ -65,6 +65,7 @@ describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
     const api = new FeedClient(baseUrl);
     const ids = await postSome(api, 5);
     // Killed with calls in flight: the services' answers to it go nowhere, and must not take the services down.
+    // Raw `fetch`, each with a timeout: these only need to be in flight, and may be cut off.
     const inFlight = Array.from({ length: 200 }, () =>
       fetch(`${baseUrl}/v1/feeds/timeline/reader?limit=10`, { signal: AbortSignal.timeout(5_000) })
         .then((response) => response.text())

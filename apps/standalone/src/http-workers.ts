@@ -2,10 +2,15 @@ import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
 import { Logger } from '@nestjs/common';
 import type { RuntimeConfig } from '@feedmill/config';
+import { PrimaryMetrics, WorkerMetrics } from '@feedmill/observability';
+import { reportServicesOnScrape, servicesStatus, StatusServer } from '@feedmill/runtime';
 import { serveLink, serveRealtimeLink } from '@feedmill/transport';
 import { createHttpWorkerApp, createServicesApp } from './standalone.js';
 
 const logger = new Logger('feedmill');
+
+/** A worker's `process`, its channel to the primary. */
+type MetricsLinkOfWorker = ConstructorParameters<typeof WorkerMetrics>[0];
 
 /** How long workers get to finish the requests they hold when the standalone stops. */
 const WORKER_STOP_MS = 10_000;
@@ -23,8 +28,15 @@ const WORKER_STOP_MS = 10_000;
  * it listened (a port taken, say) stops the standalone, since its replacement would too. On
  * SIGTERM or SIGINT the workers stop taking requests and finish what they hold first, then
  * the services stop and write their snapshots.
+ *
+ * `/metrics`, on the status port (`STATUS_PORT`) and on the HTTP port through any worker,
+ * answers this process's metrics (`worker="services"`) and every worker's (`worker="http-<n>"`),
+ * which this process gathers over their IPC channels.
  */
 export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
+  const metrics = new PrimaryMetrics('services');
+  const started: { ready: boolean } = { ready: false };
+  const statusServer = config.STATUS_PORT === undefined ? undefined : await StatusServer.listen(config.STATUS_PORT, async () => (started.ready ? servicesStatus(client) : { service: 'standalone', ready: false, position: -1 }), metrics);
   const { app, client, realtimeBus } = await createServicesApp(config);
   cluster.setupPrimary({ serialization: 'advanced' });
   const workers = new Set<Worker>();
@@ -40,6 +52,7 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
     await Promise.all(exited);
     clearTimeout(late);
     await app.close();
+    await statusServer?.close();
     process.exit(exitCode);
   };
 
@@ -48,12 +61,14 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
     workers.add(worker);
     serveLink(worker, client, () => servicesReady);
     const stopStreaming = serveRealtimeLink(worker, realtimeBus);
+    const forgetMetrics = metrics.serve(worker);
     let listened = false;
     // Answers owed to a worker that died are sent to a closed channel: dropped, as its requests were.
     worker.on('error', (error) => logger.warn(`HTTP worker ${worker.process.pid}: ${error.message}`));
     worker.on('exit', (code, signal) => {
       workers.delete(worker);
       stopStreaming();
+      forgetMetrics();
       if (stopping) return;
       if (!listened && signal === null) {
         logger.error(`HTTP worker ${worker.process.pid} exited (${signal ?? code}) before it listened on port ${config.PORT}; stopping`);
@@ -70,8 +85,10 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
   const listening = Promise.all(Array.from({ length: config.HTTP_WORKERS }, fork));
   await app.listen();
   servicesReady = true;
+  started.ready = true;
+  reportServicesOnScrape(client);
   await listening;
-  logger.log(`standalone on http://127.0.0.1:${config.PORT}, ${config.HTTP_WORKERS} HTTP workers (data in ${config.FEEDMILL_DATA_DIR})`);
+  logger.log(`standalone on http://127.0.0.1:${config.PORT}, ${config.HTTP_WORKERS} HTTP workers${statusServer ? `, status on port ${statusServer.port}` : ''} (data in ${config.FEEDMILL_DATA_DIR})`);
 }
 
 /**
@@ -82,6 +99,6 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
  */
 export async function runHttpWorker(config: RuntimeConfig): Promise<void> {
   // Its signals close it through Nest's shutdown hooks (see createHttpApp).
-  const app = await createHttpWorkerApp(config);
+  const app = await createHttpWorkerApp(config, new WorkerMetrics(process as unknown as MetricsLinkOfWorker, `http-${cluster.worker!.id}`));
   await app.listen({ port: config.PORT, host: '0.0.0.0' });
 }

@@ -42,7 +42,8 @@ describe('standalone without tokens: rate limits per address', () => {
     expect((limited as FeedmillApiError).toBody()).toEqual({ code: 'rate_limited', message: expect.stringMatching(/from this address/) });
     expect((limited as FeedmillApiError).status).toBe(429);
     expect((limited as FeedmillApiError).retryAfterSeconds).toBeGreaterThan(0);
-    // The router decodes a percent-encoded `/v1/`: such a path is the same route, and counted.
+    // The router decodes a percent-encoded `/v1/`: such a path is the same route, and counted
+    // (raw `fetch`: the client would never spell its paths this way).
     const encoded = await fetch(`${deployment.baseUrl}/%761/feeds/user/u0`);
     expect(encoded.status).toBe(429);
   });

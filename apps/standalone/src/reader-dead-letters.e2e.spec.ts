@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DeadLetterList, DeliverRequest, FeedId, ServiceStatus } from '@feedmill/contracts';
+import type { DeliverRequest, FeedId } from '@feedmill/contracts';
 import { loadRuntimeConfig } from '@feedmill/config';
 import { memoryStores, type StoreFactory } from '@feedmill/runtime';
 import { MemoryTimelineStore, type TimelineStore } from '@feedmill/stores';
@@ -67,10 +67,7 @@ function deadletters(...args: string[]): Promise<{ code: number | null; output: 
   });
 }
 
-async function counters(service: string): Promise<Record<string, number>> {
-  const { body } = await api.call<{ services: ServiceStatus[] }>('GET', '/readyz');
-  return body.services.find((s) => s.service === service)!.counters!;
-}
+const counters = (service: string) => api.counters(service);
 
 const objects = async (reader: FeedId) => (await api.readAll(reader, 10)).map((a) => a.object);
 const everyoneShows = async (who: readonly FeedId[], expected: string[]) => {
@@ -90,14 +87,14 @@ describe('one reader’s dead letters', () => {
     expect(await objects(poisoned)).toEqual([]);
 
     // Then the failing reader's delivery is a dead letter of its own, named with its reader and reason.
-    const { body } = await waitFor(
+    const listed = await waitFor(
       async () => {
-        const listed = await api.call<DeadLetterList>('GET', '/v1/admin/deadletters');
-        return listed.body.items.length > 0 ? listed : undefined;
+        const letters = await api.api.deadLetters();
+        return letters.items.length > 0 ? letters : undefined;
       },
       { what: 'the reader’s dead letter' },
     );
-    expect(body.items).toEqual([
+    expect(listed.items).toEqual([
       expect.objectContaining({ type: 'ActivityAdded', stream: 'feed-user:bob', revision: 0, reader: poisoned, reason: `the entry for ${poisoned} is refused`, attempts: 3 }),
     ]);
     expect(await deadletters('list')).toEqual({

@@ -37,12 +37,11 @@ async function populate(api: FeedClient, from: number, count: number): Promise<v
 async function everything(api: FeedClient): Promise<unknown> {
   const answers: Record<string, unknown> = {};
   for (const feed of [...readers, ...producers]) {
-    const group = feed.replace(':', '/');
     answers[feed] = {
       items: (await api.readAll(feed, 40)).map((a) => a.id),
-      followers: (await api.call('GET', `/v1/feeds/${group}/followers?limit=100`)).body,
-      following: (await api.call('GET', `/v1/feeds/${group}/following?limit=100`)).body,
-      counts: (await api.call('GET', `/v1/feeds/${group}/counts`)).body,
+      followers: await api.api.followers(feed, { limit: 100 }),
+      following: await api.api.following(feed, { limit: 100 }),
+      counts: await api.api.counts(feed),
     };
   }
   return answers;
@@ -137,14 +136,15 @@ describe('every memory state from snapshots, timelines and fan-out included', ()
   /** Single and bulk follows, posts, bumps, updates, removals and an unfollow, from `from` on. */
   async function writeMore(api: FeedClient, from: number): Promise<void> {
     const follows = allReaders.flatMap((reader, r) => producers.filter((_, p) => (r * 3 + p + from) % 4 === 0).map((target) => ({ source: reader, target })));
-    expect((await api.call('POST', '/v1/follows', { follows: follows.slice(0, follows.length / 2) })).status).toBe(200);
+    const imported = follows.slice(0, follows.length / 2);
+    expect(await api.api.followMany(imported)).toBe(imported.length);
     for (const { source, target } of follows.slice(follows.length / 2)) expect((await api.follow(source, target)).status).toBe(204);
     for (let n = from; n < from + 60; n++) {
       const producer = producers[n % producers.length]!;
       const posted = await api.post(producer, { actor: producer, verb: 'post', object: `n${n}`, time: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() });
       expect(posted.status).toBe(201);
-      if (n % 7 === 0) expect((await api.call('POST', `/v1/feeds/${producer.replace(':', '/')}/activities/${posted.body.id}/bump`, { time: new Date(Date.UTC(2026, 0, 2, 0, 0, n)).toISOString() })).status).toBe(200);
-      if (n % 5 === 0) expect((await api.call('PATCH', `/v1/feeds/${producer.replace(':', '/')}/activities/${posted.body.id}`, { object: `n${n} edited`, extra: { n } })).status).toBe(200);
+      if (n % 7 === 0) await api.api.bumpActivity(producer, posted.body.id, new Date(Date.UTC(2026, 0, 2, 0, 0, n)).toISOString());
+      if (n % 5 === 0) await api.api.updateActivity(producer, posted.body.id, { object: `n${n} edited`, extra: { n } });
       if (n % 11 === 0) expect((await api.remove(producer, posted.body.id)).status).toBe(204);
     }
     expect((await api.unfollow(follows[from % follows.length]!.source, follows[from % follows.length]!.target)).status).toBe(204);
@@ -154,8 +154,7 @@ describe('every memory state from snapshots, timelines and fan-out included', ()
   async function timelinesOf(api: FeedClient): Promise<unknown> {
     const pages: Record<string, unknown> = {};
     for (const reader of allReaders) pages[reader] = (await api.readAll(reader, 7)).map((a) => [a.id, a.object, a.extra, a.bumpedAt, a.updatedAt]);
-    const { body } = await api.call<{ services: Array<{ service: string; counters?: Record<string, number> }> }>('GET', '/readyz');
-    return { pages, counters: body.services.find((s) => s.service === 'timeline')!.counters, everything: await everything(api) };
+    return { pages, counters: await api.counters('timeline'), everything: await everything(api) };
   }
 
   async function started(extra: Record<string, string> = {}, port?: number) {

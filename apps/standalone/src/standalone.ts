@@ -6,8 +6,9 @@ import { FanoutModule, type FanoutRetryPolicy } from '@feedmill/fanout-service';
 import { createHttpApp, GatewayModule, httpAppOptions } from '@feedmill/gateway-http';
 import { GraphModule } from '@feedmill/graph-service';
 import { loadFeedConfig, type RuntimeConfig } from '@feedmill/config';
-import { logLevels, openEventLog, openStores, realtimeOptionsOf, rootModule, type StoreFactory } from '@feedmill/runtime';
+import { processLogger, openEventLog, openStores, realtimeOptionsOf, rootModule, type StoreFactory } from '@feedmill/runtime';
 import { InProcessRealtimeBus, InProcessServer, InProcessServiceClient, LinkedRealtimeBus, type RealtimeBus, InProcessSubjectServer, LinkedServiceClient, type ServiceClient } from '@feedmill/transport';
+import type { MetricsExposition } from '@feedmill/observability';
 import { TimelineModule, type PartitionOwnership, type ReaderRetryPolicy } from '@feedmill/timeline-service';
 
 /**
@@ -72,12 +73,12 @@ export async function createStandaloneApp(config: RuntimeConfig, options: Standa
 /** The services alone, for HTTP workers to call: `client` answers them (see `serveLink`). */
 export async function createServicesApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<{ app: INestMicroservice; client: ServiceClient; realtimeBus: RealtimeBus }> {
   const { module, server, client, realtimeBus } = await services(config, options, false);
-  const app = await NestFactory.createMicroservice(module, { strategy: server, logger: logLevels(config.LOG_LEVEL) });
+  const app = await NestFactory.createMicroservice(module, { strategy: server, logger: processLogger(config.LOG_LEVEL) });
   return { app, client, realtimeBus };
 }
 
 /** The gateway alone, calling the services of the process that forked this one. */
-export async function createHttpWorkerApp(config: RuntimeConfig): Promise<NestFastifyApplication> {
+export async function createHttpWorkerApp(config: RuntimeConfig, metrics?: MetricsExposition): Promise<NestFastifyApplication> {
   if (!process.send) throw new Error('an HTTP worker runs as a cluster worker of the standalone, with an IPC channel');
   const link = { send: (message: unknown) => process.send!(message), on: (event: 'message', listener: (message: unknown) => void) => process.on(event, listener) };
   const core = {
@@ -87,5 +88,5 @@ export async function createHttpWorkerApp(config: RuntimeConfig): Promise<NestFa
     realtimeBus: new LinkedRealtimeBus(link),
     realtime: realtimeOptionsOf(config),
   };
-  return createHttpApp(rootModule([GatewayModule], core), httpAppOptions(config));
+  return createHttpApp(rootModule([GatewayModule], core), { ...httpAppOptions(config), metrics });
 }

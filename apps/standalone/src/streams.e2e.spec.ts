@@ -10,7 +10,11 @@ const secret = 'streams secret of sixteen characters or more';
 const GRACE_SECONDS = 1;
 
 
-/** Reads a response body as text for `ms`, then lets go of the connection. */
+/**
+ * Reads a response body as text for `ms`, then lets go of the connection. The tests of the
+ * stream's HTTP (its headers, framing, heartbeats, the token in its query) open it with raw
+ * `fetch` on purpose: the typed client parses all of that away.
+ */
 async function readFor(response: Response, ms: number): Promise<string> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
@@ -33,8 +37,7 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
 
   /** The timeline service's stream counters, as /readyz shows them. */
   const streamCounters = async () => {
-    const ready = (await (await fetch(`${deployment.baseUrl}/readyz`)).json()) as { services: Array<{ service: string; counters?: Record<string, number> }> };
-    const counters = ready.services.find((service) => service.service === 'timeline')!.counters!;
+    const counters = (await api.api.readiness()).services.find((service) => service.service === 'timeline')!.counters!;
     return { open: counters['streamFeedsOpen'], grace: counters['streamFeedsInGrace'] };
   };
 

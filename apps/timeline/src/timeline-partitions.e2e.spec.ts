@@ -35,13 +35,10 @@ afterAll(async () => {
 
 const objects = (items: Activity[]) => items.map((activity) => activity.object);
 
-interface TimelineCounters {
-  partitionsAnswering: number;
-}
-
-async function timelineStatus(api: FeedClient): Promise<{ status: number; counters: TimelineCounters }> {
-  const { status, body } = await api.call<{ services: Array<{ service: string; counters?: TimelineCounters }> }>('GET', '/readyz');
-  return { status, counters: body.services.find((s) => s.service === 'timeline')!.counters! };
+/** Whether every service is ready (a `/readyz` of 200), and how many partitions answer the timeline service. */
+async function timelineStatus(api: FeedClient): Promise<{ ready: boolean; partitionsAnswering: number }> {
+  const { ready, services } = await api.api.readiness();
+  return { ready, partitionsAnswering: services.find((s) => s.service === 'timeline')!.counters!['partitionsAnswering']! };
 }
 
 /** The author posts `count` times; `posted` (newest first) grows with each post. */
@@ -81,6 +78,7 @@ it('serves a killed timeline process’s partitions again once it restarts, ever
   // A reader of a partition still held reads on; readiness says a partition has no owner.
   const kept = READERS.find((reader) => !lost.has(timelinePartitionOf(reader, PARTITIONS)))!;
   expect(objects(await api.readAll(kept)).slice(-5)).toEqual(posted.slice(-5));
+  // The status itself, as a load balancer's probe sees it.
   expect((await api.call('GET', '/readyz')).status).toBe(503);
 
   cluster.processes[at] = startApp(
@@ -89,7 +87,7 @@ it('serves a killed timeline process’s partitions again once it restarts, ever
     'timeline-0',
   );
   await post(api, posted, 'after', 3);
-  await waitFor(async () => ((await api.call('GET', '/readyz')).status === 200 ? true : undefined), { what: 'the restarted partitions to answer', timeoutMs: 30_000 });
+  await waitFor(async () => ((await api.api.readiness()).ready ? true : undefined), { what: 'the restarted partitions to answer', timeoutMs: 30_000 });
   await waitUntilSettled(api);
   await expectEveryReaderHolds(api, posted);
 });
@@ -114,9 +112,9 @@ it('moves a killed timeline process’s partitions to the other by their leases,
   await cluster.processes.find((p) => p.name === 'timeline-0')!.kill();
   await post(api, posted, 'while-moving', 5);
   // It held partitions: they answer no more, until the other process takes them over.
-  expect((await timelineStatus(api)).counters.partitionsAnswering).toBeLessThan(PARTITIONS);
-  await waitFor(async () => ((await timelineStatus(api)).status === 200 ? true : undefined), { what: 'the other process to take the partitions over', timeoutMs: 30_000 });
-  expect((await timelineStatus(api)).counters.partitionsAnswering).toBe(PARTITIONS);
+  expect((await timelineStatus(api)).partitionsAnswering).toBeLessThan(PARTITIONS);
+  await waitFor(async () => ((await timelineStatus(api)).ready ? true : undefined), { what: 'the other process to take the partitions over', timeoutMs: 30_000 });
+  expect((await timelineStatus(api)).partitionsAnswering).toBe(PARTITIONS);
   await post(api, posted, 'after', 3);
   await waitUntilSettled(api);
   await expectEveryReaderHolds(api, posted);

@@ -43,6 +43,7 @@ beforeAll(async () => {
   }
   client = natsClient(nats.url);
   graph = await connect({ servers: nats.url });
+  // Each process's status port, not the gateway's API (which the typed client covers): read raw.
   for (const { statusUrl, process } of timelines) {
     await waitFor(async () => ((await fetch(`${statusUrl}/readyz`).catch(() => undefined))?.status === 200 ? true : undefined), { timeoutMs: 20_000, intervalMs: 50, what: `${process.name} /readyz` });
   }

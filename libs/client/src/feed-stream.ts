@@ -1,14 +1,26 @@
-import type { Activity } from '@feedmill/contracts';
+import type { Activity, ActivityGroupItem } from '@feedmill/contracts';
 import { FeedmillApiError } from './errors.js';
 import { SseParser } from './sse-parser.js';
 import type { ApiTransport } from './transport.js';
 
-/** A change to a feed's first page, as its stream tells it; `id` is what a resume starts after. */
+/** A notification feed's counts as of an event. */
+export interface NotificationCounts {
+  unseen?: number;
+  unread?: number;
+}
+
+/**
+ * A change to a feed's first page, as its stream tells it; `id` is what a resume starts after.
+ * An aggregated (or notification) feed's page is groups: its `reset` holds `groups`, and its
+ * changes are `group` events: take the group out wherever it is and put `group` at `rank`
+ * (0 is the top), or take out the group `removed` names.
+ */
 export type FeedStreamEvent =
   | { id: string; type: 'added'; data: { activity: Activity; cursor: string } }
   | { id: string; type: 'updated'; data: { activity: Activity; cursor: string } }
   | { id: string; type: 'removed'; data: { id: string } }
-  | { id: string; type: 'reset'; data: { items: Activity[]; newest: string | null } };
+  | { id: string; type: 'reset'; data: { items: Activity[]; newest: string | null } | ({ groups: ActivityGroupItem[] } & NotificationCounts) }
+  | { id: string; type: 'group'; data: ({ group: ActivityGroupItem; rank: number } & NotificationCounts) | ({ removed: string } & NotificationCounts) };
 
 export interface StreamOptions {
   /** Resume after this event (sent as `Last-Event-ID`); none starts with a `reset` holding the first page. */
@@ -21,7 +33,7 @@ export interface StreamOptions {
   signal?: AbortSignal;
 }
 
-const EVENT_TYPES = new Set(['added', 'updated', 'removed', 'reset']);
+const EVENT_TYPES = new Set(['added', 'updated', 'removed', 'reset', 'group']);
 
 /**
  * A feed's realtime stream as an async iterator of typed events. A dropped connection (or

@@ -125,6 +125,18 @@ describe('FeedmillClient', () => {
     expect(await refusal(admin.readSlice('applicant'))).toMatchObject({ status: 400, code: 'invalid_request', field: 'ref' });
   });
 
+  it('erases a feed, its owner or an admin only: its activities leave the timelines that followed it', async () => {
+    await as('gus').follow('timeline:gus', 'user:hal');
+    await as('hal').addActivity('user:hal', { actor: 'hal', verb: 'post', object: 'to be erased' });
+    await settle();
+    expect((await as('gus').readFeed('timeline:gus')).items.map((a) => a.object)).toEqual(['to be erased']);
+    expect(await refusal(as('gus').eraseFeed('user:hal'))).toMatchObject({ status: 403, code: 'forbidden' });
+    await as('hal').eraseFeed('user:hal');
+    expect((await as('gus').readFeed('timeline:gus')).items).toEqual([]);
+    expect(await as('gus').counts('timeline:gus')).toEqual({ followers: 0, following: 0 });
+    await admin.eraseFeed('timeline:gus');
+  });
+
   it('throws refusals as FeedmillApiError with status, code and field', async () => {
     const invalid = await refusal(as('erin').addActivity('user:erin', { actor: 'erin', verb: '', object: 'x' }));
     expect(invalid).toMatchObject({ name: 'FeedmillApiError', status: 400, code: 'invalid_request', field: 'body.verb' });

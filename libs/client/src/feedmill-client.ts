@@ -181,6 +181,14 @@ export class FeedmillClient {
     return this.body<Activity>({ method: 'POST', path: `${feedPath(feed)}/activities`, body: activity });
   }
 
+  /**
+   * Erases the feed for good: its activities (unreadable in the log too), its follows both
+   * ways and its own timeline. Resolves once every timeline has applied it.
+   */
+  async eraseFeed(feed: FeedId): Promise<void> {
+    await this.transport.call({ method: 'DELETE', path: feedPath(feed), query: { erase: true } });
+  }
+
   async removeActivity(feed: FeedId, activityId: string): Promise<void> {
     await this.transport.call({ method: 'DELETE', path: activityPath(feed, activityId) });
   }

@@ -5,6 +5,6 @@ export type { ApiErrorBody } from './errors.js';
 export type { ApiRequest, ApiResponse, FeedmillClientOptions, Query, TokenProvider } from './transport.js';
 export type { Page } from './pages.js';
 export { FeedStream } from './feed-stream.js';
-export type { FeedStreamEvent, StreamOptions } from './feed-stream.js';
+export type { FeedStreamEvent, NotificationCounts, StreamOptions } from './feed-stream.js';
 export { SseParser } from './sse-parser.js';
 export type { SseMessage } from './sse-parser.js';

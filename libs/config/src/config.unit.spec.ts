@@ -19,6 +19,9 @@ describe('configuration', () => {
     expect(() => loadRuntimeConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
     expect(() => loadRuntimeConfig({ RATE_LIMIT_PER_MINUTE: 'lots' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
     expect(loadRuntimeConfig({ LOG: 'kurrentdb', KURRENTDB_URL: 'kurrentdb://127.0.0.1:2113?tls=false' }).LOG).toBe('kurrentdb');
+    expect(loadRuntimeConfig({}).KURRENTDB_NAMESPACE).toBe('');
+    expect(loadRuntimeConfig({ KURRENTDB_NAMESPACE: 'tenant-7-' }).KURRENTDB_NAMESPACE).toBe('tenant-7-');
+    expect(() => loadRuntimeConfig({ KURRENTDB_NAMESPACE: 'a/b' })).toThrow(/KURRENTDB_NAMESPACE/);
   });
 
   it('opens a service status port only when given one, gives held requests a grace period at shutdown, and replicates the stream as told', () => {

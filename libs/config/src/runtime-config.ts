@@ -41,6 +41,8 @@ export const runtimeConfigSchema = z.object({
   MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/).default('feedmill'),
   /** KurrentDB/EventStoreDB connection string, for `LOG=kurrentdb`. */
   KURRENTDB_URL: z.string().min(1).optional(),
+  /** Prefix of every KurrentDB stream this deployment writes and reads, so that several share one database. */
+  KURRENTDB_NAMESPACE: z.string().regex(/^[A-Za-z0-9_-]{0,63}$/).default(''),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** JetStream stream holding the log. */
   JETSTREAM_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default('FEEDMILL'),

@@ -25,6 +25,11 @@ export class ContentMessageController implements MessageHandlers<typeof subjects
     return { removed: true };
   }
 
+  @MessagePattern(subjects.content.erase)
+  erase(@Payload() payload: unknown) {
+    return this.content.erase(parseRequest(subjects.content.erase, payload));
+  }
+
   @MessagePattern(subjects.content.positions)
   positions(@Payload() payload: unknown) {
     return this.content.positions(parseRequest(subjects.content.positions, payload));

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   approximateBytes,
+  erasedStream,
   FeedmillError,
   keyOfOrder,
   type Activity,
@@ -15,6 +16,8 @@ import {
   type RecentEachRequest,
   type SliceRequest,
   type RemoveActivityRequest,
+  type EraseFeedReply,
+  type EraseFeedRequest,
   type UpdateActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
@@ -131,6 +134,22 @@ export class ContentService extends ProjectedService {
     return this.perFeed.run(request.feed, () =>
       this.writer.decideWithRetry(async () => {
         await this.decideOnExisting({ type: 'RemoveActivity', data: request });
+      }),
+    );
+  }
+
+  /**
+   * Erases a feed: one `FeedErased` in the feed's erasure stream, which every projection
+   * applies (its activities, edges, requests, settings and timeline go), and once it is
+   * durable the log layer destroys the feed's keys, so that its content in the log reads as
+   * tombstones from then on. Decided in the feed's serial section: a post to the feed
+   * queued before it is sealed with the old key and erased with it; one after, with a new key.
+   */
+  erase(request: EraseFeedRequest): Promise<EraseFeedReply> {
+    return this.perFeed.run(request.feed, () =>
+      this.writer.decideWithRetry(async () => {
+        const position = await this.writer.append(erasedStream(request.feed), { type: 'FeedErased', data: { feed: request.feed, time: request.time } });
+        return { erased: true as const, position };
       }),
     );
   }

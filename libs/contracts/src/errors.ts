@@ -11,6 +11,8 @@ export const errorCodes = [
   'unknown_group',
   'group_not_writable',
   'group_cannot_follow',
+  /** A feed's DELETE without `erase=true`: there is no soft delete, and an erasure cannot be undone. */
+  'erase_required',
   'not_found',
   'activity_not_found',
   'payload_too_large',

@@ -94,6 +94,8 @@ describe('event codec', () => {
       [14, 'ActivityUpdated'],
       [17, 'ActivityHidden'],
       [18, 'ActivityShown'],
+      [19, 'FeedErased'],
+      [20, 'ContentErased'],
     ]);
   });
 

@@ -76,6 +76,22 @@ const activityHiddenData = z.strictObject({ feed: feedIdSchema, id: idSchema, ti
  * events it stands for, and every projection and fan-out handles those as usual.
  */
 const activitiesAddedData = z.strictObject({ id: idSchema, activities: z.array(activitySchema).min(1) });
+/**
+ * A feed erased at its owner's request: every projection forgets its activities, its follow
+ * edges both ways, its follow requests, its settings, and the timeline, marks and hidings it
+ * held. `keys` names the data keys its activities' content was sealed with; they are
+ * destroyed once this event is durable, which leaves that content unreadable in the log
+ * (crypto-shredding). The log layer fills `keys` in as it appends: only it knows them.
+ */
+const feedErasedData = z.strictObject({ feed: feedIdSchema, time: z.string(), keys: z.array(z.string().min(1).max(64)).max(1000).optional() });
+/**
+ * What the log reads where an event's sealed content can no longer be opened (its feed was
+ * erased, its key destroyed): the event's place stands, with its type (`of`), its feed and
+ * activity ids, so that positions and stream revisions stay; every projection treats it as
+ * absent.
+ */
+const contentErasedData = z.strictObject({ of: z.string(), feed: feedIdSchema, ids: z.array(idSchema).optional() });
+
 /** Edges as `[follower, target]` pairs, not objects: 10,000 of them must fit one event (see MAX_BATCH_EVENT_BYTES). */
 const feedsFollowedData = z.strictObject({ id: idSchema, time: z.string(), follows: feedPairsSchema({ min: 1 }) });
 
@@ -96,6 +112,8 @@ export const feedEvents = eventCodec({
   ActivityShown: { schema: activityHiddenData },
   ActivitiesAdded: { schema: activitiesAddedData },
   FeedsFollowed: { schema: feedsFollowedData },
+  FeedErased: { schema: feedErasedData },
+  ContentErased: { schema: contentErasedData },
 });
 
 /** Every event about feeds as the log holds it: one change, or a batch of changes. */
@@ -118,6 +136,8 @@ export type FeedSettingsChanged = Extract<FeedEvent, { type: 'FeedSettingsChange
 export type NotificationsMarked = Extract<FeedEvent, { type: 'NotificationsMarked' }>;
 export type ActivityHidden = Extract<FeedEvent, { type: 'ActivityHidden' }>;
 export type ActivityShown = Extract<FeedEvent, { type: 'ActivityShown' }>;
+export type FeedErased = Extract<FeedEvent, { type: 'FeedErased' }>;
+export type ContentErased = Extract<FeedEvent, { type: 'ContentErased' }>;
 
 /**
  * The single events a logged event stands for, in order: a batch's items (each exactly the
@@ -164,6 +184,8 @@ export const settingsStream = (feed: FeedId): string => `settings-${feed}`;
 export const marksStream = (feed: FeedId): string => `marks-${feed}`;
 /** What a reader hid from its timeline and showed again: one stream per reader. */
 export const hiddenStream = (feed: FeedId): string => `hidden-${feed}`;
+/** A feed's erasures: a stream of their own, which every projection that forgets the feed reads whole. */
+export const erasedStream = (feed: FeedId): string => `erased-${feed}`;
 /** A batch lives in a stream of its own: an import contends with no other writer. */
 export const activitiesImportStream = (batch: string): string => `import-activities-${batch}`;
 export const followsImportStream = (batch: string): string => `import-follows-${batch}`;

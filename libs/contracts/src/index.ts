@@ -8,7 +8,7 @@ export { newActivitySchema, activityChangesSchema, activitySchema, isoTimeSchema
 export type { Activity, NewActivity, ActivityChanges, ActivityReference, TimelineItem } from './activity.js';
 export { sortKeyOf, relevanceKeyOf, keyOfOrder, justAbove, encodeCursor, decodeCursor } from './sort-key.js';
 export type { SortKey, KeyOf } from './sort-key.js';
-export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, marksStream, hiddenStream, activitiesImportStream, followsImportStream } from './events.js';
+export { feedEvents, decodeFeedEvents, eventItems, activityStream, followStream, settingsStream, marksStream, hiddenStream, erasedStream, activitiesImportStream, followsImportStream } from './events.js';
 export {
   MAX_FOLLOWS_PER_REQUEST,
   MAX_ACTIVITIES_PER_REQUEST,
@@ -38,6 +38,8 @@ export type {
   NotificationsMarked,
   ActivityHidden,
   ActivityShown,
+  FeedErased,
+  ContentErased,
   ActivitiesAdded,
   FeedsFollowed,
 } from './events.js';
@@ -51,6 +53,8 @@ export {
   addActivitiesRequestSchema,
   removeActivityRequestSchema,
   removeActivityReplySchema,
+  eraseFeedRequestSchema,
+  eraseFeedReplySchema,
   bumpActivityRequestSchema,
   bumpBodySchema,
   updateActivityRequestSchema,
@@ -98,6 +102,8 @@ export type {
   AddActivitiesRequest,
   RemoveActivityRequest,
   RemoveActivityReply,
+  EraseFeedRequest,
+  EraseFeedReply,
   BumpActivityRequest,
   UpdateActivityRequest,
   GetActivitiesRequest,

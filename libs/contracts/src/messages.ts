@@ -33,6 +33,13 @@ export type RemoveActivityRequest = z.output<typeof removeActivityRequestSchema>
 export const removeActivityReplySchema = z.strictObject({ removed: z.literal(true) });
 export type RemoveActivityReply = z.output<typeof removeActivityReplySchema>;
 
+/** Erase a feed: its activities, its edges, and (destroying its keys) its content in the log. */
+export const eraseFeedRequestSchema = z.strictObject({ feed: feedIdSchema, time: z.string() });
+export type EraseFeedRequest = z.output<typeof eraseFeedRequestSchema>;
+/** `position`: the log position of the erasure, which readers wait for. */
+export const eraseFeedReplySchema = z.strictObject({ erased: z.literal(true), position: z.number().int().min(0) });
+export type EraseFeedReply = z.output<typeof eraseFeedReplySchema>;
+
 export const bumpActivityRequestSchema = z.strictObject({ feed: feedIdSchema, id: idSchema, time: z.string() });
 export type BumpActivityRequest = z.output<typeof bumpActivityRequestSchema>;
 
@@ -323,6 +330,12 @@ export const timelineDeliverySchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('show'), reader: feedIdSchema, id: idSchema, eventPosition: eventPositionSchema }),
   /** An unfollow; with `keepHistory` the reader keeps what the feed delivered. */
   z.strictObject({ kind: z.literal('unfollow'), reader: feedIdSchema, target: feedIdSchema, keepHistory: z.boolean().optional(), eventPosition: eventPositionSchema }),
+  /**
+   * A feed erased (a `FeedErased`): every timeline of every partition drops its entries
+   * (those addressed to readers too), and its own timeline, marks and hidings go.
+   * `reader` is the erased feed.
+   */
+  z.strictObject({ kind: z.literal('erase'), reader: feedIdSchema, eventPosition: eventPositionSchema }),
 ]);
 export type TimelineDelivery = z.output<typeof timelineDeliverySchema>;
 

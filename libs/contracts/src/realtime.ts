@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { activitySchema } from './activity.js';
 import { feedIdSchema, idSchema, type FeedId } from './feeds.js';
+import { activityGroupSchema } from './messages.js';
+
+/** In a notification feed's events: the reader's counts as of the event, as a read answers them. */
+const notificationCounts = { unseen: z.number().int().min(0).optional(), unread: z.number().int().min(0).optional() };
 
 /**
  * What a feed's realtime stream says about its first page. `added`: an activity is now in
@@ -9,12 +13,29 @@ import { feedIdSchema, idSchema, type FeedId } from './feeds.js';
  * unfollow); `reset`: here is the whole first page, as of now (a new stream, or one that
  * resumed from an event no longer kept). `cursor` is the activity's (or the page's newest)
  * cursor, for newer-than polls.
+ *
+ * An aggregated (or notification) feed's first page is groups: its `reset` holds `groups`,
+ * and a change is a `group` event: take the group out wherever it is shown and put this
+ * version at `rank` (0 is the top), or take out the group `removed` names (it lost every
+ * activity). Applied in order, they turn the page a client shows into the new one.
  */
 export const streamEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ id: z.string(), type: z.literal('added'), data: z.strictObject({ activity: activitySchema, cursor: z.string() }) }),
   z.strictObject({ id: z.string(), type: z.literal('updated'), data: z.strictObject({ activity: activitySchema, cursor: z.string() }) }),
   z.strictObject({ id: z.string(), type: z.literal('removed'), data: z.strictObject({ id: idSchema }) }),
-  z.strictObject({ id: z.string(), type: z.literal('reset'), data: z.strictObject({ items: z.array(activitySchema), newest: z.string().nullable() }) }),
+  z.strictObject({
+    id: z.string(),
+    type: z.literal('reset'),
+    data: z.union([z.strictObject({ items: z.array(activitySchema), newest: z.string().nullable() }), z.strictObject({ groups: z.array(activityGroupSchema), ...notificationCounts })]),
+  }),
+  z.strictObject({
+    id: z.string(),
+    type: z.literal('group'),
+    data: z.union([
+      z.strictObject({ group: activityGroupSchema, rank: z.number().int().min(0), ...notificationCounts }),
+      z.strictObject({ removed: z.string(), ...notificationCounts }),
+    ]),
+  }),
 ]);
 export type StreamEvent = z.output<typeof streamEventSchema>;
 export type StreamEventType = StreamEvent['type'];

@@ -94,6 +94,11 @@ export function splitDeliveriesByPartition(deliveries: readonly TimelineDelivery
     return part;
   };
   for (const delivery of deliveries) {
+    if (delivery.kind === 'erase') {
+      // An erasure reaches every timeline, whatever its partition.
+      for (let partition = 0; partition < partitions; partition++) partOf(partition).push(delivery);
+      continue;
+    }
     if (!('readers' in delivery)) {
       partOf(timelinePartitionOf(delivery.reader, partitions)).push(delivery);
       continue;

@@ -53,6 +53,11 @@ describe('partition subjects', () => {
 });
 
 describe('deliveries split by partition', () => {
+  it('send an erasure to every partition: the erased feed is in readers of all of them', () => {
+    const parts = splitDeliveriesByPartition([{ kind: 'erase', reader: 'user:bob' }], 3);
+    expect([...parts.entries()].sort(([a], [b]) => a - b)).toEqual([0, 1, 2].map((partition) => [partition, [{ kind: 'erase', reader: 'user:bob' }]]));
+  });
+
   it('cut a delivery to many readers into one per partition, each with only its readers, in order', () => {
     const many = readers(200);
     const deliveries: TimelineDelivery[] = [

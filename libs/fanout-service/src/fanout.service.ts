@@ -41,9 +41,12 @@ import { FANOUT_CLUSTER, type FanoutCluster } from '@feedmill/fanout-cluster';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { SerialQueues, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
 import { SERVICE_CLIENT, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/transport';
+import { metrics, scrapeSources, type FanoutLag } from '@feedmill/observability';
 import { FanoutJobWorker } from './fanout-job.worker.js';
 import { advanceFromLog } from './follower-index-from-log.js';
 import { FollowerIndexSnapshots } from './follower-index-snapshot.js';
+
+const eventDeadLetters = metrics.deadLetters.labels('event');
 
 /**
  * Thrown from a batch when a timeline partition stands elsewhere than expected; fan-out
@@ -195,6 +198,10 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly retry: FanoutRetryPolicy;
   /** Aborts a read of the log for the follower index when the module stops. */
   private readonly stopped = new AbortController();
+  /** How long the last batch's newest event had waited in the log when it was delivered, in seconds. */
+  private lastBatchWaited = 0;
+  /** Takes fan-out's lag out of `/metrics` when it stops. */
+  private unscrape?: () => void;
 
   constructor(
     @Inject(EVENT_LOG) private readonly log: EventLog,
@@ -220,6 +227,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
+    this.unscrape = scrapeSources.fanoutLag.add(() => this.lag());
     if (!this.cluster) {
       this.startPlanning();
       return;
@@ -231,6 +239,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.unscrape?.();
     this.stopping = true;
     this.stopped.abort();
     await this.roleChanges;
@@ -250,6 +259,17 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.term) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { planner: 1, deadLettered: this.deadLettered.size, ...jobs } };
     const [planner, timeline] = await Promise.all([this.cluster.election.planner(), this.client.request(subjects.timeline.status, {})]);
     return { service: 'fanout', ready: planner?.caughtUp === true, position: timeline.position, counters: { planner: 0, ...jobs } };
+  }
+
+  /**
+   * How far fan-out is behind the log, for `/metrics`: the positions between the log head
+   * and what it delivered, and how long the last delivered event had waited (0 once caught
+   * up). Only the planner follows the log; any other process says 0.
+   */
+  private async lag(): Promise<FanoutLag> {
+    if (!this.term) return { events: 0, seconds: 0 };
+    const events = Math.max(0, (await this.log.headPosition()) - this.delivered);
+    return { events, seconds: events === 0 ? 0 : this.lastBatchWaited };
   }
 
   private changeRole(change: () => Promise<void>): void {
@@ -465,6 +485,11 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async fanOut(events: readonly RecordedEvent[]): Promise<void> {
+    await this.fanOutBatch(events);
+    this.lastBatchWaited = Math.max(0, (Date.now() - Date.parse(events[events.length - 1]!.recordedAt)) / 1000);
+  }
+
+  private async fanOutBatch(events: readonly RecordedEvent[]): Promise<void> {
     await this.followerIndexAt(this.delivered);
     if ((await this.withRetries(() => this.deliverEvents(events))).ok) return;
     // The batch keeps failing: one event at a time, so that only what fails alone stops.
@@ -631,6 +656,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     // Its follow or unfollow holds in the log (and in graph) all the same.
     this.followers.advance(decodedOrNothing(event), event.position);
     this.deadLettered.add(event.position);
+    eventDeadLetters.inc();
     this.logger.error(`dead-lettered ${event.type} at position ${event.position} after ${letter.attempts} attempts: ${letter.reason}`);
   }
 

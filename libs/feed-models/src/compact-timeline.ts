@@ -95,14 +95,15 @@ export class CompactTimeline implements StoredTimeline {
 
   /**
    * Drops every entry of one feed (an unfollow) but those addressed to `reader`, which it
-   * holds whatever it follows. The timeline stays exact above its floor.
+   * holds whatever it follows (with no reader, an erasure: every entry of the feed). The
+   * timeline stays exact above its floor.
    */
-  removeFeed(feed: FeedId, reader: FeedId): number {
+  removeFeed(feed: FeedId, reader: FeedId | undefined): number {
     let kept = this.start;
     for (let index = this.start; index < this.end; index++) {
       const handle = this.handles[index]!;
       const item = this.table.itemOf(handle);
-      if (item.feed === feed && !isAddressedTo(item, reader)) this.table.release(handle);
+      if (item.feed === feed && (reader === undefined || !isAddressedTo(item, reader))) this.table.release(handle);
       else this.handles[kept++] = handle;
     }
     const removed = this.end - kept;

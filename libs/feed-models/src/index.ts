@@ -53,5 +53,7 @@ export { newerThan, newestKeyOf } from './newer-than.js';
 export type { NewerPage } from './newer-than.js';
 export { firstPageChanges } from './realtime/first-page-changes.js';
 export type { FirstPageChange } from './realtime/first-page-changes.js';
+export { groupPageChanges } from './realtime/group-page-changes.js';
+export type { GroupPageChange, PlacedGroup } from './realtime/group-page-changes.js';
 export { StreamRing } from './realtime/stream-ring.js';
 export type { NumberedEvent } from './realtime/stream-ring.js';

@@ -52,6 +52,24 @@ export class FeedsHttpController {
     @Inject(TIMELINE_PARTITIONING) private readonly partitioning: TimelinePartitioning,
   ) {}
 
+  /**
+   * 204: the feed is erased (`erase=true` is required: nothing else deletes a feed). Its
+   * owner or an admin token only. Answers once the timelines have applied the erasure, so
+   * that no page read after shows anything of it; its content in the log is unreadable by then.
+   */
+  @Delete(':group/:id')
+  @HttpCode(204)
+  async erase(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Query('erase') erase: unknown): Promise<void> {
+    const feed = resolveFeed(this.groups, group, id);
+    if (erase !== 'true') {
+      throw new FeedmillError('erase_required', `a feed is only ever erased, for good: send DELETE /v1/feeds/${group}/${id}?erase=true`, 'query.erase');
+    }
+    requireOwner(caller, feed, 'erase');
+    const { position } = await this.client.request(subjects.content.erase, { feed, time: new Date().toISOString() });
+    // The plain reach waits for every partition: the erased feed's entries may be in any reader's timeline.
+    await this.client.request(subjects.timeline.reach, { position, timeoutMs: TIMELINES_WAIT_MS });
+  }
+
   @Delete(':group/:id/activities/:activityId')
   @HttpCode(204)
   async remove(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string): Promise<void> {

@@ -2,12 +2,15 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger, type LogLevel } from '@nestjs/common';
 import type { RuntimeConfig } from '@feedmill/config';
-import { logLevels } from '@feedmill/runtime';
+import { processLogger } from '@feedmill/runtime';
 import { authenticate } from './auth/authenticate.js';
 import { TokenVerifier, type TokenKeys } from './auth/token-verifier.js';
 import { answerClientError, answerFrameworkError } from './framework-errors.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
+import { carryRequestIds, measureRequests, requestIdOptions, serveMetrics } from './http-observability.js';
+import type { MetricsExposition } from '@feedmill/observability';
+import { serveWebConsole } from './web-console.js';
 
 export interface HttpAppOptions {
   bodyLimit: number;
@@ -15,6 +18,8 @@ export interface HttpAppOptions {
   tokens?: TokenKeys;
   /** Requests each caller may send to `/v1`. @defaultValue no limit */
   rateLimit?: RateLimitOptions;
+  /** What `GET /metrics` answers. @defaultValue this process's metrics */
+  metrics?: MetricsExposition;
 }
 
 /** The HTTP settings of a process's environment. */
@@ -40,7 +45,11 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     routerOptions: { maxParamLength: 1024 },
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
+    ...requestIdOptions,
   });
+  measureRequests(adapter.getInstance());
+  carryRequestIds(adapter.getInstance());
+  serveMetrics(adapter.getInstance(), options.metrics);
   const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
   authenticate(adapter.getInstance(), verifier);
   // A route that takes larger bodies (the bulk imports) says so with `@RouteConfig({ bodyLimit })`.
@@ -49,10 +58,11 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     if (typeof bodyLimit === 'number') route.bodyLimit = bodyLimit;
   });
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
-    logger: logLevels(options.logLevel),
+    logger: processLogger(options.logLevel),
     bufferLogs: false,
   });
   if (options.rateLimit) await limitRates(app, options.rateLimit);
+  await serveWebConsole(app);
   // Global, so that Fastify's errors (raised before any route runs) and unknown routes reach it.
   app.useGlobalFilters(new HttpErrorFilter());
   if (!verifier) new Logger('auth').warn('FEEDMILL_JWT_SECRET is not set: the API is open, and anyone who reaches this port may read and write every feed');

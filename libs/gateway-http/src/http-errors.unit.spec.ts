@@ -13,6 +13,7 @@ describe('HTTP errors', () => {
       unknown_group: 404,
       group_not_writable: 400,
       group_cannot_follow: 400,
+      erase_required: 400,
       not_found: 404,
       activity_not_found: 404,
       payload_too_large: 413,

@@ -64,6 +64,14 @@ export class FeedClient {
     return answered(200, () => this.api.readNewer(feed as FeedId, after, { limit }));
   }
 
+  /** A service's counters as `/readyz` shows them (`timeline`, `fanout`, …); fails when it shows none. */
+  async counters(service: string): Promise<Record<string, number>> {
+    const { services } = await this.api.readiness();
+    const counters = services.find((status) => status.service === service)?.counters;
+    if (!counters) throw new Error(`/readyz shows no counters for ${service}: ${JSON.stringify(services)}`);
+    return counters;
+  }
+
   /** Scrolls a feed to its end with the API's cursors; fails on a page that is not 200. */
   async readAll(feed: string, limit = 25): Promise<Activity[]> {
     const items: Activity[] = [];

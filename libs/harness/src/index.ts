@@ -13,3 +13,6 @@ export type { StubAnswers } from './service-client-stub.js';
 export { nextStreamEvent } from './next-stream-event.js';
 export { sendRaw } from './raw-http.js';
 export type { RawRequest, RawResponse } from './raw-http.js';
+export { ScrapedMetrics, parseExposition } from './scraped-metrics.js';
+export type { MetricSample } from './scraped-metrics.js';
+export { CHROMIUM_FLAGS, CHROMIUM_PATH, findOrInstallChromium } from './chromium.js';

@@ -11,18 +11,13 @@ export async function readAllEvents(log: EventLog): Promise<RecordedEvent[]> {
   return events;
 }
 
-interface ReadyBody {
-  ready: boolean;
-  services: Array<{ service: string; position: number }>;
-}
-
 /** Waits until fan-out and graph have applied everything content has: timelines are settled. */
 export async function waitUntilSettled(api: FeedClient, timeoutMs = 30_000, intervalMs = 25): Promise<number> {
   return waitFor(
     async () => {
-      const { status, body } = await api.call<ReadyBody>('GET', '/readyz');
-      if (status !== 200) return undefined;
-      const positions = new Map(body.services.map((s) => [s.service, s.position]));
+      const { ready, services } = await api.api.readiness();
+      if (!ready) return undefined;
+      const positions = new Map(services.map((s) => [s.service, s.position]));
       const head = positions.get('content')!;
       return positions.get('fanout') === head && positions.get('graph') === head ? head : undefined;
     },

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { FeedmillClient } from '@feedmill/client';
 import { freePort } from './free-port.js';
 import { waitFor } from './wait-for.js';
@@ -69,10 +69,24 @@ export interface Deployment {
   stop(): Promise<void>;
 }
 
+/**
+ * When the tests run on a shared MongoDB or KurrentDB (`STORE=mongodb`, `LOG=kurrentdb` in
+ * their environment, as CI runs the scenarios), a database and a stream namespace of the
+ * deployment's own, named after `key`, so that deployments do not read each other's data;
+ * the same `key` (a restart on the same data directory) finds the same data.
+ */
+function sharedServersApart(key: string): Record<string, string> {
+  const name = key.replace(/[^A-Za-z0-9_-]/g, '_').slice(-40);
+  return {
+    ...(process.env['STORE'] === 'mongodb' && { MONGODB_DB: `feedmill_${name}` }),
+    ...(process.env['LOG'] === 'kurrentdb' && { KURRENTDB_NAMESPACE: `${name}-` }),
+  };
+}
+
 /** The embedded default: one process, file log in `dataDir`. */
 export async function startStandalone(options: { dataDir: string; env?: Record<string, string>; port?: number; readyTimeoutMs?: number }): Promise<Deployment> {
   const port = options.port ?? (await freePort());
-  const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: options.dataDir, ...options.env });
+  const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: options.dataDir, ...sharedServersApart(basename(options.dataDir)), ...options.env });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilReady(baseUrl, [app], options.readyTimeoutMs);
   return { baseUrl, processes: [app], stop: () => app.stop() };
@@ -111,7 +125,7 @@ export async function startCluster(options: ClusterOptions): Promise<ClusterDepl
   const port = await freePort();
   const partitions = options.timelinePartitions ?? 1;
   const replicas = options.timelineReplicas ?? 1;
-  const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', JETSTREAM_STREAM: options.stream, TIMELINE_PARTITIONS: String(partitions), TIMELINE_REPLICAS: String(replicas), ...options.env };
+  const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', ...sharedServersApart(options.stream), JETSTREAM_STREAM: options.stream, TIMELINE_PARTITIONS: String(partitions), TIMELINE_REPLICAS: String(replicas), ...options.env };
   const starts = new Map<string, () => RunningProcess>();
   const add = (app: string, appEnv: Record<string, string>, name = app) => starts.set(name, () => startApp(app, appEnv, name));
   for (const name of ['content', 'graph']) add(name, env);

@@ -8,5 +8,6 @@ export { rootModule } from './root-module.js';
 export { ProjectedService } from './projected-service.js';
 export { runNatsService } from './nats-service.js';
 export type { NatsServiceOptions, ReportsStatus } from './nats-service.js';
-export { logLevels, configureLogging, runMain } from './logging.js';
+export { logLevels, configureLogging, processLogger, runMain } from './logging.js';
 export { StatusServer } from './status-server.js';
+export { servicesStatus, reportServicesOnScrape } from './services-status.js';

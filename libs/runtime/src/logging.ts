@@ -1,4 +1,5 @@
-import { Logger, type LogLevel } from '@nestjs/common';
+import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
+import { JsonLogger } from '@feedmill/observability';
 
 const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -7,11 +8,29 @@ export function logLevels(level: LogLevel): LogLevel[] {
   return LEVELS.slice(0, LEVELS.indexOf(level) + 1);
 }
 
-/** Applies `LOG_LEVEL` before anything logs, including what runs before Nest starts. */
-export function configureLogging(level: LogLevel): LogLevel[] {
-  const levels = logLevels(level);
-  Logger.overrideLogger(levels);
-  return levels;
+/** The process's JSON logger, once {@link configureLogging} installed it. */
+let installed: JsonLogger | undefined;
+
+/**
+ * Makes every Nest logger of the process write JSON lines at `LOG_LEVEL` and above, named
+ * `app`, before anything logs (what runs before Nest starts included). Each line written
+ * while a request is served carries its `requestId`.
+ */
+export function configureLogging(level: LogLevel, app: string): JsonLogger {
+  installed = new JsonLogger({ app, level });
+  Logger.overrideLogger(installed);
+  // The levels too, so that `Logger.isLevelEnabled` answers: per-request lines are built only when written.
+  Logger.overrideLogger(logLevels(level));
+  return installed;
+}
+
+/**
+ * What a Nest application of this process logs with: the JSON logger when the process
+ * installed it, else Nest's console logger at `level` (tests that build applications in
+ * their own process).
+ */
+export function processLogger(level: LogLevel): LoggerService | LogLevel[] {
+  return installed ?? logLevels(level);
 }
 
 /**

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { loadFeedConfig, loadRuntimeConfig } from '@feedmill/config';
 import type { ServiceStatus } from '@feedmill/contracts';
 import { DrainingNatsServer, natsClient, natsRealtimeBus, NatsSubjectServer } from '@feedmill/transport';
+import { scrapeSources } from '@feedmill/observability';
 import { openEventLog } from './event-log-factory.js';
 import { configureLogging } from './logging.js';
 import { rootModule } from './root-module.js';
@@ -32,7 +33,7 @@ export interface NatsServiceOptions {
 /** Runs one service as its own process, answering requests over NATS. */
 export async function runNatsService(options: NatsServiceOptions): Promise<void> {
   const config = loadRuntimeConfig();
-  const logger = configureLogging(config.LOG_LEVEL);
+  const logger = configureLogging(config.LOG_LEVEL, options.name);
   // Open before the log is replayed, which can take minutes: liveness holds through it, readiness waits for it.
   const started: { app?: INestMicroservice } = {};
   const statusServer =
@@ -61,8 +62,17 @@ export async function runNatsService(options: NatsServiceOptions): Promise<void>
   await app.listen();
   subjectServer.listens();
   started.app = app;
+  reportPositionOnScrape(app.get(options.status, { strict: false }));
   stopOnSignals(app, server, statusServer, new Logger(options.name));
   new Logger(options.name).log(`listening on ${config.NATS_URL}${statusServer ? `, status on port ${statusServer.port}` : ''}`);
+}
+
+/** Gives `/metrics` the service's position and readiness, read from its status on each scrape. */
+function reportPositionOnScrape(service: ReportsStatus): void {
+  scrapeSources.services.add(async () => {
+    const { service: name, ready, position } = await service.status();
+    return { service: name, ready, position };
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ServiceStatus } from '@feedmill/contracts';
+import { scrapeSources } from '@feedmill/observability';
 import { StatusServer } from './status-server.js';
 
 describe('StatusServer', () => {
@@ -32,5 +33,19 @@ describe('StatusServer', () => {
     expect(await get('/readyz')).toEqual({ status: 503, body: { ready: false, reason: 'stopping' } });
     expect((await get('/healthz')).status).toBe(200);
     expect(await get('/status')).toMatchObject({ status: 404, body: { code: 'not_found' } });
+  });
+
+  it("answers /metrics in Prometheus's text format while it stops too, with the service's position read on the scrape", async () => {
+    const remove = scrapeSources.services.add(() => ({ service: 'graph', ready: true, position: 41 }));
+    try {
+      const response = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      const text = await response.text();
+      expect(text).toMatch(/^feedmill_service_position\{service="graph"\} 41$/m);
+      expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    } finally {
+      remove();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { MongoClient } from 'mongodb';
-import type { EventLog } from '@feedmill/event-log';
+import { SealedEventLog, type EventLog } from '@feedmill/event-log';
 import type { FeedId, TimelineModel } from '@feedmill/contracts';
 import {
   MemoryContentStore,
@@ -19,12 +19,14 @@ import {
   SnapshotKeeper,
   SnapshotStore,
   type Snapshottable,
+  type SnapshotObserver,
   type ContentStore,
   type GraphStore,
   type TimelinePolicy,
   type TimelineStore,
 } from '@feedmill/stores';
 import type { RuntimeConfig } from '@feedmill/config';
+import { metrics } from '@feedmill/observability';
 
 export interface TimelineStoreOptions {
   /** A new generation for a rebuild, kept apart from the live one until {@link StoreFactory.activateTimeline}. @defaultValue the active one */
@@ -117,6 +119,16 @@ export function snapshottingMemoryStores(keeper: SnapshotKeeper, log: EventLog):
   };
 }
 
+/** Snapshots as `/metrics` shows them: how many were written, how long each took, and the position each state's newest covers. */
+const snapshotMetrics: SnapshotObserver = {
+  restored: (state, position) => metrics.snapshotPosition.labels(state).set(position),
+  written: (state, position, seconds) => {
+    metrics.snapshotsWritten.labels(state).inc();
+    metrics.snapshotDuration.labels(state).observe(seconds);
+    metrics.snapshotPosition.labels(state).set(position);
+  },
+};
+
 export interface OpenStoresOptions {
   /**
    * The process's file log, when its memory stores may keep snapshots of it (`SNAPSHOTS`).
@@ -130,10 +142,10 @@ export async function openStores(config: RuntimeConfig, options: OpenStoresOptio
     if (!options.fileLog || config.SNAPSHOTS === 'off') return memoryStores;
     const logger = new Logger('snapshots');
     const store = new SnapshotStore(join(config.FEEDMILL_DATA_DIR, 'snapshots'), logger);
-    return snapshottingMemoryStores(
-      new SnapshotKeeper(store, logger, { everyEvents: config.SNAPSHOT_EVERY_EVENTS, everyMs: config.SNAPSHOT_EVERY_SECONDS * 1000 }),
-      options.fileLog,
-    );
+    const keeper = new SnapshotKeeper(store, logger, { everyEvents: config.SNAPSHOT_EVERY_EVENTS, everyMs: config.SNAPSHOT_EVERY_SECONDS * 1000 }, snapshotMetrics);
+    // Snapshots taken before an erasure hold what it erased: they are replaced and deleted.
+    if (options.fileLog instanceof SealedEventLog) options.fileLog.onErased(({ position }) => keeper.afterErasure(position));
+    return snapshottingMemoryStores(keeper, options.fileLog);
   }
   const client = await MongoClient.connect(config.MONGODB_URL!);
   const db = client.db(config.MONGODB_DB);

@@ -16,6 +16,7 @@ export { cacheDocuments, ringDocuments, entryOf } from './mongodb/timeline-docum
 export { SnapshotStore } from './snapshots/snapshot-store.js';
 export type { SnapshotLogger, LoadedSnapshot } from './snapshots/snapshot-store.js';
 export { SnapshotKeeper, defaultSnapshotSchedule } from './snapshots/snapshot-keeper.js';
+export type { SnapshotObserver } from './snapshots/snapshot-keeper.js';
 export type { SnapshotSchedule } from './snapshots/snapshot-keeper.js';
 export type { Snapshottable, SnapshotState } from './snapshots/snapshottable.js';
 export { encodeSnapshot, decodeSnapshot, SnapshotCorruptError, SnapshotMismatchError, SNAPSHOT_FORMAT_VERSION } from './snapshots/snapshot-file.js';

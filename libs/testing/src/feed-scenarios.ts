@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type FeedId, type TimelineModel } from '@feedmill/contracts';
+import { FeedmillClient, type FeedmillApiError } from '@feedmill/client';
 import { FeedClient, nextStreamEvent, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
+import { mongoTimelineModels } from '@feedmill/stores';
 
 /** The cap the scenarios run with: small, so that scrolling past it takes a few posts. */
 export const SCENARIO_CAP = 5;
@@ -23,20 +25,30 @@ export function describeFeedScenarios(
   /** When the deployment checks tokens: each request carries its acting user's. */
   tokenFor?: TokenFor,
 ): void {
-  describe(`feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}${tokenFor ? ', with tokens' : ''}`, () => {
+  const title = `feed scenarios: ${name}, ${model} timelines${embed ? '' : ', linked'}${tokenFor ? ', with tokens' : ''}`;
+  // CI runs the scenarios with STORE=mongodb too; MongoDB timelines keep fewer models and no notification marks.
+  const onMongo = process.env['STORE'] === 'mongodb';
+  if (onMongo && !(mongoTimelineModels as readonly string[]).includes(model)) {
+    console.log(`SKIPPED: ${title}: STORE=mongodb keeps the models ${mongoTimelineModels.join(', ')}`);
+    it.todo(`${title} (not on MongoDB timelines)`);
+    return;
+  }
+  if (onMongo) console.log(`SKIPPED: ${title}: the notification feed scenario, since STORE=mongodb keeps no seen and read marks`);
+  const notificationsIt = onMongo ? it.skip : it;
+  describe(title, () => {
     let deployment: Deployment;
     let api: FeedClient;
     let configDir: string;
     let run = 0;
     /** Fresh feed names per test, so tests share one deployment without sharing feeds. */
-    const feed = (group: 'user' | 'timeline' | 'hot' | 'deep' | 'notify' | 'digest' | 'alerts', id: string) => `${group}:t${run}-${id}`;
+    const feed = (group: 'user' | 'timeline' | 'hot' | 'deep' | 'notify' | 'digest' | 'alerts', id: string): FeedId => `${group}:t${run}-${id}`;
     /** The largest cap the model allows: past what one request to content may ask for. */
     const deepCap = model === 'cache' || model === 'time-buckets' ? MAX_SINGLE_DOCUMENT_CAP : MAX_CAP;
 
     beforeAll(async () => {
       configDir = await mkdtemp(join(tmpdir(), 'feedmill-config-'));
       const configPath = join(configDir, 'feeds.json');
-      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed }, notify: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, acceptsTargets: true }, digest: { kind: 'timeline', model, cap: 20, embed, aggregate: { by: ['verb', 'object'], windowMinutes: 60 } }, alerts: { kind: 'timeline', model, cap: 20, embed, notifications: true } } }));
+      await writeFile(configPath, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model, cap: SCENARIO_CAP, embed }, hot: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, relevancy: true }, deep: { kind: 'timeline', model, cap: deepCap, embed }, notify: { kind: 'timeline', model, cap: SCENARIO_CAP, embed, acceptsTargets: true }, digest: { kind: 'timeline', model, cap: 20, embed, aggregate: { by: ['verb', 'object'], windowMinutes: 60 } }, ...(!onMongo && { alerts: { kind: 'timeline', model, cap: 20, embed, notifications: true } }) } }));
       deployment = await start({ FEED_CONFIG: configPath });
       api = new FeedClient(deployment.baseUrl, tokenFor);
     });
@@ -172,10 +184,9 @@ export function describeFeedScenarios(
       const exact = (await api.newer(alice, fresh.newest!, third.length)).body;
       expect(ids(exact.items)).toEqual(ids(all.slice(0, third.length)));
       expect(exact.next).toBeNull();
-      // `after` with `cursor`, or one this API did not issue: a 400 naming `after`.
-      const path = `/v1/feeds/${alice.replace(':', '/')}`;
-      expect(await api.call('GET', `${path}?after=${polledFrom}&cursor=${polledFrom}`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_request', field: 'query.after' }) });
-      expect(await api.call('GET', `${path}?after=bm90LWEtY3Vyc29y`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_cursor', field: 'query.after' }) });
+      // `after` with `cursor` (sent as written: the typed client never sends both), or one this API did not issue: a 400 naming `after`.
+      expect(await api.call('GET', `/v1/feeds/${alice.replace(':', '/')}?after=${polledFrom}&cursor=${polledFrom}`)).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_request', field: 'query.after' }) });
+      await expect(api.api.readNewer(alice, 'bm90LWEtY3Vyc29y')).rejects.toMatchObject({ status: 400, code: 'invalid_cursor', field: 'query.after' });
     });
 
     it('streams the changes to a first page (added, updated, removed), resumes after Last-Event-ID, and resets from an id it does not keep', async () => {
@@ -184,8 +195,8 @@ export function describeFeedScenarios(
       await api.follow(alice, dan);
       const before = (await api.post(bob, { actor: bob, verb: 'post', object: 'before' })).body;
       await timelineEquals(alice, () => [before]);
-      const stream = api.api.stream(alice as FeedId, { reconnect: false });
-      const producer = api.api.stream(bob as FeedId, { reconnect: false });
+      const stream = api.api.stream(alice, { reconnect: false });
+      const producer = api.api.stream(bob, { reconnect: false });
       try {
         expect(await nextStreamEvent(stream)).toMatchObject({ type: 'reset', data: { items: [before] } });
         expect(await nextStreamEvent(producer)).toMatchObject({ type: 'reset', data: { items: [before] } });
@@ -195,7 +206,7 @@ export function describeFeedScenarios(
           expect(await nextStreamEvent(stream)).toMatchObject({ type: 'added', data: { activity: posted, cursor: expect.any(String) } });
           if (author === bob) expect(await nextStreamEvent(producer)).toMatchObject({ type: 'added', data: { activity: posted } });
         }
-        const changed = (await api.call<Activity>('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/${before.id}`, { object: 'edited' })).body;
+        const changed = await api.api.updateActivity(bob, before.id, { object: 'edited' });
         expect(await nextStreamEvent(stream)).toMatchObject({ type: 'updated', data: { activity: { id: before.id, object: 'edited', updatedAt: changed.updatedAt } } });
         expect((await api.remove(bob, before.id)).status).toBe(204);
         expect(await nextStreamEvent(stream)).toEqual({ id: expect.any(String), type: 'removed', data: { id: before.id } });
@@ -205,21 +216,21 @@ export function describeFeedScenarios(
       }
       // Missed while away: sent on resume, and nothing before it again.
       const missed = (await api.post(dan, { actor: dan, verb: 'post', object: 'missed' })).body;
-      const resumed = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: stream.lastEventId });
+      const resumed = api.api.stream(alice, { reconnect: false, lastEventId: stream.lastEventId });
       try {
         expect(await nextStreamEvent(resumed)).toMatchObject({ type: 'added', data: { activity: missed } });
       } finally {
         resumed.close();
       }
-      const stranger = api.api.stream(alice as FeedId, { reconnect: false, lastEventId: 'not-an-id-of-this-feed-7' });
+      const stranger = api.api.stream(alice, { reconnect: false, lastEventId: 'not-an-id-of-this-feed-7' });
       try {
         const reset = await nextStreamEvent(stranger);
         expect(reset.type).toBe('reset');
-        expect(reset.type === 'reset' && ids(reset.data.items)).toEqual(ids((await api.page(alice, 25)).body.items));
+        expect(reset.type === 'reset' && 'items' in reset.data && ids(reset.data.items)).toEqual(ids((await api.page(alice, 25)).body.items));
       } finally {
         stranger.close();
       }
-      // Another user's timeline is not streamed to this one; an unknown group is a 404.
+      // Another user's timeline is not streamed to this one; an unknown group is a 404 (the stream route's first answer, as sent).
       if (tokenFor) {
         const other = await api.call('GET', `/v1/feeds/${alice.replace(':', '/')}/stream`, undefined, { authorization: `Bearer ${await tokenFor('mallory')}` });
         expect(other).toEqual({ status: 403, body: expect.objectContaining({ code: 'forbidden' }) });
@@ -247,9 +258,8 @@ export function describeFeedScenarios(
 
     it('keeps no history of a private feed: not at an unfollow, not once the feed turns private, not after its owner removes the reader', async () => {
       const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('timeline', 'carol')];
-      const path = (name: string) => name.replace(':', '/');
-      const unfollowKeeping = async (reader: string) => expect((await api.call('DELETE', `/v1/feeds/${path(reader)}/follows/${path(bob)}?keepHistory=true`)).status).toBe(204);
-      const setPrivate = async (value: boolean) => expect((await api.call('PUT', `/v1/feeds/${path(bob)}/settings`, { private: value })).status).toBe(200);
+      const unfollowKeeping = (reader: FeedId) => api.api.unfollow(reader, bob, { keepHistory: true });
+      const setPrivate = async (value: boolean) => expect(await api.api.putSettings(bob, { private: value })).toEqual({ private: value });
       await api.follow(alice, bob);
       await api.follow(carol, bob);
       const post = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'kept for now' })).body;
@@ -269,13 +279,12 @@ export function describeFeedScenarios(
       await timelineEquals(carol, () => [post]);
       await unfollowKeeping(carol);
       expect(ids(await api.readAll(carol))).toEqual([post.id]);
-      expect((await api.call('DELETE', `/v1/feeds/${path(bob)}/followers/${path(carol)}`)).status).toBe(204);
+      await api.api.removeFollower(bob, carol);
       expect(ids(await api.readAll(carol))).toEqual([]);
     });
 
     it('follows with a copy limit and unfollows keeping the history: every model shows the same, scrolled, after a removal and after a rebuild', async () => {
       const [bob, dan, alice, carol] = [feed('user', 'bob'), feed('user', 'dan'), feed('timeline', 'alice'), feed('timeline', 'carol')];
-      const path = (name: string) => name.replace(':', '/');
       const newestFirst = (items: Activity[]) => [...items].sort((a, b) => (a.time === b.time ? (a.id < b.id ? 1 : -1) : a.time < b.time ? 1 : -1));
       const older: Activity[] = [];
       for (let i = 0; i < 5; i++) older.unshift((await api.post(bob, { actor: 'bob', verb: 'post', object: `o${i}` })).body);
@@ -283,7 +292,7 @@ export function describeFeedScenarios(
       await api.follow(alice, dan);
       const dans: Activity[] = [];
       for (let i = 0; i < 2 * SCENARIO_CAP; i++) dans.unshift((await api.post(dan, { actor: 'dan', verb: 'post', object: `d${i}` })).body);
-      expect((await api.call('PUT', `/v1/feeds/${path(alice)}/follows/${path(bob)}?copyLimit=2`)).status).toBe(204);
+      expect(await api.api.follow(alice, bob, { copyLimit: 2 })).toEqual({ status: 'following' });
       await api.follow(carol, bob);
       const later = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'later' })).body;
       // Posted after the follow, however old its time: it belongs.
@@ -293,23 +302,23 @@ export function describeFeedScenarios(
       expect(ids(await api.readAll(alice, 1))).toEqual(ids(followed));
       expect(ids(await api.readAll(alice, 3))).toEqual(ids(followed));
 
-      expect((await api.call('DELETE', `/v1/feeds/${path(alice)}/follows/${path(bob)}?keepHistory=true`)).status).toBe(204);
+      await api.api.unfollow(alice, bob, { keepHistory: true });
       expect(ids(await api.readAll(alice, 2))).toEqual(ids(followed));
       const after = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'after' })).body;
       const afterBackdated = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'after, backdated', time: '2020-01-02T00:00:00.000Z' })).body;
       await timelineEquals(carol, () => newestFirst([...older, later, backdated, after, afterBackdated]));
       expect(ids(await api.readAll(alice, 1))).toEqual(ids(followed));
       // A kept edge is not a follow: neither listed nor counted.
-      expect((await api.call<{ items: Array<{ feed: string }> }>('GET', `/v1/feeds/${path(alice)}/following`)).body.items).toEqual([{ feed: dan }]);
-      expect((await api.call('GET', `/v1/feeds/${path(bob)}/counts`)).body).toEqual({ followers: 1, following: 0 });
+      expect((await api.api.following(alice)).items).toEqual([{ feed: dan }]);
+      expect(await api.api.counts(bob)).toEqual({ followers: 1, following: 0 });
       // A removal reaches the kept history.
       expect((await api.remove(bob, older[0]!.id)).status).toBe(204);
       const kept = followed.filter((a) => a.id !== older[0]!.id);
       await timelineEquals(alice, () => kept);
 
       // The log holds the options: rebuilt from it, the timelines show the same pages.
-      expect((await api.call('POST', '/v1/admin/rebuild/timeline')).status).toBe(202);
-      await waitFor(async () => ((await api.call<{ state: string }>('GET', '/v1/admin/rebuild/timeline')).body.state === 'done' ? true : undefined), { what: 'the timeline rebuild to finish' });
+      await api.api.startRebuild();
+      await waitFor(async () => ((await api.api.rebuildStatus()).state === 'done' ? true : undefined), { what: 'the timeline rebuild to finish' });
       expect(ids(await api.readAll(alice, 1))).toEqual(ids(kept));
       expect(ids(await api.readAll(alice, 4))).toEqual(ids(kept));
       expect(ids(await api.readAll(carol, 2))).toEqual(ids(newestFirst([...older.slice(1), later, backdated, after, afterBackdated])));
@@ -323,9 +332,9 @@ export function describeFeedScenarios(
       const [bob, hot, all] = [feed('user', 'bob'), feed('hot', 'alice'), feed('hot', 'carol')];
       const posts: Activity[] = [];
       for (let i = 0; i < 4; i++) posts.unshift((await api.post(bob, { actor: 'bob', verb: 'post', object: `o${i}` })).body);
-      expect((await api.call('PUT', `/v1/feeds/${hot.replace(':', '/')}/follows/${bob.replace(':', '/')}?copyLimit=1`)).status).toBe(204);
+      expect(await api.api.follow(hot, bob, { copyLimit: 1 })).toEqual({ status: 'following' });
       await api.follow(all, bob);
-      const bump = async (activity: Activity, time: string) => (await api.call<Activity>('POST', `/v1/feeds/${bob.replace(':', '/')}/activities/${activity.id}/bump`, { time })).body;
+      const bump = (activity: Activity, time: string) => api.api.bumpActivity(bob, activity.id, time);
       // The oldest, left out by the copy limit, rises for a reader that follows the whole feed only.
       const risen = await bump(posts[3]!, '2099-01-01T00:00:00.000Z');
       await timelineEquals(all, () => [risen, posts[0]!, posts[1]!, posts[2]!]);
@@ -338,6 +347,7 @@ export function describeFeedScenarios(
     it('answers bad follow options with a 400 naming the parameter, and writes nothing', async () => {
       const [bob, alice] = [feed('user', 'bob'), feed('timeline', 'alice')];
       const follows = `/v1/feeds/${alice.replace(':', '/')}/follows/${bob.replace(':', '/')}`;
+      // Sent as written, past the typed client, which would not send these.
       const cases: Array<[string, string, string]> = [
         ['PUT', `${follows}?copyLimit=-1`, 'query.copyLimit'],
         ['PUT', `${follows}?copyLimit=two`, 'query.copyLimit'],
@@ -349,10 +359,10 @@ export function describeFeedScenarios(
         const result = await api.call(method, url);
         expect({ url, status: result.status, body: result.body }).toEqual({ url, status: 400, body: expect.objectContaining({ code: 'invalid_request', field, message: expect.stringContaining(field) }) });
       }
-      expect((await api.call('GET', `/v1/feeds/${alice.replace(':', '/')}/counts`)).body).toEqual({ followers: 0, following: 0 });
-      expect((await api.call('PUT', `${follows}?copyLimit=${SCENARIO_CAP}`)).status).toBe(204);
-      expect((await api.call('DELETE', `${follows}?keepHistory=false`)).status).toBe(204);
-      expect((await api.call('GET', `/v1/feeds/${alice.replace(':', '/')}/counts`)).body).toEqual({ followers: 0, following: 0 });
+      expect(await api.api.counts(alice)).toEqual({ followers: 0, following: 0 });
+      expect(await api.api.follow(alice, bob, { copyLimit: SCENARIO_CAP })).toEqual({ status: 'following' });
+      await api.api.unfollow(alice, bob, { keepHistory: false });
+      expect(await api.api.counts(alice)).toEqual({ followers: 0, following: 0 });
     });
 
     it('raises a bumped activity in relevancy-ordered timelines only', async () => {
@@ -362,16 +372,14 @@ export function describeFeedScenarios(
       const older = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'old', time: '2026-01-01T00:00:01.000Z' })).body;
       const newer = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'new', time: '2026-01-01T00:00:02.000Z' })).body;
       await timelineEquals(carol, () => [newer, older]);
-      const path = `/v1/feeds/${bob.replace(':', '/')}/activities/${older.id}/bump`;
-      const bumped = await api.call<Activity>('POST', path, { time: '2026-01-01T00:00:03.000Z' });
-      expect(bumped.status).toBe(200);
-      expect(bumped.body).toEqual({ ...older, bumpedAt: '2026-01-01T00:00:03.000Z' });
-      await timelineEquals(carol, () => [bumped.body, newer]);
+      const bumped = await api.api.bumpActivity(bob, older.id, '2026-01-01T00:00:03.000Z');
+      expect(bumped).toEqual({ ...older, bumpedAt: '2026-01-01T00:00:03.000Z' });
+      await timelineEquals(carol, () => [bumped, newer]);
       await timelineEquals(alice, () => [newer, older]);
       // A bump no later than the activity's relevance changes nothing.
-      expect((await api.call<Activity>('POST', path, { time: '2026-01-01T00:00:00.000Z' })).body).toEqual(bumped.body);
-      expect((await api.call('POST', `/v1/feeds/${bob.replace(':', '/')}/activities/nope/bump`, {})).status).toBe(404);
-      expect((await api.call('POST', path, { time: 'later' })).body).toMatchObject({ code: 'invalid_request', field: 'body.time' });
+      expect(await api.api.bumpActivity(bob, older.id, '2026-01-01T00:00:00.000Z')).toEqual(bumped);
+      await expect(api.api.bumpActivity(bob, 'nope')).rejects.toMatchObject({ status: 404, code: 'activity_not_found' });
+      await expect(api.api.bumpActivity(bob, older.id, 'later')).rejects.toMatchObject({ status: 400, code: 'invalid_request', field: 'body.time' });
     });
 
     it('updates an activity in place: its feed and every timeline show the new version where the old one was', async () => {
@@ -390,24 +398,24 @@ export function describeFeedScenarios(
       const first = await api.page(alice, 1);
       expect(first.body.items).toEqual([newest]);
 
-      const path = `/v1/feeds/${bob.replace(':', '/')}/activities/${middle.id}`;
-      const updated = await api.call<Activity>('PATCH', path, { object: 'photo:1-cropped', extra: { caption: 'cropped', tags: ['sky'] } });
-      expect(updated.status).toBe(200);
-      expect(updated.body).toEqual({ ...middle, object: 'photo:1-cropped', extra: { caption: 'cropped', tags: ['sky'] }, updatedAt: expect.any(String) });
-      expect(Date.parse(updated.body.updatedAt!)).toBeGreaterThan(Date.parse(middle.time));
-      const now = [newest, updated.body, oldest];
+      const updated = await api.api.updateActivity(bob, middle.id, { object: 'photo:1-cropped', extra: { caption: 'cropped', tags: ['sky'] } });
+      expect(updated).toEqual({ ...middle, object: 'photo:1-cropped', extra: { caption: 'cropped', tags: ['sky'] }, updatedAt: expect.any(String) });
+      expect(Date.parse(updated.updatedAt!)).toBeGreaterThan(Date.parse(middle.time));
+      const now = [newest, updated, oldest];
       for (const reader of [alice, carol]) {
         await waitFor(async () => (isDeepStrictEqual(await api.readAll(reader, 2), now) ? true : undefined), { what: `${reader} to show the updated activity in its place` });
       }
       expect((await api.page(bob)).body.items).toEqual(now);
-      expect((await api.page(alice, 2, first.body.next!)).body.items).toEqual([updated.body, oldest]);
+      expect((await api.page(alice, 2, first.body.next!)).body.items).toEqual([updated, oldest]);
 
       // The same changes again record nothing and answer the activity as it is; an extra of {} empties it.
-      expect((await api.call<Activity>('PATCH', path, { object: 'photo:1-cropped' })).body).toEqual(updated.body);
-      const emptied = (await api.call<Activity>('PATCH', path, { extra: {} })).body;
+      expect(await api.api.updateActivity(bob, middle.id, { object: 'photo:1-cropped' })).toEqual(updated);
+      const emptied = await api.api.updateActivity(bob, middle.id, { extra: {} });
       expect(emptied).toMatchObject({ id: middle.id, object: 'photo:1-cropped', extra: {} });
       await waitFor(async () => (isDeepStrictEqual((await api.readAll(alice))[1], emptied) ? true : undefined), { what: `${alice} to show the emptied extra` });
 
+      // Sent as written, past the typed client, which would not send most of these.
+      const path = `/v1/feeds/${bob.replace(':', '/')}/activities/${middle.id}`;
       const cases: Array<[string, () => Promise<{ status: number; body: unknown }>, number, string, string]> = [
         ['no change given', () => api.call('PATCH', path, {}), 400, 'invalid_request', 'body'],
         ['no body', () => api.call('PATCH', path), 400, 'invalid_request', 'body'],
@@ -432,8 +440,7 @@ export function describeFeedScenarios(
         const time = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
         posted.push((await api.post(bob, { actor: 'bob', verb: 'post', object: `o${i}`, time })).body);
       }
-      const path = `/v1/feeds/${bob.replace(':', '/')}/activities/${posted[0]!.id}/bump`;
-      const bumped = (await api.call<Activity>('POST', path, { time: '2026-01-01T01:00:00.000Z' })).body;
+      const bumped = await api.api.bumpActivity(bob, posted[0]!.id, '2026-01-01T01:00:00.000Z');
       expect((await api.follow(carol, bob)).status).toBe(204);
       await timelineEquals(carol, () => [bumped, ...posted.slice(1).reverse()]);
     });
@@ -464,26 +471,21 @@ export function describeFeedScenarios(
       for (const reader of readers) await api.follow(reader, bob);
       await api.follow(readers[0]!, feed('user', 'dan'));
       const seen: string[] = [];
-      let cursor: string | null = null;
+      let cursor: string | undefined;
       do {
-        const query: string = cursor ? `?limit=3&cursor=${cursor}` : '?limit=3';
-        const page = await api.call<{ items: Array<{ feed: string }>; next: string | null }>('GET', `/v1/feeds/${bob.replace(':', '/')}/followers${query}`);
-        expect(page.status).toBe(200);
-        expect(page.body.items.length).toBeLessThanOrEqual(3);
-        seen.push(...page.body.items.map((i) => i.feed));
-        cursor = page.body.next;
+        const page = await api.api.followers(bob, { limit: 3, cursor });
+        expect(page.items.length).toBeLessThanOrEqual(3);
+        seen.push(...page.items.map((i) => i.feed));
+        cursor = page.next ?? undefined;
       } while (cursor);
       expect(seen).toEqual([...readers].sort());
-      const following = await api.call<{ items: Array<{ feed: string }> }>('GET', `/v1/feeds/${readers[0]!.replace(':', '/')}/following`);
-      expect(following.body.items.map((i) => i.feed)).toEqual([bob, feed('user', 'dan')].sort());
-      expect((await api.call('GET', `/v1/feeds/${bob.replace(':', '/')}/counts`)).body).toEqual({ followers: 7, following: 0 });
+      const following = await api.api.following(readers[0]!);
+      expect(following.items.map((i) => i.feed)).toEqual([bob, feed('user', 'dan')].sort());
+      expect(await api.api.counts(bob)).toEqual({ followers: 7, following: 0 });
     });
 
-    type Group = { id: string; verb: string; object?: string; activityCount: number; actorCount: number; actors: string[]; activities: Activity[]; time: string; updatedAt: string; seen?: boolean; read?: boolean };
-    type GroupPage = { items: Group[]; next: string | null; unseen?: number; unread?: number };
-    const groupsOf = async (reader: string, limit = 25, cursor?: string) =>
-      (await api.call<GroupPage>('GET', `/v1/feeds/${reader.replace(':', '/')}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)).body;
-    const groupsShow = (reader: string, shape: string) =>
+    const groupsOf = (reader: FeedId, limit = 25, cursor?: string) => api.api.readGroups(reader, { limit, cursor });
+    const groupsShow = (reader: FeedId, shape: string) =>
       waitFor(
         async () => {
           const page = await groupsOf(reader);
@@ -515,13 +517,13 @@ export function describeFeedScenarios(
       await api.post(carol, { actor: 'dan', verb: 'like', object: 'post:1', time: at(5) });
       await groupsShow(reader, 'like post:1 3, like post:2 1, comment post:1 1');
       expect((await api.remove(carol, like2.id)).status).toBe(204);
-      expect((await api.call('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/${comment.id}`, { object: 'post:3' })).status).toBe(200);
+      await api.api.updateActivity(bob, comment.id, { object: 'post:3' });
       const after = await groupsShow(reader, 'like post:1 3, comment post:3 1');
       expect(after.items[0]).toMatchObject({ actorCount: 3, actors: ['dan', 'carol', 'bob'] });
-      expect((await api.call('GET', `/v1/feeds/${reader.replace(':', '/')}?cursor=bm90LWEtY3Vyc29y`)).body).toMatchObject({ code: 'invalid_cursor', field: 'query.cursor' });
+      await expect(groupsOf(reader, 25, 'bm90LWEtY3Vyc29y')).rejects.toMatchObject({ status: 400, code: 'invalid_cursor', field: 'query.cursor' });
     });
 
-    it('keeps what a notification feed’s reader has seen and read, and refuses bad marks writing nothing', async () => {
+    notificationsIt('keeps what a notification feed’s reader has seen and read, and refuses bad marks writing nothing', async () => {
       const [bob, reader] = [feed('user', 'bob'), feed('alerts', 'ann')];
       const path = (mark: string) => `/v1/feeds/${reader.replace(':', '/')}/${mark}`;
       await api.follow(reader, bob);
@@ -531,8 +533,9 @@ export function describeFeedScenarios(
       expect(fresh).toMatchObject({ unseen: 2, unread: 2 });
       expect(fresh.items.map((g) => [g.seen, g.read])).toEqual([[false, false], [false, false]]);
       const [comment, like] = fresh.items;
-      expect(await api.call('POST', path('seen'), { ids: [like!.id] })).toEqual({ status: 200, body: { unseen: 1, unread: 2 } });
+      expect(await api.api.markSeen(reader, { ids: [like!.id] })).toEqual({ unseen: 1, unread: 2 });
       expect((await groupsOf(reader)).items.map((g) => [g.seen, g.read])).toEqual([[false, false], [true, false]]);
+      // Sent as written, past the typed client, which would not send most of these.
       const refused: Array<[unknown, string, number, string]> = [
         [{}, 'seen', 400, 'body'],
         [{ ids: 'x' }, 'seen', 400, 'body.ids'],
@@ -544,25 +547,64 @@ export function describeFeedScenarios(
         const result = await api.call('POST', path(mark), body);
         expect({ body, status: result.status, error: result.body }).toEqual({ body, status, error: expect.objectContaining({ code: 'invalid_request', field }) });
       }
-      const notNotifications = await api.call('POST', `/v1/feeds/digest/${reader.split(':')[1]}/seen`, { all: true });
-      expect(notNotifications).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'group' } });
-      const producerFeed = await api.call('POST', `/v1/feeds/${bob.replace(':', '/')}/seen`, { all: true });
-      expect(producerFeed).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'group' } });
+      // An aggregated feed that keeps no marks, and a producer feed.
+      for (const other of [`digest:${reader.split(':')[1]}` as FeedId, bob]) {
+        await expect(api.api.markSeen(other, { all: true })).rejects.toMatchObject({ status: 400, code: 'invalid_request', field: 'group' });
+      }
       expect(await groupsOf(reader)).toMatchObject({ unseen: 1, unread: 2 });
-      // Through the typed client too.
-      expect(await api.api.markRead(reader as Activity['feed'], { all: true })).toEqual({ unseen: 0, unread: 0 });
-      expect((await api.api.readGroups(reader as Activity['feed'])).unread).toBe(0);
+      expect(await api.api.markRead(reader, { all: true })).toEqual({ unseen: 0, unread: 0 });
+      expect((await groupsOf(reader)).unread).toBe(0);
       // A group that grows is new again.
       await api.post(bob, { actor: 'cat', verb: 'like', object: 'post:1', time: at(3) });
       const grown = await groupsShow(reader, 'like post:1 2, comment post:1 1');
       expect(grown).toMatchObject({ unseen: 1, unread: 1 });
       expect(grown.items.map((g) => [g.seen, g.read])).toEqual([[false, false], [true, true]]);
       // A new group whose activity carries an older time (a backdated post) is new too.
-      expect(await api.api.markRead(reader as Activity['feed'], { all: true })).toEqual({ unseen: 0, unread: 0 });
+      expect(await api.api.markRead(reader, { all: true })).toEqual({ unseen: 0, unread: 0 });
       await api.post(bob, { actor: 'bob', verb: 'share', object: 'post:0', time: at(0) });
       const backdated = await groupsShow(reader, 'like post:1 2, comment post:1 1, share post:0 1');
       expect(backdated).toMatchObject({ unseen: 1, unread: 1 });
       expect(backdated.items.map((g) => g.seen)).toEqual([true, true, false]);
+    });
+
+    it('streams a notification feed’s groups: a reset, then group events for a new group, one that grew and moved to the top, a marking and one taken out, resumed after Last-Event-ID', async () => {
+      const [bob, carol, reader] = [feed('user', 'bob'), feed('user', 'carol'), feed('alerts', 'ann')];
+      await api.follow(reader, bob);
+      await api.follow(reader, carol);
+      await api.post(bob, { actor: 'bob', verb: 'like', object: 'post:1', time: at(1) });
+      await groupsShow(reader, 'like post:1 1');
+      const stream = api.api.stream(reader, { reconnect: false });
+      try {
+        const reset = await nextStreamEvent(stream);
+        expect(reset).toMatchObject({ type: 'reset', data: { groups: [{ verb: 'like', object: 'post:1', activityCount: 1, seen: false }], unseen: 1, unread: 1 } });
+        const likeGroup = reset.type === 'reset' && 'groups' in reset.data ? reset.data.groups[0]!.id : '';
+        // A new group goes on top; the one below it has not changed and gets no event.
+        const comment = (await api.post(carol, { actor: 'carol', verb: 'comment', object: 'post:1', time: at(2) })).body;
+        const added = await nextStreamEvent(stream);
+        expect(added).toMatchObject({ type: 'group', data: { group: { verb: 'comment', object: 'post:1', activityCount: 1, activities: [comment] }, rank: 0, unseen: 2, unread: 2 } });
+        const commentGroup = added.type === 'group' && 'group' in added.data ? added.data.group.id : '';
+        // A group that gains an activity changes and moves to the top.
+        await api.post(carol, { actor: 'carol', verb: 'like', object: 'post:1', time: at(3) });
+        expect(await nextStreamEvent(stream)).toMatchObject({ type: 'group', data: { group: { id: likeGroup, activityCount: 2, actors: ['carol', 'bob'] }, rank: 0 } });
+        // Marked seen: the group says so where it is, and the counts follow.
+        expect(await api.api.markSeen(reader, { ids: [likeGroup] })).toEqual({ unseen: 1, unread: 2 });
+        expect(await nextStreamEvent(stream)).toMatchObject({ type: 'group', data: { group: { id: likeGroup, seen: true, read: false }, rank: 0, unseen: 1, unread: 2 } });
+        // Its only activity removed, a group leaves the page.
+        expect((await api.remove(carol, comment.id)).status).toBe(204);
+        expect(await nextStreamEvent(stream)).toEqual({ id: expect.any(String), type: 'group', data: { removed: commentGroup, unseen: 0, unread: 1 } });
+      } finally {
+        stream.close();
+      }
+      // Missed while away: sent on resume, numbered on from the same ring.
+      await api.post(bob, { actor: 'bob', verb: 'share', object: 'post:9', time: at(4) });
+      const resumed = api.api.stream(reader, { reconnect: false, lastEventId: stream.lastEventId });
+      try {
+        const missed = await nextStreamEvent(resumed);
+        expect(missed).toMatchObject({ type: 'group', data: { group: { verb: 'share', object: 'post:9' }, rank: 0, unseen: 1, unread: 2 } });
+        expect(missed.id.replace(/-\d+$/, '')).toBe(stream.lastEventId!.replace(/-\d+$/, ''));
+      } finally {
+        resumed.close();
+      }
     });
 
     it('hides an activity from its reader’s own timeline on every page and cursor, lists what is hidden, shows it again, and refuses bad hiding writing nothing', async () => {
@@ -578,9 +620,9 @@ export function describeFeedScenarios(
       await timelineEquals(carol, () => newestFirst);
       const alicePath = `/v1/feeds/${alice.replace(':', '/')}/hidden`;
       const [newest, middle, oldest] = [newestFirst[0]!, newestFirst[SCENARIO_CAP]!, newestFirst[newestFirst.length - 1]!];
-      for (const activity of [newest, middle, oldest]) expect(await api.call('PUT', `${alicePath}/${activity.id}`)).toEqual({ status: 200, body: { id: activity.id, hidden: true } });
+      for (const activity of [newest, middle, oldest]) expect(await api.api.hideActivity(alice, activity.id)).toEqual({ id: activity.id, hidden: true });
       // Hiding twice is one hiding.
-      expect(await api.api.hideActivity(alice as Activity['feed'], middle.id)).toEqual({ id: middle.id, hidden: true });
+      expect(await api.api.hideActivity(alice, middle.id)).toEqual({ id: middle.id, hidden: true });
       const hidden = new Set([newest.id, middle.id, oldest.id]);
       const visible = newestFirst.filter((activity) => !hidden.has(activity.id));
       // Read at once, page by page with small pages (each full but the last): no hidden entry on any.
@@ -591,15 +633,15 @@ export function describeFeedScenarios(
       expect(ids(await api.readAll(carol, 4))).toEqual(ids(newestFirst));
       // The list, newest hiding first, page by page.
       const listed: string[] = [];
-      for await (const entry of api.api.hiddenItems(alice as Activity['feed'], { limit: 2 })) listed.push(entry.id);
+      for await (const entry of api.api.hiddenItems(alice, { limit: 2 })) listed.push(entry.id);
       expect(listed).toEqual([oldest.id, middle.id, newest.id]);
-      const firstList = await api.call<{ items: unknown[]; next: string | null }>('GET', `${alicePath}?limit=2`);
-      expect({ status: firstList.status, count: firstList.body.items.length, more: firstList.body.next !== null }).toEqual({ status: 200, count: 2, more: true });
+      const firstList = await api.api.readHidden(alice, { limit: 2 });
+      expect({ count: firstList.items.length, more: firstList.next !== null }).toEqual({ count: 2, more: true });
       // An activity of a private feed alice does not follow is not found, as an unknown one is.
       const dan = feed('user', 'dan');
-      expect((await api.call('PUT', `/v1/feeds/${dan.replace(':', '/')}/settings`, { private: true })).status).toBe(200);
+      expect(await api.api.putSettings(dan, { private: true })).toEqual({ private: true });
       const secret = (await api.post(dan, { actor: 'dan', verb: 'post', object: 'secret', time: at(100) })).body;
-      // Refused, writing nothing.
+      // Refused, writing nothing (sent as written, past the typed client, which would not send some of these).
       const refused: Array<[string, string, string, number, string, string]> = [
         ['unknown activity', 'PUT', `${alicePath}/no-such-activity`, 404, 'activity_not_found', 'activityId'],
         ['an activity alice may not read', 'PUT', `${alicePath}/${secret.id}`, 404, 'activity_not_found', 'activityId'],
@@ -615,19 +657,18 @@ export function describeFeedScenarios(
       }
       if (tokenFor) {
         // Another user may neither hide in alice's timeline, nor show, nor list.
-        const asCarol = { authorization: `Bearer ${await tokenFor(carol.split(':')[1])}` };
-        for (const [method, path] of [['PUT', `${alicePath}/${posted[1]!.id}`], ['DELETE', `${alicePath}/${middle.id}`], ['GET', alicePath]] as const) {
-          const result = await api.call(method, path, undefined, asCarol);
-          expect({ method, status: result.status, code: (result.body as { code?: string }).code }).toEqual({ method, status: 403, code: 'forbidden' });
+        const asCarol = new FeedmillClient({ baseUrl: deployment.baseUrl, token: await tokenFor(carol.split(':')[1]) });
+        for (const [what, call] of [['hide', () => asCarol.hideActivity(alice, posted[1]!.id)], ['show', () => asCarol.showActivity(alice, middle.id)], ['list', () => asCarol.readHidden(alice)]] as const) {
+          await expect(call().catch((error: FeedmillApiError) => ({ what, status: error.status, code: error.code }))).resolves.toEqual({ what, status: 403, code: 'forbidden' });
         }
       }
       expect(ids(await api.readAll(alice, 5))).toEqual(ids(visible));
-      expect((await api.api.readHidden(alice as Activity['feed'])).items.map((entry) => entry.id)).toEqual([oldest.id, middle.id, newest.id]);
+      expect((await api.api.readHidden(alice)).items.map((entry) => entry.id)).toEqual([oldest.id, middle.id, newest.id]);
       // Shown again: back in its place; showing twice changes nothing.
-      expect(await api.call('DELETE', `${alicePath}/${middle.id}`)).toEqual({ status: 200, body: { id: middle.id, hidden: false } });
-      expect(await api.api.showActivity(alice as Activity['feed'], middle.id)).toEqual({ id: middle.id, hidden: false });
+      expect(await api.api.showActivity(alice, middle.id)).toEqual({ id: middle.id, hidden: false });
+      expect(await api.api.showActivity(alice, middle.id)).toEqual({ id: middle.id, hidden: false });
       expect(ids(await api.readAll(alice, 4))).toEqual(ids(newestFirst.filter((activity) => activity.id !== newest.id && activity.id !== oldest.id)));
-      expect((await api.api.readHidden(alice as Activity['feed'])).items.map((entry) => entry.id)).toEqual([oldest.id, newest.id]);
+      expect((await api.api.readHidden(alice)).items.map((entry) => entry.id)).toEqual([oldest.id, newest.id]);
     });
 
     it('reads a slice: every activity that refers to a ref, whatever its feed, newest first with one cursor; an update keeps it there, a removal takes it out', async () => {
@@ -651,20 +692,19 @@ export function describeFeedScenarios(
       expect({ items: ids(page.items), more: page.next !== null }).toEqual({ items: [second.id], more: true });
       expect(ids((await api.api.readSlice(applicant, { limit: 1, cursor: page.next! })).items)).toEqual([first.id]);
       // An update keeps the refs (they are fixed when the activity is added).
-      const edited = await api.call<Activity>('PATCH', `/v1/feeds/${bob.replace(':', '/')}/activities/${first.id}`, { object: 'cv, second look' });
-      expect(edited.status).toBe(200);
-      expect(await slice(position)).toEqual([third, edited.body]);
+      const edited = await api.api.updateActivity(bob, first.id, { object: 'cv, second look' });
+      expect(await slice(position)).toEqual([third, edited]);
       if (tokenFor) {
         // A private feed's activities are left out for a reader who may not read it, kept for its owner and its approved followers.
         const carol = feed('timeline', 'carol');
-        const asCarol = { authorization: `Bearer ${await tokenFor(carol.split(':')[1])}` };
-        expect((await api.call('PUT', `/v1/feeds/${dan.replace(':', '/')}/settings`, { private: true })).status).toBe(200);
-        const carolSees = async () => ids((await api.call<{ items: Activity[] }>('GET', `/v1/refs/${applicant}/activities?limit=1`, undefined, asCarol)).body.items);
+        const asUser = async (feedId: FeedId) => new FeedmillClient({ baseUrl: deployment.baseUrl, token: await tokenFor(feedId.split(':')[1]) });
+        const [asCarol, asDan] = [await asUser(carol), await asUser(dan)];
+        expect(await api.api.putSettings(dan, { private: true })).toEqual({ private: true });
+        const carolSees = async () => ids((await asCarol.readSlice(applicant, { limit: 1 })).items);
         expect(await carolSees()).toEqual([first.id]);
-        const asDan = { authorization: `Bearer ${await tokenFor(dan.split(':')[1])}` };
-        expect(ids((await api.call<{ items: Activity[] }>('GET', `/v1/refs/${applicant}/activities`, undefined, asDan)).body.items)).toEqual([second.id, first.id]);
+        expect(ids((await asDan.readSlice(applicant)).items)).toEqual([second.id, first.id]);
         expect((await api.follow(carol, dan)).status).toBe(202);
-        expect((await api.call('POST', `/v1/feeds/${dan.replace(':', '/')}/follow-requests/${carol.replace(':', '/')}`)).status).toBe(204);
+        await api.api.approveFollowRequest(dan, carol);
         expect(await carolSees()).toEqual([second.id]);
       }
       expect((await api.remove(bob, first.id)).status).toBe(204);
@@ -675,6 +715,7 @@ export function describeFeedScenarios(
     it('answers bad input with a 4xx naming the problem, and writes nothing', async () => {
       const bob = feed('user', 'bob');
       const path = `/v1/feeds/${bob.replace(':', '/')}/activities`;
+      // Sent as written, past the typed client, which would not send these.
       const cases: Array<[string, () => Promise<{ status: number; body: unknown }>, number, string, string?]> = [
         ['malformed JSON', () => api.call('POST', path, '{"actor":'), 400, 'invalid_json', 'body'],
         ['missing field', () => api.call('POST', path, { actor: 'bob', verb: 'post' }), 400, 'invalid_request', 'body.object'],
@@ -711,7 +752,7 @@ export function describeFeedScenarios(
         });
       }
       expect(await api.readAll(bob)).toEqual([]);
-      expect((await api.call('GET', `/v1/feeds/user/x/counts`)).body).toEqual({ followers: 0, following: 0 });
+      expect(await api.api.counts('user:x')).toEqual({ followers: 0, following: 0 });
     });
   });
 }

@@ -9,3 +9,4 @@ export { AcknowledgedWrites, SeededChoices, runMixedWorkload } from './faults/ac
 export type { WorkloadShape } from './faults/acknowledged-writes.js';
 export { checkAcknowledgedWrites, checkTimelines } from './faults/crash-checks.js';
 export type { Findings } from './faults/crash-checks.js';
+export { ErasureMarker, ERASURE_FEED_CONFIG, postMarkedActivities, apiAnswers } from './erasure-proof.js';

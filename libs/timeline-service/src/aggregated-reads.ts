@@ -1,9 +1,19 @@
-import { FeedmillError, feedEvents, keyOfOrder, subjects, type Activity, type AggregateRule, type FeedId, type GroupPage, type MarkReply, type MarkRequest, type NotificationsMarked, type ReadGroupsRequest, type ReadTimelineRequest } from '@feedmill/contracts';
+import { FeedmillError, feedEvents, keyOfOrder, subjects, type Activity, type ActivityGroupItem, type AggregateRule, type SortKey, type FeedId, type GroupPage, type MarkReply, type MarkRequest, type NotificationsMarked, type ReadGroupsRequest, type ReadTimelineRequest } from '@feedmill/contracts';
 import { groupActivities, pageOfGroups, streamOf, type ActivityGroup, type NotificationMarks, type TimelinePage } from '@feedmill/feed-models';
 import type { FeedGroups } from '@feedmill/config';
 import type { EventLog } from '@feedmill/event-log';
 import type { TimelineStore } from '@feedmill/stores';
 import type { ServiceClient } from '@feedmill/transport';
+
+/** A group as a read shows it, with its place in the order. */
+export type PlacedGroupItem = ActivityGroupItem & { key: SortKey };
+
+/** An aggregated feed's first groups with their places, and a notification feed's counts. */
+export interface PlacedGroupPage {
+  groups: PlacedGroupItem[];
+  unseen?: number;
+  unread?: number;
+}
 
 /**
  * The most activities a read groups: a reader's newest `cap` activities, and no more than
@@ -33,6 +43,18 @@ export class AggregatedReads {
     private readonly reach: (position: number) => Promise<{ reached: boolean }>,
     private readonly client: ServiceClient,
   ) {}
+
+  /**
+   * The first `limit` groups, each with its place in the order (`key`), and the counts in a
+   * notification feed: what a realtime stream compares between two readings.
+   */
+  async firstGroups(feed: FeedId, limit: number): Promise<PlacedGroupPage> {
+    const all = await this.groupsOf(feed, this.ruleOf(feed));
+    const first = all.slice(0, limit);
+    if (!this.groups.isNotificationFeed(feed)) return { groups: first.map((group) => ({ ...shown(group), key: group.key })) };
+    const marks = await this.store.notificationMarks(feed);
+    return { groups: first.map((group) => ({ ...shown(group), key: group.key, seen: marks?.isSeen(group) ?? false, read: marks?.isRead(group) ?? false })), ...countsOf(all, marks) };
+  }
 
   async page(request: ReadGroupsRequest): Promise<GroupPage> {
     const all = await this.groupsOf(request.feed, this.ruleOf(request.feed));

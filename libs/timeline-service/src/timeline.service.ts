@@ -46,6 +46,7 @@ import { RealtimeHub } from './realtime/realtime-hub.js';
 import type { TimelineStore } from '@feedmill/stores';
 import { FixedPartitions, PARTITION_OWNERSHIP, type PartitionOwnership } from './partition-ownership.js';
 import { TimelineRebuild } from './timeline-rebuild.js';
+import { scrapeSources, type TimelineHoldings } from '@feedmill/observability';
 import { ReaderDeadLetters } from './reader-isolation/reader-dead-letters.js';
 import { READER_RETRY_POLICY, ReaderIsolation, type ReaderRetryPolicy } from './reader-isolation/reader-isolation.js';
 
@@ -94,6 +95,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   private readonly readerDeadLetters: ReaderDeadLetters;
   /** Realtime streams of the feeds this process holds; none without a bus to publish on. */
   private readonly realtime: RealtimeHub | undefined;
+  /** Takes this service's gauges out of `/metrics` when it stops. */
+  private readonly unscraped: Array<() => void> = [];
 
   constructor(
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
@@ -136,6 +139,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
 
   async onModuleInit(): Promise<void> {
     if (!this.partitioning.partitioned) await this.open(0);
+    this.unscraped.push(
+      scrapeSources.timelines.add(() => this.holdings()),
+      scrapeSources.rebuilds.add(() => this.rebuild.status()),
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -153,6 +160,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   async onModuleDestroy(): Promise<void> {
+    for (const remove of this.unscraped.splice(0)) remove();
     await this.realtime?.stop();
     await this.ownership.stop();
     for (const partition of [...this.held.keys()]) await this.release(partition);
@@ -288,6 +296,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
       keyOf: (feed) => (this.groups.isTimeline(feed) && this.groups.timelinePolicyOf(feed).relevancy ? relevanceKeyOf : sortKeyOf),
       readFirstPage: (feed, limit, atLeast) =>
         this.groups.isTimeline(feed) ? this.read({ feed, limit }) : this.client.request(subjects.content.recent, { feeds: [feed], limit, atLeast }),
+      isAggregated: (feed) => this.groups.aggregateRuleOf(feed) !== undefined,
+      readFirstGroups: (feed, limit) => this.aggregatedReadsOf(this.partitioning.partitioned ? this.partitioning.partitionOf(feed) : 0).firstGroups(feed, limit),
       timelinePosition: async (feed) => this.held.get(this.partitioning.partitionOf(feed))?.store.position(),
       timelineReaches: async (feed, position, timeoutMs) => {
         const partition = this.partitioning.partitionOf(feed);
@@ -525,6 +535,24 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
       position: answered.length === 0 ? 0 : Math.min(...answered.map((status) => status.position)),
       counters,
     };
+  }
+
+  /**
+   * What the partitions this process holds hold, for `/metrics`. Shared (MongoDB) timelines
+   * are counted by partition 0 alone, as in {@link statusOf}: every process holds every
+   * partition of them, so a cluster-wide sum counts their timelines as often as processes run.
+   */
+  private async holdings(): Promise<TimelineHoldings> {
+    const sum: TimelineHoldings = { timelines: 0, entries: 0, delivered: 0 };
+    for (const [partition, { store }] of this.held) {
+      const counters = await store.counters();
+      if (!this.stores.sharedTimelines || partition === 0) {
+        sum.timelines += counters.timelines;
+        sum.entries += counters.entries;
+      }
+      sum.delivered += counters.delivered;
+    }
+    return sum;
   }
 
   private async statusOf(partition: number): Promise<ServiceStatus> {

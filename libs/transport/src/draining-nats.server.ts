@@ -1,6 +1,8 @@
+import { Logger } from '@nestjs/common';
 import { ServerNats, type NatsOptions } from '@nestjs/microservices';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { REQUEST_ID_HEADER, withRequestId } from '@feedmill/observability';
 
 type NatsServerOptions = Required<NatsOptions>['options'];
 
@@ -36,6 +38,8 @@ export class DrainingNatsServer extends ServerNats {
   private idleWaiters: Array<() => void> = [];
   private readonly queue: string;
   private readonly graceMs: number;
+  /** Read once: the level does not change while the process runs. */
+  private readonly debugging = Logger.isLevelEnabled('debug');
 
   constructor(options: Omit<NatsServerOptions, 'queue' | 'gracefulShutdown' | 'gracePeriod'> & DrainingNatsServerOptions) {
     const { graceMs, ...natsOptions } = options;
@@ -83,9 +87,22 @@ export class DrainingNatsServer extends ServerNats {
   override async handleMessage(channel: string, message: Msg): Promise<unknown> {
     this.inFlight++;
     try {
-      return await super.handleMessage(channel, message);
+      // A request sent while serving an HTTP request names it: what the handler logs carries its id.
+      const requestId = message.headers?.get(REQUEST_ID_HEADER) || undefined;
+      return await withRequestId(requestId, () => this.handleLogged(channel, message));
     } finally {
       if (--this.inFlight === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** At `LOG_LEVEL=debug`, a line per request handled, with its subject and time. */
+  private async handleLogged(channel: string, message: Msg): Promise<unknown> {
+    if (!this.debugging) return super.handleMessage(channel, message);
+    const started = performance.now();
+    try {
+      return await super.handleMessage(channel, message);
+    } finally {
+      this.logger.debug?.(`handled ${message.subject} in ${(performance.now() - started).toFixed(1)} ms`);
     }
   }
 

@@ -1,4 +1,5 @@
 import { FeedmillError, type ErrorBody, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
+import { currentRequestId, withRequestId } from '@feedmill/observability';
 import { toErrorBody, toFeedmillError } from './error-body.js';
 import type { PartitionRoute, ServiceClient } from './service-client.js';
 import type { PageSubject, WrittenPage } from './written-page.js';
@@ -15,7 +16,8 @@ export interface MessageLink {
 
 /** What asks: `request` answers the reply, `page` a {@link WrittenPage}. */
 type Kind = 'request' | 'page';
-type Call = [id: number, kind: Kind, subject: Subject, payload: unknown, route: PartitionRoute | undefined];
+/** `requestId` names the HTTP request the call serves, so that the services' log lines carry it. */
+type Call = [id: number, kind: Kind, subject: Subject, payload: unknown, route: PartitionRoute | undefined, requestId: string | undefined];
 type Answer = [id: number, ok: true, value: unknown] | [id: number, ok: false, error: ErrorBody];
 
 /**
@@ -75,7 +77,7 @@ export class LinkedServiceClient implements ServiceClient {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject, subject });
-      this.calls.push([id, kind, subject, payload, route]);
+      this.calls.push([id, kind, subject, payload, route, currentRequestId()]);
     });
   }
 
@@ -110,6 +112,6 @@ export function serveLink(link: MessageLink, client: ServiceClient, ready: () =>
   };
   link.on('message', (message) => {
     if (!Array.isArray(message)) return;
-    for (const call of message as Call[]) void answer(call);
+    for (const call of message as Call[]) void withRequestId(call[5], () => answer(call));
   });
 }

@@ -1,4 +1,6 @@
-import { ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
+import { ClientProxyFactory, NatsRecordBuilder, Transport, type ClientProxy } from '@nestjs/microservices';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { currentRequestId, REQUEST_ID_HEADER } from '@feedmill/observability';
 import { firstValueFrom, lastValueFrom, timeout } from 'rxjs';
 import { partitionSubject, type PartitionedSubject, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
 import { checkedReply } from './checked-reply.js';
@@ -47,7 +49,7 @@ export class ProxyServiceClient implements ServiceClient {
   async request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>> {
     let reply: unknown;
     try {
-      reply = await firstValueFrom(this.proxy.send<unknown>(routedSubject(subject, route), payload).pipe(timeout(this.timeoutMs)), { defaultValue: undefined });
+      reply = await firstValueFrom(this.proxy.send<unknown>(routedSubject(subject, route), withRequestIdHeader(payload)).pipe(timeout(this.timeoutMs)), { defaultValue: undefined });
     } catch (error) {
       throw toFeedmillError(error, subject);
     }
@@ -61,6 +63,18 @@ export class ProxyServiceClient implements ServiceClient {
   async close(): Promise<void> {
     await this.proxy.close();
   }
+}
+
+/**
+ * The payload as a NATS record whose `x-request-id` header names the request being served,
+ * so that the service's log lines for it carry the id too; as it is outside any request.
+ */
+function withRequestIdHeader(payload: unknown): unknown {
+  const requestId = currentRequestId();
+  if (requestId === undefined) return payload;
+  const headers = natsHeaders();
+  headers.set(REQUEST_ID_HEADER, requestId);
+  return new NatsRecordBuilder(payload).setHeaders(headers).build();
 }
 
 /**

@@ -137,7 +137,8 @@ it(`answers ${RUNS} malformed requests over every documented endpoint with no 5x
         if (!(errorCodes as readonly unknown[]).includes(error.code) || typeof error.message !== 'string') throw new Error(`4xx without a known code and a message: ${said}`);
       }
     }),
-    { seed: SEED, numRuns: RUNS, reporter: reportBriefly },
+    // No shrinking: each failure is reported as found, since a shrink sends hundreds of requests more.
+    { seed: SEED, numRuns: RUNS, reporter: reportBriefly, endOnFailure: true },
   );
 
   const api = new FeedClient(deployment.baseUrl, hs256Tokens(SECRET));
@@ -146,7 +147,7 @@ it(`answers ${RUNS} malformed requests over every documented endpoint with no 5x
   expect(operations.map((op) => `${op.method} ${op.path}`).filter((op) => !perOperation.has(op))).toEqual([]);
   const statuses = [...perStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`).join(', ');
   const defects = [...perDefect].sort(([a], [b]) => a.localeCompare(b)).map(([d, m]) => `  ${d}: ${[...m].map(([s, n]) => `${s}×${n}`).join(' ')}`).join('\n');
-  console.log(`bad input: ${sent} requests sent (with fast-check's shrinking) in ${((Date.now() - started) / 1000).toFixed(1)} s; statuses ${statuses}\n${defects}`);
+  console.log(`bad input: ${sent} requests sent in ${((Date.now() - started) / 1000).toFixed(1)} s; statuses ${statuses}\n${defects}`);
 });
 
 describe('what the generated requests found, each answered as the API answers bad input', () => {
@@ -167,7 +168,7 @@ describe('what the generated requests found, each answered as the API answers ba
       'invalid_request',
     ],
   ];
-  it.each(cases)('%s: %i %s, nothing written', async (_, make, status, code) => {
+  it.each(cases)('%s: answered as bad input, nothing written', async (_, make, status, code) => {
     const before = await logHead(new FeedClient(deployment.baseUrl, hs256Tokens(SECRET)));
     const request = await make();
     const answer = await sendRaw(deployment.baseUrl, { headers: {}, ...request });

@@ -54,13 +54,17 @@ describe('FileEventLog on disk', () => {
     await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(CorruptLogError);
   });
 
-  it('shares one fsync among appends that arrive together, and acknowledges each', async () => {
-    const log = await FileEventLog.open({ dir });
+  it('shares one fsync among appends that arrive together, acknowledges each, and says how many shared each', async () => {
+    const commits: Array<{ appends: number; seconds: number }> = [];
+    const log = await FileEventLog.open({ dir, onGroupCommit: (commit) => commits.push(commit) });
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) => log.appendToStream(`s${i % 10}`, [{ type: 'T', data: { i } }])),
     );
     expect(new Set(results.map((r) => r.position)).size).toBe(200);
     expect(await log.headPosition()).toBe(200);
+    expect(commits.reduce((sum, commit) => sum + commit.appends, 0)).toBe(200);
+    expect(commits.length).toBeLessThan(200);
+    for (const commit of commits) expect(commit.seconds).toBeGreaterThan(0);
     await log.close();
   });
 

@@ -26,6 +26,8 @@ export interface FileEventLogOptions {
    * {@link CorruptLogError}. @defaultValue ignores it
    */
   onTailRepaired?: (info: { keptBytes: number; cutBytes: number }) => void;
+  /** Told of each group commit once it is durable: how many appends shared its write and fsync, and how long those took. @defaultValue ignores them */
+  onGroupCommit?: (commit: { appends: number; seconds: number }) => void;
 }
 
 interface PendingWrite {
@@ -71,6 +73,7 @@ export class FileEventLog implements EventLog {
     committed: LogRecords,
     /** Bytes of the file that hold acknowledged records: where a failed write is cut back to. */
     private committedBytes: number,
+    private readonly onGroupCommit?: FileEventLogOptions['onGroupCommit'],
   ) {
     this.committed = committed;
     this.nextPosition = committed.length + 1;
@@ -107,7 +110,7 @@ export class FileEventLog implements EventLog {
         });
         options.onTailRepaired?.({ keptBytes: scanned.validBytes, cutBytes: damage.bytes });
       }
-      return new FileEventLog(options.dir, file, lock, new LogRecords(existing, scanned.starts, scanned.lengths), scanned.validBytes);
+      return new FileEventLog(options.dir, file, lock, new LogRecords(existing, scanned.starts, scanned.lengths), scanned.validBytes, options.onGroupCommit);
     } catch (error) {
       await lock.release();
       throw error;
@@ -159,9 +162,11 @@ export class FileEventLog implements EventLog {
       const batch = this.queue;
       this.queue = [];
       const bytes = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((w) => w.bytes));
+      const started = performance.now();
       try {
         await this.writeFully(bytes);
         await this.file.datasync();
+        this.onGroupCommit?.({ appends: batch.length, seconds: (performance.now() - started) / 1000 });
       } catch (error) {
         await this.abandonWrite(batch, error as NodeJS.ErrnoException);
         break;

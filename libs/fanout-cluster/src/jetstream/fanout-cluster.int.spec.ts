@@ -54,6 +54,38 @@ const readerOf = (job: DeliverRequest) => (job.deliveries[0] as { readers: strin
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('JetStream job queue', () => {
+  it('leaves no applied job’s bytes in the stream’s files: each is deleted with erase once applied', async () => {
+    const [planner] = await processesOf(1);
+    const marker = `JOBMARK${Date.now()}x${Math.random().toString(36).slice(2)}`;
+    const job: DeliverRequest = {
+      after: 9,
+      position: 9,
+      deliveries: [{ kind: 'insert', readers: ['timeline:r' as FeedId], activity: { id: 'a1', feed: 'user:a', actor: 'a', verb: 'post', object: marker, time: '2026-01-01T00:00:00.000Z' } }],
+    };
+    await planner!.jobs.publish(10, [job], 'run1');
+    // A job that keeps failing stays in the same block file: the block is not dropped whole.
+    await planner!.jobs.publish(11, jobs(1), 'run1');
+    const holds = async () => {
+      const { readdir, readFile } = await import('node:fs/promises');
+      const { join } = await import('node:path');
+      for (const entry of await readdir(server.storeDir, { withFileTypes: true, recursive: true })) {
+        if (entry.isFile() && (await readFile(join(entry.parentPath, entry.name))).includes(marker)) return true;
+      }
+      return false;
+    };
+    expect(await holds()).toBe(true);
+    const applied: string[] = [];
+    workers.push(
+      planner!.jobs.work(async (one, delivery) => {
+        if (delivery.position !== 10) throw new Error('not now');
+        applied.push((one.deliveries[0] as { activity: { object: string } }).activity.object);
+      }),
+    );
+    await waitFor(async () => ((await planner!.jobs.remaining(10)) === 0 ? true : undefined), { what: 'the job Done' });
+    expect(applied).toEqual([marker]);
+    await waitFor(async () => ((await holds()) ? undefined : true), { what: 'the job’s bytes gone from the store', timeoutMs: 5_000 });
+  });
+
   it('shares an event’s jobs between workers, each applied once, and counts what is not Done', async () => {
     const [planner, other] = await processesOf(2);
     await planner!.jobs.publish(10, jobs(20), 'run1');

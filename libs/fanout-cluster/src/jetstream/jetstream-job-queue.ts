@@ -190,8 +190,15 @@ export class JetStreamJobQueue implements FanoutJobQueue {
     } finally {
       clearInterval(renew);
     }
+    if (!applied || this.nc.isClosed()) return;
+    // A job carries activities as users wrote them: once applied, its message is deleted with
+    // `erase` (JetStream overwrites the bytes), where the acknowledgement alone would leave
+    // them in the stream's block files, beyond the reach of a later erasure of their feed. A
+    // job deleted but not acknowledged (the process died between) was applied: the planner's
+    // wait sees it gone all the same.
+    await this.jsm.streams.deleteMessage(this.names.jobStream, message.seq, true).catch(() => false);
     // Done once the server has it: a wait that looks again when told sees the job gone.
     // (A closed connection would only time out: its job goes to another worker once the lease runs out.)
-    if (applied && !this.nc.isClosed() && (await message.ackAck().catch(() => false))) this.nc.publish(this.names.jobDoneSubject(delivery.position));
+    if (await message.ackAck().catch(() => false)) this.nc.publish(this.names.jobDoneSubject(delivery.position));
   }
 }

@@ -8,6 +8,8 @@ import {
   type ActivityBumped,
   type ActivityRemoved,
   type ActivityUpdated,
+  type ContentErased,
+  type FeedErased,
   type FeedEvent,
   type FeedId,
   type NewActivity,
@@ -26,14 +28,18 @@ const singleActivityEventTypes: ReadonlySet<string> = new Set<ActivityEvent['typ
 export const isActivityEvent = (event: FeedEvent): event is ActivityEvent => singleActivityEventTypes.has(event.type);
 /**
  * The types of logged events that hold activity events, a batch of adds among them: what a
- * projection of activities reads (and decodes into single events with `eventItems`).
+ * projection of activities reads (and decodes into single events with `eventItems`). With
+ * them, a feed's erasure, and the tombstones left where erased content stood (they change
+ * nothing, but hold their streams' revisions).
  */
-export const activityEventTypes: ReadonlySet<string> = new Set<(ActivityEvent | ActivitiesAdded)['type']>([
+export const activityEventTypes: ReadonlySet<string> = new Set<(ActivityEvent | ActivitiesAdded | FeedErased | ContentErased)['type']>([
   'ActivityAdded',
   'ActivityRemoved',
   'ActivityBumped',
   'ActivityUpdated',
   'ActivitiesAdded',
+  'FeedErased',
+  'ContentErased',
 ]);
 
 export type ActivityCommand =

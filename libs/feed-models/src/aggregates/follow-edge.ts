@@ -32,7 +32,7 @@ export const isFollowRequestEvent = (event: FeedEvent): event is FollowRequestEv
  */
 export const followEdgeEventTypes: ReadonlySet<string> = new Set<(FollowEdgeEvent | FeedsFollowed)['type']>(['FeedFollowed', 'FeedUnfollowed', 'FeedsFollowed']);
 /** What graph projects: follows, follow requests and feeds' settings. */
-export const graphEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, ...followRequestEventTypes, 'FeedSettingsChanged']);
+export const graphEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, ...followRequestEventTypes, 'FeedSettingsChanged', 'FeedErased']);
 
 type EdgeData = { follower: FeedId; target: FeedId; time: string };
 

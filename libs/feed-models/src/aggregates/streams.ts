@@ -1,4 +1,4 @@
-import { activitiesImportStream, activityStream, followsImportStream, followStream, hiddenStream, marksStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, erasedStream, followsImportStream, followStream, hiddenStream, marksStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
 
 /**
  * The stream an event is appended to: its feed's for activities, its follower's for follows,
@@ -28,5 +28,10 @@ export function streamOf(event: FeedLogEvent): string {
       return activitiesImportStream(event.data.id);
     case 'FeedsFollowed':
       return followsImportStream(event.data.id);
+    case 'FeedErased':
+      return erasedStream(event.data.feed);
+    case 'ContentErased':
+      // A tombstone is what a read gives in place of erased content; nothing appends one.
+      throw new Error('a ContentErased is never appended');
   }
 }

@@ -153,6 +153,9 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
       case 'ActivityShown':
         deliveries.push({ kind: 'show', reader: event.data.feed, id: event.data.id, eventPosition });
         break;
+      case 'FeedErased':
+        deliveries.push({ kind: 'erase', reader: event.data.feed, eventPosition });
+        break;
       case 'FeedUnfollowed':
         deliveries.push(
           event.data.keepHistory

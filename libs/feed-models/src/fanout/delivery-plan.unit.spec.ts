@@ -37,6 +37,12 @@ describe('planDeliveries', () => {
 
   beforeEach(() => calls.splice(0));
 
+  it('plans an erasure as one delivery to every timeline, and a post to the feed after it reaches none of its former followers', async () => {
+    const erased: FeedEvent = { type: 'FeedErased', data: { feed: 'user:a', time: 't' } };
+    const deliveries = await planDeliveries(recorded([erased, add('a9', 'user:a')], 10), followersOfA(), lookups);
+    expect(deliveries).toEqual([{ kind: 'erase', reader: 'user:a', eventPosition: 10 }]);
+  });
+
   it('plans deliveries in log order, with followers from the index and a backfill for each follow', async () => {
     const events = recorded([
       { type: 'ActivityAdded', data: { activity: activity('a1', 'user:a') } },

@@ -135,6 +135,7 @@ export class FollowerIndex {
 
   private apply(event: FeedEvent, position: number): void {
     if (event.type === 'ActivityAdded') this.posted[this.targetNumberOf(event.data.activity.feed)] = 1;
+    if (event.type === 'FeedErased') return this.erase(event.data.feed);
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     if (!this.keeps(follower)) return;
@@ -148,6 +149,22 @@ export class FollowerIndex {
       const from = this.followerNumbers.get(follower);
       if (to !== undefined && from !== undefined) this.runs.delete(to, from);
     }
+  }
+
+  /**
+   * Forgets an erased feed's edges both ways and their bounds, and that it had activities.
+   * Its follows are found by a walk over every followed feed: erasures are rare.
+   */
+  private erase(feed: FeedId): void {
+    const target = this.targetNumbers.get(feed);
+    if (target !== undefined) {
+      for (const follower of this.runs.map(target, (number) => number)) this.runs.delete(target, follower);
+      this.posted[target] = 0;
+    }
+    const follower = this.followerNumbers.get(feed);
+    if (follower !== undefined) for (const number of this.targetNumbers.values()) this.runs.delete(number, follower);
+    this.bounds.delete(feed);
+    for (const [followed, readers] of [...this.bounds]) if (readers.delete(feed) && readers.size === 0) this.bounds.delete(followed);
   }
 
   /** Records the bound of `reader`'s edge to `target`, or that it has none. */
@@ -236,6 +253,16 @@ export class FollowersInBatch {
   /** Takes in the next event of the batch, at its log position; events that change no edge and add no activity are ignored. */
   apply(event: FeedEvent, position: number): void {
     if (event.type === 'ActivityAdded') this.posted.add(event.data.activity.feed);
+    if (event.type === 'FeedErased') {
+      // Posts to a feed id used again after its erasure reach none of its former followers.
+      const feed = event.data.feed;
+      let edges = this.changed.get(feed);
+      if (!edges) this.changed.set(feed, (edges = new Map()));
+      for (const follower of this.followersOf(feed)) edges.set(follower, false);
+      this.known.delete(feed);
+      this.boundsChanged.set(feed, new Map([...(this.index.boundsOf(feed)?.keys() ?? [])].map((reader) => [reader, null])));
+      return;
+    }
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
     if (!this.index.keeps(follower)) return;

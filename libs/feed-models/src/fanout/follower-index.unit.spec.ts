@@ -15,7 +15,34 @@ function indexOf(events: FeedEvent[]): FollowerIndex {
   return index;
 }
 
+const erase = (feed: string): FeedEvent => ({ type: 'FeedErased', data: { feed: feed as FeedId, time: 't' } });
+
 describe('FollowerIndex', () => {
+  it('forgets an erased feed: its followers, what it followed, its kept edges and that it had activities; in a batch too', () => {
+    const history = [
+      post('user:x'),
+      follow('timeline:r', 'user:x'),
+      follow('timeline:x', 'user:a'),
+      follow('timeline:s', 'user:a'),
+      { type: 'FeedUnfollowed', data: { follower: 'timeline:s', target: 'user:x', time: 't', keepHistory: true } } as FeedEvent,
+    ];
+    const beforeErasure = indexOf(history);
+    const batch = beforeErasure.inBatch();
+    batch.apply(erase('user:x'), 6);
+    expect(batch.followersOf('user:x' as FeedId)).toEqual([]);
+    expect(batch.keptBy('user:x' as FeedId)).toEqual([]);
+    const index = indexOf([...history, erase('user:x'), erase('timeline:x')]);
+    expect(index.followersOf('user:x' as FeedId)).toEqual([]);
+    expect(index.followersOf('user:a' as FeedId)).toEqual(['timeline:s']);
+    expect(index.follows('timeline:x' as FeedId, 'user:a' as FeedId)).toBe(false);
+    expect(index.boundsOf('user:x' as FeedId)).toBeUndefined();
+    expect(index.hasHadActivities('user:x' as FeedId)).toBe(false);
+    expect(index.edges).toBe(1);
+    // Used again after its erasure, the feed starts with no follower.
+    index.advance(at([follow('timeline:q', 'user:x')], 8), 8);
+    expect(index.followersOf('user:x' as FeedId)).toEqual(['timeline:q']);
+  });
+
   it('follows, unfollows and follows again', () => {
     const index = indexOf([follow('timeline:r', 'user:a'), follow('timeline:s', 'user:a'), unfollow('timeline:r', 'user:a')]);
     expect(index.followersOf('user:a' as FeedId)).toEqual(['timeline:s']);

@@ -135,6 +135,11 @@ export class ProducerPosts {
     if (byRelevance > record.newestByRelevance) record.newestByRelevance = byRelevance;
   }
 
+  /** Forgets a feed's record (it was erased). */
+  forget(feed: FeedId): void {
+    this.byFeed.delete(feed);
+  }
+
   /** For snapshots: every producer's record. */
   *entries(): IterableIterator<{ feed: FeedId; count: number; at: number; lastId: string; newestByTime: SortKey; newestByRelevance: SortKey }> {
     for (const [feed, { count, lastId, newestByTime, newestByRelevance }] of this.byFeed) yield { feed, ...count.state, lastId, newestByTime, newestByRelevance };

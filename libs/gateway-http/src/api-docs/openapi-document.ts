@@ -102,6 +102,15 @@ const paths: ZodOpenApiPathsObject = {
       requestParams: { path: feedPath, query: feedReadQuerySchema },
       responses: { '200': { description: 'A page of activities, or of groups for an aggregated feed.', ...json(z.union([activityPageHttpSchema, groupPageHttpSchema])) } },
     }),
+    delete: v1({
+      operationId: 'eraseFeed',
+      tags: ['feeds'],
+      summary: 'Erase a feed for good (the right to erasure)',
+      description:
+        'Only with `erase=true` (otherwise 400 `erase_required`: there is no soft delete). Only the feed’s owner (or an admin) may. Its activities leave every timeline, slice and cache; its follows both ways, its follow requests, its settings and its own timeline, marks and hidings go; and its activities’ content in the log becomes unreadable: it is sealed with the feed’s key, which is destroyed (crypto-shredding). Answers once every timeline has applied it. The feed id may be used again afterwards.',
+      requestParams: { path: feedPath, query: z.object({ erase: z.literal('true').meta({ description: 'Must be `true`: an erasure cannot be undone.' }) }) },
+      responses: noContent('Erased.'),
+    }),
   },
   '/v1/refs/{ref}/activities': {
     get: v1({
@@ -176,7 +185,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ['feeds'],
       summary: 'Stream the changes to a feed’s first page (Server-Sent Events)',
       description:
-        'A `text/event-stream` of the changes to the feed’s first page: `added`, `updated`, `removed`, each with an `id:`; the first event is a `reset` holding the page (or, with `Last-Event-ID`, the events missed since that one, or a `reset` when it is no longer kept). Heartbeat comments keep idle connections open. Who may read the feed may stream it; a client that cannot send `Authorization` passes `access_token`.',
+        'A `text/event-stream` of the changes to the feed’s first page: `added`, `updated`, `removed`, each with an `id:`; the first event is a `reset` holding the page (or, with `Last-Event-ID`, the events missed since that one, or a `reset` when it is no longer kept). An aggregated or notification feed’s page is groups: its `reset` holds `groups` (and the counts), and each change is a `group` event: put `group` at `rank` (0 is the top), taking it out wherever it was, or take out the group `removed` names. Heartbeat comments keep idle connections open. Who may read the feed may stream it; a client that cannot send `Authorization` passes `access_token`.',
       requestParams: {
         path: feedPath,
         query: streamQuerySchema,

@@ -20,14 +20,18 @@ function documentedRoutes(document: OpenApiDocument): string[] {
   );
 }
 
-/** Every route the gateway registers on Fastify (its hot routes and Nest's controllers), as OpenAPI writes paths. */
+/**
+ * Every route the gateway registers on Fastify (its hot routes and Nest's controllers), as
+ * OpenAPI writes paths, but the web console's files: they are a page, not the API, and say
+ * so with `schema.hide`.
+ */
 async function registeredRoutes(): Promise<string[]> {
   const app = await createHttpApp(rootModule([GatewayModule], { feedConfig: defaultFeedConfig, client: stubServiceClient({}) }), { bodyLimit: 65_536, logLevel: 'error' });
   const routes: string[] = [];
   (app.getHttpAdapter().getInstance() as FastifyInstance).addHook('onRoute', (route) => {
       for (const method of [route.method].flat()) {
         // HEAD is Fastify's echo of each GET, not a route of ours.
-        if (method !== 'HEAD') routes.push(`${method} ${route.url.replace(/:([A-Za-z]+)/g, '{$1}')}`);
+        if (method !== 'HEAD' && !(route.schema as { hide?: boolean } | undefined)?.hide) routes.push(`${method} ${route.url.replace(/:([A-Za-z]+)/g, '{$1}')}`);
       }
     });
   await app.init();
@@ -50,6 +54,21 @@ describe('the OpenAPI document', () => {
     const registered = await registeredRoutes();
     expect(registered.length).toBeGreaterThan(20);
     expect(new Set(documentedRoutes(document))).toEqual(new Set(registered));
+  });
+
+  it('leaves out the web console, whose files the gateway serves each on a route of its own, hidden from the document', async () => {
+    const app = await createHttpApp(rootModule([GatewayModule], { feedConfig: defaultFeedConfig, client: stubServiceClient({}) }), { bodyLimit: 65_536, logLevel: 'error' });
+    await app.init();
+    const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+    try {
+      const served = ['/', '/index.html', '/console.js', '/console.css'].filter((url) => fastify.hasRoute({ method: 'GET', url }));
+      expect(served).toEqual(['/', '/index.html', '/console.js', '/console.css']);
+      // No catch-all: an unknown path is still the API's 404, not a file lookup.
+      expect(fastify.hasRoute({ method: 'GET', url: '/*' })).toBe(false);
+      expect(Object.keys(document.paths ?? {}).filter((path) => !path.startsWith('/v1/') && !['/healthz', '/readyz', '/openapi.json', '/docs'].includes(path))).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 
   it('names every path parameter of each route', () => {

@@ -1,4 +1,4 @@
-import { activitiesImportStream, activityStream, justAbove, relevanceKeyOf, sortKeyOf } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, erasedStream, justAbove, relevanceKeyOf, sortKeyOf, type FeedLogEvent } from '@feedmill/contracts';
 import type { ContentStore } from '../ports.js';
 import { activityAt, decidedOf, recordEvents } from './recorded.js';
 
@@ -191,6 +191,37 @@ export function describeContentStoreContract(name: string, create: () => Promise
       await store.apply(recordEvents([[activityStream('user:a'), { type: 'ActivityRemoved', data: { id: 's1', feed: 'user:a', time: 't' } }]], 11).map((e) => ({ ...e, revision: 5 })));
       expect(await ids('applicant:17')).toEqual(['s2']);
       expect(await ids('position:3')).toEqual(['s3']);
+    });
+
+    it('forgets an erased feed everywhere (feed, ids, foreign ids, targets, slices), and a rebuild from tombstones equals the live state', async () => {
+      const marked = { foreignId: 'fx', to: ['timeline:r' as const], refs: ['topic:x'] };
+      const history: Array<[string, FeedLogEvent]> = [
+        [activityStream('user:x'), { type: 'ActivityAdded', data: { activity: activity('x1', 'user:x', 1, marked) } }],
+        [activitiesImportStream('bx'), { type: 'ActivitiesAdded', data: { id: 'bx', activities: [activity('x2', 'user:x', 2), activity('k1', 'user:k', 3, { refs: ['topic:x'] })] } }],
+        [activityStream('user:x'), { type: 'ActivityUpdated', data: { id: 'x1', feed: 'user:x', time: 't', object: 'changed' } }],
+      ];
+      const erasure: [string, FeedLogEvent] = [erasedStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't', keys: ['k'] } }];
+      const after: [string, FeedLogEvent] = [activityStream('user:x'), { type: 'ActivityAdded', data: { activity: activity('x3', 'user:x', 5) } }];
+      const state = async () => ({
+        feed: (await store.recent(['user:x', 'user:k', 'timeline:r'], undefined, 10)).map((a) => a.id),
+        got: (await store.get(['x1', 'x2', 'k1', 'x3'])).map((a) => a.id),
+        foreign: (await store.byForeignId('user:x', 'fx'))?.id,
+        slice: (await store.slice('topic:x', undefined, 10)).map((a) => a.id),
+        revisions: [await store.streamRevision(activityStream('user:x')), await store.streamRevision(erasedStream('user:x'))],
+      });
+      await store.apply(recordEvents([...history, erasure, after]));
+      const live = await state();
+      expect(live).toEqual({ feed: ['x3', 'k1'], got: ['k1', 'x3'], foreign: undefined, slice: ['k1'], revisions: [2, 0] });
+      // What a read of the log gives once the keys are destroyed: tombstones where the erased content stood.
+      const rebuilt = await create();
+      store = rebuilt;
+      const tombstones: Array<[string, FeedLogEvent]> = [
+        [activityStream('user:x'), { type: 'ContentErased', data: { of: 'ActivityAdded', feed: 'user:x', ids: ['x1'] } }],
+        [activitiesImportStream('bx'), { type: 'ActivitiesAdded', data: { id: 'bx', activities: [activity('k1', 'user:k', 3, { refs: ['topic:x'] })] } }],
+        [activityStream('user:x'), { type: 'ContentErased', data: { of: 'ActivityUpdated', feed: 'user:x', ids: ['x1'] } }],
+      ];
+      await store.apply(recordEvents([...tombstones, erasure, after]));
+      expect(await state()).toEqual(live);
     });
 
     it('lets a query wait for a position it has not applied yet', async () => {

@@ -1,4 +1,4 @@
-import { followsImportStream, followStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
+import { erasedStream, followsImportStream, followStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
 import type { GraphStore } from '../ports.js';
 import { decidedOf, recordEvents } from './recorded.js';
 
@@ -33,6 +33,38 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.followingEach([])).toEqual([]);
       expect(await store.streamRevision(followStream('timeline:r'))).toBe(2);
       expect(await store.position()).toBe(5);
+    });
+
+    it('forgets an erased feed: its edges both ways, its requests both ways, its kept histories and its settings', async () => {
+      const erased = recordEvents(
+        [
+          [followStream('timeline:x'), { type: 'FeedFollowed', data: { follower: 'timeline:x', target: 'user:a', time: 't' } }],
+          [followStream('timeline:r'), { type: 'FeedFollowed', data: { follower: 'timeline:r', target: 'user:x', time: 't', since: 's' } }],
+          [followStream('timeline:s'), { type: 'FeedFollowed', data: { follower: 'timeline:s', target: 'user:x', time: 't' } }],
+          [followStream('timeline:s'), { type: 'FeedUnfollowed', data: { follower: 'timeline:s', target: 'user:x', time: 't', keepHistory: true } }],
+          [settingsStream('user:x'), { type: 'FeedSettingsChanged', data: { feed: 'user:x', private: true, time: 't' } }],
+          [followStream('timeline:q'), { type: 'FollowRequested', data: { follower: 'timeline:q', target: 'user:x', time: 't' } }],
+          [followStream('timeline:x'), { type: 'FollowRequested', data: { follower: 'timeline:x', target: 'user:p', time: 't' } }],
+          [erasedStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } }],
+          [erasedStream('timeline:x'), { type: 'FeedErased', data: { feed: 'timeline:x', time: 't' } }],
+        ],
+        6,
+      );
+      await store.apply(events);
+      await store.apply(erased);
+      await store.apply(erased);
+      expect(await store.followers('user:x', undefined, 10)).toEqual([]);
+      expect(await store.following('timeline:x', undefined, 10)).toEqual([]);
+      expect(await store.followers('user:a', undefined, 10)).toEqual(['timeline:q', 'timeline:r', 'timeline:s']);
+      expect(await store.counts('user:x')).toEqual({ followers: 0, following: 0 });
+      expect(await store.requests('user:x', undefined, 10)).toEqual([]);
+      expect(await store.requests('user:p', undefined, 10)).toEqual([]);
+      expect(await store.isPrivate('user:x')).toBe(false);
+      expect(await store.boundsOf('timeline:r')).toEqual([]);
+      expect(await store.boundsOf('timeline:s')).toEqual([]);
+      expect(await store.keptBy('user:x')).toEqual([]);
+      expect(await store.edgeState('timeline:q', 'user:x')).toBe('none');
+      expect(await store.position()).toBe(14);
     });
 
     it('applies a batch of follows as its items, once, an edge that exists included', async () => {

@@ -383,6 +383,33 @@ export function describeTimelineStoreContract(name: string, createWith: Timeline
     });
   });
 
+  describe(`TimelineStore contract: ${name}, erasure`, () => {
+    const reader: FeedId = 'timeline:r';
+    const other: FeedId = 'timeline:o';
+    it.each(timelineModelsWithEntries(models))('takes an erased feed out of every %s timeline, the entries addressed to a reader too', async (model) => {
+      const store = await createWith(() => ({ model, cap: 10, inactivityMs: 60_000 }), Date.now);
+      const kept = activity('k1', 'user:k', 1);
+      const x1 = activity('x1', 'user:x', 2);
+      const x2: Activity = { ...activity('x2', 'user:x', 3), to: [other] };
+      const follow = (who: FeedId, target: FeedId): TimelineDelivery => ({ kind: 'follow', reader: who, target, recent: [], exhausted: true });
+      const pullOf = (items: Activity[]) => async (before: string | undefined, limit: number) => items.filter((a) => before === undefined || sortKeyOf(a) < before).slice(0, limit);
+      const ids = async (who: FeedId, items: Activity[]) => (await store.readPage(who, undefined, 10, pullOf(items))).items.map((a) => a.id);
+      await store.deliver({
+        after: 0,
+        position: 1,
+        deliveries: [follow(reader, 'user:k'), follow(reader, 'user:x'), follow(other, 'user:k'), { kind: 'insert', readers: [reader], activity: kept }, { kind: 'insert', readers: [reader], activity: x1 }, { kind: 'insert', readers: [reader, other], activity: x2 }],
+      });
+      // A cache is built at its first read, from what the pull path holds then.
+      expect(await ids(reader, [x2, x1, kept])).toEqual(['x2', 'x1', 'k1']);
+      expect(await ids(other, [x2])).toEqual(['x2']);
+      await store.deliver({ after: 1, position: 2, deliveries: [{ kind: 'erase', reader: 'user:x' }] });
+      // Content has forgotten the feed too: the pull path gives only what is left.
+      expect(await ids(reader, [kept])).toEqual(['k1']);
+      expect(await ids(other, [])).toEqual([]);
+      expect(await store.position()).toBe(2);
+    });
+  });
+
   describe(`TimelineStore contract: ${name}, ring model`, () => {
     const create = (cap: number) => createWith(() => ({ model: 'ring', cap, inactivityMs: 0 }), Date.now);
     const reader: FeedId = 'timeline:r';

@@ -133,6 +133,10 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
 
   /** Indexes the activity as {@link evolveActivity} leaves it. */
   protected evolve(event: FeedEvent, position: number): void {
+    if (event.type === 'FeedErased') {
+      this.erase(event.data.feed);
+      return;
+    }
     if (!isActivityEvent(event)) return;
     const id = activityIdOf(event);
     const stored = this.byId.get(id);
@@ -140,6 +144,13 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     if (!stored && activity) this.index(new Stored(activity, position));
     else if (stored && !activity) this.unindex(stored);
     else if (stored && activity) this.change(stored, activity);
+  }
+
+  /** Forgets every activity of an erased feed, from every index (those addressed to others and slices included). */
+  private erase(feed: FeedId): void {
+    for (const stored of [...(this.byFeed.get(feed) ?? [])]) this.unindex(stored);
+    this.byFeed.delete(feed);
+    this.byFeedRelevance.delete(feed);
   }
 
   private index(stored: Stored): void {

@@ -134,6 +134,9 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
         if (event.data.private) this.privateFeeds.add(event.data.feed);
         else this.privateFeeds.delete(event.data.feed);
         return;
+      case 'FeedErased':
+        this.erase(event.data.feed);
+        return;
     }
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;
@@ -149,6 +152,23 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     } else this.deleteBound(follower, target);
     this.followersOf.delete(target, follower);
     this.followingOf.delete(follower, target);
+  }
+
+  /**
+   * Forgets an erased feed's edges both ways, its requests both ways, its kept histories
+   * both ways and its settings. Requests it made are found by a walk over every requested
+   * feed: erasures are rare, and a reverse index would cost every request.
+   */
+  private erase(feed: FeedId): void {
+    for (const target of [...this.followingOf.members(feed)]) this.followersOf.delete(target, feed);
+    for (const follower of [...this.followersOf.members(feed)]) this.followingOf.delete(follower, feed);
+    this.followingOf.drop(feed);
+    this.followersOf.drop(feed);
+    this.requestsOf.drop(feed);
+    for (const target of [...this.requestsOf.keys()]) this.requestsOf.delete(target, feed);
+    this.privateFeeds.delete(feed);
+    this.bounded.delete(feed);
+    for (const follower of [...this.bounded.keys()]) this.deleteBound(follower, feed);
   }
 
   private setBound(follower: FeedId, bound: EdgeBound): void {

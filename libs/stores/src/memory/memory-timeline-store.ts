@@ -328,7 +328,27 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
         if (hidden?.show(delivery.id) && hidden.size === 0) this.hidden.delete(delivery.reader);
         return;
       }
+      case 'erase':
+        this.erase(delivery.reader);
+        return;
     }
+  }
+
+  /**
+   * An erased feed leaves every timeline (the entries addressed to their readers too, and
+   * hybrid edges' state), and its own timeline, marks and hidings go. A walk over every
+   * timeline: erasures are rare.
+   */
+  private erase(feed: FeedId): void {
+    const removeAll = (timeline: Materialized) => timeline.removeFeed(feed, undefined);
+    for (const timeline of this.timelines.values()) {
+      this.change(timeline, removeAll);
+      timeline.pulledEdges?.delete(feed);
+    }
+    this.discard(feed);
+    this.marks.delete(feed);
+    this.hidden.delete(feed);
+    for (const counts of this.producerPosts.values()) counts.forget(feed);
   }
 
   async hiddenOf(reader: FeedId): Promise<HiddenActivities | undefined> {

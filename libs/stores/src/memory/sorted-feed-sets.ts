@@ -103,6 +103,11 @@ export class SortedFeedSets {
     return set === undefined ? [] : Array.isArray(set) ? set : set.keys();
   }
 
+  /** Forgets `key`'s set whole. */
+  drop(key: FeedId): void {
+    this.sets.delete(key);
+  }
+
   /** Gives an empty `key` its members, sorted and distinct: in O(members). */
   restore(key: FeedId, sorted: FeedId[]): void {
     this.sets.set(key, sorted.length <= SMALL_SET_MAX ? sorted : treeOfSorted(sorted));

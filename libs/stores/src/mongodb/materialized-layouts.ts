@@ -34,6 +34,8 @@ export interface MaterializedLayout {
    */
   replace(readers: readonly FeedId[], entry: EntryDocument): Promise<void>;
   removeFeed(reader: FeedId, feed: FeedId): Promise<void>;
+  /** Takes an erased feed's entries out of every reader's timeline (addressed ones too). */
+  eraseFeed(feed: FeedId): Promise<void>;
   entryCount(): Promise<number>;
   /**
    * Stores one activity's entry for many readers (the materialized ones, above each one's
@@ -76,6 +78,7 @@ interface BucketRemovals {
   holdingAmong(readers: readonly FeedId[], activityId: string): FindOperation;
   removal(readers: readonly FeedId[], activityId: string): UpdateOperation;
   unfollowed(reader: FeedId, feed: FeedId): UpdateOperation;
+  erased(feed: FeedId): UpdateOperation;
 }
 
 /** Removes an activity from the buckets of the readers holding it, marking their totals for a recount first. */
@@ -102,6 +105,17 @@ async function removeFeedFromBuckets<TBucket extends BucketDocument>(
 ): Promise<void> {
   await meta.updateMany(bucketTotalDocuments.recountDue([reader]));
   await buckets.updateMany(documents.unfollowed(reader, feed));
+}
+
+/** An erasure: its entries out of every reader's buckets; the readers' totals are counted again, since which readers held some is not known. */
+async function eraseFeedFromBuckets<TBucket extends BucketDocument>(
+  buckets: DocumentCollection<TBucket>,
+  meta: DocumentCollection<ReaderMetaDocument>,
+  documents: BucketRemovals,
+  feed: FeedId,
+): Promise<void> {
+  await meta.updateMany(bucketTotalDocuments.recountAll());
+  await buckets.updateMany(documents.erased(feed));
 }
 
 /** Seed 000: claim the next slot and overwrite it, raising the floor past what it held. */
@@ -141,6 +155,7 @@ export function ringLayout(entries: DocumentCollection<RingSlotDocument>, meta: 
     remove: async (readers, id) => void (await entries.deleteMany(ringDocuments.removal(readers, id))),
     replace: (readers, entry) => entries.updateMany(ringDocuments.replacement(readers, entry)),
     removeFeed: async (reader, feed) => void (await entries.deleteMany(ringDocuments.unfollowed(reader, feed))),
+    eraseFeed: async (feed) => void (await entries.deleteMany(ringDocuments.erased(feed))),
     entryCount: () => entries.count({}),
   };
 }
@@ -204,6 +219,7 @@ export function timeBucketLayout(buckets: DocumentCollection<TimeBucketDocument>
     remove: (readers, id) => removeFromBuckets(buckets, meta, timeBucketDocuments, readers, id),
     replace: (readers, entry) => buckets.updateMany(timeBucketDocuments.replacement(readers, entry)),
     removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, timeBucketDocuments, reader, feed),
+    eraseFeed: (feed) => eraseFeedFromBuckets(buckets, meta, timeBucketDocuments, feed),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
 }
@@ -270,6 +286,7 @@ export function sizeBucketLayout(buckets: DocumentCollection<SizeBucketDocument>
     remove: (readers, id) => removeFromBuckets(buckets, meta, sizeBucketDocuments, readers, id),
     replace: (readers, entry) => buckets.updateMany(sizeBucketDocuments.replacement(readers, entry)),
     removeFeed: (reader, feed) => removeFeedFromBuckets(buckets, meta, sizeBucketDocuments, reader, feed),
+    eraseFeed: (feed) => eraseFeedFromBuckets(buckets, meta, sizeBucketDocuments, feed),
     entryCount: () => buckets.sumOfArrayLengths('entries'),
   };
 }

@@ -23,6 +23,10 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
    * update) sets the activity and its relevance key, keeping the position it was added at.
    */
   protected async evolve(event: FeedEvent, position: number): Promise<void> {
+    if (event.type === 'FeedErased') {
+      await this.activities.deleteMany(activityDocuments.erased(event.data.feed));
+      return;
+    }
     if (!isActivityEvent(event)) return;
     const id = activityIdOf(event);
     if (event.type === 'ActivityAdded') {

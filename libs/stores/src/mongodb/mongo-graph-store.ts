@@ -41,6 +41,12 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
       case 'FeedSettingsChanged':
         await this.settings.replaceOne(settingsDocuments.set(event.data.feed, event.data.private));
         return;
+      case 'FeedErased': {
+        const erased = edgeDocuments.erased(event.data.feed);
+        for (const edges of [this.edges, this.kept, this.requested]) await edges.deleteMany(erased);
+        await this.settings.deleteMany(settingsDocuments.erased(event.data.feed));
+        return;
+      }
     }
     if (!isFollowEdgeEvent(event)) return;
     const { follower, target } = event.data;

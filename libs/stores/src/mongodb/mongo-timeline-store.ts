@@ -4,7 +4,7 @@ import { readTimelinePage, type HiddenActivities, type NotificationMarks, type P
 import type { TimelineCounters, TimelinePolicy, TimelineStore } from '../ports.js';
 import type { TimelineCollections } from './document-collection.js';
 import { ringLayout, sizeBucketLayout, timeBucketLayout, type InsertItem, type MaterializedLayout } from './materialized-layouts.js';
-import { cacheDocuments, embedLimit, entryOf, readerMetaDocuments, type EntryDocument } from './timeline-documents.js';
+import { bucketTotalDocuments, cacheDocuments, embedLimit, entryOf, readerMetaDocuments, type EntryDocument } from './timeline-documents.js';
 
 const POSITION_ID = 'timeline';
 
@@ -165,6 +165,13 @@ export class MongoTimelineStore implements TimelineStore {
         // Hiding is refused on MongoDB timelines (see keepsHidden): a hiding in the log from
         // a memory deployment has nowhere to be kept here.
         return;
+      case 'erase': {
+        const feed = delivery.reader;
+        await this.db.cache.deleteMany(cacheDocuments.erased(feed));
+        for (const layout of Object.values(this.layouts)) await layout.eraseFeed(feed);
+        await this.db.meta.deleteMany(bucketTotalDocuments.erased(feed));
+        return;
+      }
     }
   }
 

@@ -96,6 +96,9 @@ export const activityDocuments = {
 
   removed: (id: string) => ({ _id: id }),
 
+  /** deleteMany filter: every activity of an erased feed (with it, its places in the target and ref indexes). */
+  erased: (feed: FeedId) => ({ f: feed }),
+
   byIds: (ids: readonly string[]): FindOperation => ({ filter: { _id: { $in: ids } }, sort: { k: -1 }, limit: ids.length }),
 
   byForeignId: (feed: FeedId, foreignId: string) => ({ f: feed, fid: foreignId }),
@@ -215,6 +218,9 @@ export const edgeDocuments = {
     return { filter: after === undefined ? { t: feed } : { t: feed, f: { $gt: after } }, sort: { f: 1 }, limit };
   },
 
+  /** deleteMany filter, of the live, kept and requested edges' collections alike: every edge of an erased feed, both ways. */
+  erased: (feed: FeedId) => ({ $or: [{ f: feed }, { t: feed }] }),
+
   following(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {
     return { filter: after === undefined ? { f: feed } : { f: feed, t: { $gt: after } }, sort: { t: 1 }, limit };
   },
@@ -243,6 +249,9 @@ export interface SettingsDocument {
 
 export const settingsDocuments = {
   collection: 'feed_settings',
+
+  /** deleteMany filter: an erased feed's settings. */
+  erased: (feed: FeedId) => ({ _id: feed }),
 
   set(feed: FeedId, isPrivate: boolean): ReplaceOperation<SettingsDocument> {
     return { filter: { _id: feed }, replacement: { _id: feed, private: isPrivate }, options: { upsert: true } };

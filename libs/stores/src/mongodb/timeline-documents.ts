@@ -131,6 +131,11 @@ export const cacheDocuments = {
     return { _id: { $in: readers }, $or: [{ 'entries.id': activityId }, { building: { $exists: true } }] };
   },
 
+  /** deleteMany filter: every cache holding an erased feed's entry, and the erased feed's own. */
+  erased(feed: FeedId): Record<string, unknown> {
+    return { $or: [{ 'entries.a.feed': feed }, { _id: feed }] };
+  },
+
   /** deleteMany filter: these readers' caches. */
   of(readers: readonly FeedId[]): Record<string, unknown> {
     return { _id: { $in: readers } };
@@ -316,6 +321,11 @@ export const ringDocuments = {
   unfollowed(reader: FeedId, feed: FeedId): Record<string, unknown> {
     return { r: reader, 'a.feed': feed, 'a.to': { $ne: reader } };
   },
+
+  /** deleteMany filter: every slot holding an erased feed's entry, and the erased feed's own ring. */
+  erased(feed: FeedId): Record<string, unknown> {
+    return { $or: [{ 'a.feed': feed }, { r: feed }] };
+  },
 };
 
 /** What every bucket holds, whichever model cut it: its reader and entries. */
@@ -340,6 +350,16 @@ export const bucketTotalDocuments = {
    * counted again before they are next trusted. Set before the removal, so that a crash
    * between the two leaves a recount due rather than a total that stays too high.
    */
+  /** updateMany: every reader's total is counted again from its buckets (after an erasure took entries out of unknown readers' buckets). */
+  recountAll(): UpdateOperation {
+    return { filter: {}, update: { $set: { recount: true } } };
+  },
+
+  /** deleteMany filter: an erased feed's own timeline meta. */
+  erased(feed: FeedId): Record<string, unknown> {
+    return { _id: feed };
+  },
+
   recountDue(readers: readonly FeedId[]): UpdateOperation {
     return { filter: { _id: { $in: readers } }, update: { $set: { recount: true } } };
   },
@@ -418,6 +438,11 @@ export const timeBucketDocuments = {
   unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
     return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed, 'a.to': { $ne: reader } } } } };
   },
+
+  /** updateMany: an erased feed's entries out of every reader's buckets (addressed ones too). */
+  erased(feed: FeedId): UpdateOperation {
+    return { filter: { 'entries.a.feed': feed }, update: { $pull: { entries: { 'a.feed': feed } } } };
+  },
 };
 
 /** A reader's bucket of at most N entries, in arrival order. */
@@ -483,5 +508,10 @@ export const sizeBucketDocuments = {
 
   unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
     return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed, 'a.to': { $ne: reader } } } } };
+  },
+
+  /** updateMany: an erased feed's entries out of every reader's buckets (addressed ones too). */
+  erased(feed: FeedId): UpdateOperation {
+    return { filter: { 'entries.a.feed': feed }, update: { $pull: { entries: { 'a.feed': feed } } } };
   },
 };

@@ -8,6 +8,12 @@ export interface SnapshotSchedule {
   everyMs: number;
 }
 
+/** Told of each snapshot restored or written, for metrics. */
+export interface SnapshotObserver {
+  restored(state: string, position: number): void;
+  written(state: string, position: number, seconds: number): void;
+}
+
 export const defaultSnapshotSchedule: SnapshotSchedule = { everyEvents: 100_000, everyMs: 60_000 };
 
 interface Tracked {
@@ -16,6 +22,8 @@ interface Tracked {
   position: number;
   appliedAtLast: number;
   at: number;
+  /** The erasure position its last write tried to cover. */
+  erasureTried?: number;
   writing?: Promise<void>;
 }
 
@@ -26,6 +34,8 @@ interface Tracked {
  */
 export class SnapshotKeeper {
   private readonly tracked = new Map<string, Tracked>();
+  /** The log position of the latest erasure: no snapshot before it may stay on disk. */
+  private erasedAt = 0;
   private timer?: NodeJS.Timeout;
   private closed = false;
 
@@ -33,6 +43,8 @@ export class SnapshotKeeper {
     private readonly store: SnapshotStore,
     private readonly logger: SnapshotLogger,
     private readonly schedule: SnapshotSchedule = defaultSnapshotSchedule,
+    /** @defaultValue tells no one */
+    private readonly observer?: SnapshotObserver,
   ) {}
 
   /**
@@ -54,6 +66,7 @@ export class SnapshotKeeper {
       try {
         state.restoreSnapshot(snapshot);
         position = snapshot.position;
+        this.observer?.restored(state.name, position);
         this.logger.log(`${state.name}: restored ${snapshot.file} (${snapshot.payload.length} bytes, position ${position}) in ${Math.round(performance.now() - started)} ms`);
       } catch (error) {
         this.logger.warn(`skipped snapshot ${snapshot.file}: ${error instanceof Error ? error.message : String(error)}`);
@@ -76,9 +89,25 @@ export class SnapshotKeeper {
     await this.write(tracked);
   }
 
+  /**
+   * A feed was erased at `position`: every state writes a snapshot as soon as it has applied
+   * the erasure, and then its snapshots from before are deleted (they hold what was erased).
+   * Until a state has applied it, its periodic writes are taken each time it moves.
+   */
+  afterErasure(position: number): void {
+    if (position <= this.erasedAt) return;
+    this.erasedAt = position;
+    void this.writeDue();
+  }
+
   /** Writes the snapshots that are due (or every one that changed since its last, with `force`). */
   async writeDue(force = false): Promise<void> {
-    await Promise.all([...this.tracked.values()].map((t) => (this.isDue(t, force) ? this.write(t) : t.writing)));
+    await Promise.all([...this.tracked.values()].map((t) => (this.isDue(t, force) || this.owesErasure(t) ? this.write(t) : t.writing)));
+  }
+
+  /** Whether the state's snapshots on disk still predate the last erasure, and it has moved since it last tried. */
+  private owesErasure(t: Tracked): boolean {
+    return t.position < this.erasedAt && (t.erasureTried !== this.erasedAt || t.state.appliedEvents !== t.appliedAtLast);
   }
 
   /** Stops the timer and writes a last snapshot of every state that changed. */
@@ -105,13 +134,17 @@ export class SnapshotKeeper {
     const tookMs = performance.now() - started;
     t.appliedAtLast = applied;
     t.at = Date.now();
+    const erasedAt = this.erasedAt;
+    t.erasureTried = erasedAt;
     // Own events applied past the subscription's position change the state without moving
     // it: the position alone does not say whether anything changed, the applied count does.
     if (snapshot.position === 0) return Promise.resolve();
     t.writing = this.store
       .save(t.state.name, snapshot.position, snapshot.payload)
-      .then((file) => {
+      .then(async (file) => {
         t.position = snapshot.position;
+        this.observer?.written(t.state.name, snapshot.position, (performance.now() - started) / 1000);
+        if (erasedAt > 0 && snapshot.position >= erasedAt) await this.store.deleteBefore(t.state.name, erasedAt);
         this.logger.log(
           `${t.state.name}: wrote ${file} (${snapshot.payload.length} bytes, position ${snapshot.position}): serialized in ${Math.round(tookMs)} ms, on disk in ${Math.round(performance.now() - started - tookMs)} ms`,
         );

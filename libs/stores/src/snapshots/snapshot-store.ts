@@ -93,6 +93,21 @@ export class SnapshotStore {
     return path;
   }
 
+  /**
+   * Deletes every snapshot of `name` below `position`: after an erasure, the snapshots taken
+   * before it hold what was erased, and none may stay to fall back on.
+   */
+  async deleteBefore(name: string, position: number): Promise<void> {
+    checkName(name);
+    this.good.set(
+      name,
+      (this.good.get(name) ?? []).filter((p) => p >= position),
+    );
+    for (const { file, position: at } of (await this.filesOf(name)).snapshots) {
+      if (at < position) await rm(join(this.dir, file), { force: true });
+    }
+  }
+
   /** Deletes every file of `name` older than its second-newest good snapshot. */
   private async prune(name: string): Promise<void> {
     const good = this.good.get(name) ?? [];

@@ -3,6 +3,9 @@ import { isTransientFailure, type DeliverReply, type DeliverRequest, type FeedId
 import { deliveriesByReader } from '@feedmill/feed-models';
 import type { TimelineStore } from '@feedmill/stores';
 import type { ReaderFailure } from './reader-dead-letters.js';
+import { metrics } from '@feedmill/observability';
+
+const readerDeadLetters = metrics.deadLetters.labels('reader');
 
 /** How timeline retries a delivery that fails for one reader before it dead-letters it for that reader. */
 export interface ReaderRetryPolicy {
@@ -120,6 +123,7 @@ export class ReaderIsolation {
     const failure: ReaderFailure = { reader, position: delivery.eventPosition ?? request.position, reason: describe(error), attempts: this.retry.attempts };
     await this.deadLetters.append(failure);
     this.letters++;
+    readerDeadLetters.inc();
     this.logger.error(`dead-lettered the ${delivery.kind} at position ${failure.position} for ${reader} after ${failure.attempts} attempts: ${failure.reason}`);
   }
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { decodeFeedEvents, encodeCursor, type Activity, type ActivityPage, type FeedEvent, type FeedId, type KeyOf, type StreamEvent } from '@feedmill/contracts';
 import type { EventLog, Subscription } from '@feedmill/event-log';
-import { firstPageChanges, StreamRing, type FirstPageChange } from '@feedmill/feed-models';
+import { firstPageChanges, groupPageChanges, StreamRing, type FirstPageChange, type GroupPageChange } from '@feedmill/feed-models';
 import type { RealtimeOptions } from '@feedmill/runtime';
 import { activityJson, type RealtimeBus } from '@feedmill/transport';
+import type { PlacedGroupItem, PlacedGroupPage } from '../aggregated-reads.js';
 
 /** What the hub needs of the timeline service and the others. */
 export interface RealtimeHubPorts {
@@ -14,6 +15,10 @@ export interface RealtimeHubPorts {
   keyOf(feed: FeedId): KeyOf;
   /** The feed's first page as a read answers it, as of at least log position `atLeast`. */
   readFirstPage(feed: FeedId, limit: number, atLeast: number): Promise<ActivityPage>;
+  /** Whether the feed is read as groups (an aggregated or notification feed). */
+  isAggregated(feed: FeedId): boolean;
+  /** An aggregated feed's first `limit` groups with their places, and its counts in a notification feed. */
+  readFirstGroups(feed: FeedId, limit: number): Promise<PlacedGroupPage>;
   /** The position of the timeline store holding `feed`, or undefined when this process does not hold it. */
   timelinePosition(feed: FeedId): Promise<number | undefined>;
   /** Resolves once the store holding `feed` has applied `position`, or after `timeoutMs`. */
@@ -29,9 +34,11 @@ const REACH_TIMEOUT_MS = 5_000;
 /** One feed's stream, followed while a gateway holds one open (tier 1) and for a grace period after (tier 2). */
 interface FeedWatch {
   readonly feed: FeedId;
-  readonly ring: StreamRing<StreamEvent>;
+  ring: StreamRing<StreamEvent>;
   /** The first page as last read. */
   page: Activity[];
+  /** An aggregated feed's first page as last read, instead of `page`. */
+  groups: PlacedGroupPage | undefined;
   /** Gateways holding streams on it, and when each one's lease ends. */
   readonly leases: Map<string, number>;
   /** When its last lease ended: its grace period runs from then. */
@@ -93,6 +100,10 @@ export class RealtimeHub {
 
   /** The page as it is now, as of the ring's last event. */
   private resetOf(watch: FeedWatch): StreamEvent {
+    if (this.ports.isAggregated(watch.feed)) {
+      const { groups = [], ...counts } = watch.groups ?? {};
+      return { id: watch.ring.lastId, type: 'reset', data: { groups: groups.map(unplaced), ...counts } };
+    }
     const keyOf = this.ports.keyOf(watch.feed);
     return { id: watch.ring.lastId, type: 'reset', data: { items: watch.page, newest: watch.page.length === 0 ? null : encodeCursor(keyOf(watch.page[0]!)) } };
   }
@@ -164,6 +175,15 @@ export class RealtimeHub {
   private changed(records: Parameters<typeof decodeFeedEvents>[0]): void {
     if (this.watches.size === 0) return;
     for (const { position, event } of decodeFeedEvents(records)) {
+      if (event.type === 'FeedErased') {
+        // The rings may hold the erased feed's activities: every ring starts over (a resume
+        // gets a reset), and every page is read again without them.
+        for (const watch of this.watches.values()) {
+          watch.ring = new StreamRing<StreamEvent>(randomBytes(4).toString('hex'), this.ports.options.ringSize);
+          this.due(watch, position, true);
+        }
+        continue;
+      }
       for (const feed of feedsChangedBy(event)) {
         const watching = this.bySource.get(feed);
         if (watching) for (const watch of watching) this.due(watch, position, false);
@@ -185,6 +205,7 @@ export class RealtimeHub {
       feed,
       ring: new StreamRing<StreamEvent>(randomBytes(4).toString('hex'), this.ports.options.ringSize),
       page: [],
+      groups: undefined,
       leases: new Map(),
       idleSince: undefined,
       sources: [feed],
@@ -201,7 +222,8 @@ export class RealtimeHub {
     void (async () => {
       try {
         if (this.ports.isTimeline(feed)) await this.loadSources(created);
-        created.page = (await this.ports.readFirstPage(feed, this.ports.options.pageSize, 0)).items;
+        if (this.ports.isAggregated(feed)) created.groups = await this.ports.readFirstGroups(feed, this.ports.options.pageSize);
+        else created.page = (await this.ports.readFirstPage(feed, this.ports.options.pageSize, 0)).items;
       } catch (error) {
         this.ports.warn(`stream of ${feed}: first reading failed: ${describe(error)}`);
       }
@@ -299,6 +321,7 @@ export class RealtimeHub {
     } else {
       watch.readFrom = Math.max(watch.readFrom, position);
     }
+    if (this.ports.isAggregated(watch.feed)) return this.readGroupsAgain(watch);
     const { items } = await this.ports.readFirstPage(watch.feed, this.ports.options.pageSize, timeline ? 0 : position);
     if (watch.dropped) return;
     const keyOf = this.ports.keyOf(watch.feed);
@@ -309,6 +332,32 @@ export class RealtimeHub {
     this.published += events.length;
     this.ports.bus.publish(watch.feed, events);
   }
+
+  /**
+   * An aggregated feed's page is its first groups: they are read again and compared, and each
+   * difference is a `group` event (a notification feed's carry its counts as of then).
+   */
+  private async readGroupsAgain(watch: FeedWatch): Promise<void> {
+    const now = await this.ports.readFirstGroups(watch.feed, this.ports.options.pageSize);
+    if (watch.dropped) return;
+    const changes = groupPageChanges(watch.groups?.groups ?? [], now.groups, this.ports.options.pageSize, (a, b) => JSON.stringify(a) === JSON.stringify(b));
+    watch.groups = now;
+    if (changes.length === 0) return;
+    const { groups: _groups, ...counts } = now;
+    const events = changes.map((change) => watch.ring.append((id) => toGroupEvent(id, change, counts)).event);
+    this.published += events.length;
+    this.ports.bus.publish(watch.feed, events);
+  }
+}
+
+/** A group as streams show it: its place stays inside (the events' order carries it). */
+function unplaced({ key: _key, ...group }: PlacedGroupItem): Omit<PlacedGroupItem, 'key'> {
+  return group;
+}
+
+function toGroupEvent(id: string, change: GroupPageChange<PlacedGroupItem>, counts: { unseen?: number; unread?: number }): StreamEvent {
+  if (change.type === 'groupRemoved') return { id, type: 'group', data: { removed: change.id, ...counts } };
+  return { id, type: 'group', data: { group: unplaced(change.group), rank: change.rank, ...counts } };
 }
 
 function toEvent(id: string, change: FirstPageChange, keyOf: KeyOf): StreamEvent {
@@ -326,6 +375,7 @@ function feedsChangedBy(event: FeedEvent): readonly FeedId[] {
     case 'ActivityBumped':
     case 'ActivityUpdated':
     case 'FeedSettingsChanged':
+    case 'NotificationsMarked': // a notification feed's marks change its groups' `seen` and `read`
       return [event.data.feed];
     default:
       return [];

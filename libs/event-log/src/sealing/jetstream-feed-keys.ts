@@ -1,0 +1,109 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { FeedId } from '@feedmill/contracts';
+import type { FeedKeyStore } from './feed-keys.port.js';
+import { newFeedKey, type FeedKey, type FeedKeyRef } from './sealed-content.js';
+
+export interface JetStreamFeedKeyStoreOptions {
+  /** @defaultValue `nats://127.0.0.1:4222` */
+  servers?: string | string[];
+  /** The KV bucket of the keys. @defaultValue `FEEDMILL_feed_keys` */
+  bucket?: string;
+  /** @defaultValue 1 */
+  replicas?: number;
+}
+
+/**
+ * Feeds' keys in a JetStream KV bucket, one entry per key, `<group>.<id>.<key id>` (a feed
+ * id's characters are those of KV tokens once its colon is a dot). `kv.create` returns once
+ * JetStream stored the key, as an append to the log does. Destroying a key deletes its
+ * message from the bucket's stream with `erase` (JetStream overwrites the bytes): a KV
+ * delete or purge only adds a marker and leaves the value in the stream's block files.
+ */
+export class JetStreamFeedKeyStore implements FeedKeyStore {
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    private readonly kv: KV,
+    private readonly bucket: string,
+  ) {}
+
+  static async connect(options: JetStreamFeedKeyStoreOptions = {}): Promise<JetStreamFeedKeyStore> {
+    const nc = await connect({ servers: options.servers ?? 'nats://127.0.0.1:4222' });
+    const bucket = options.bucket ?? 'FEEDMILL_feed_keys';
+    const kv = await new Kvm(nc).create(bucket, { history: 1, replicas: options.replicas ?? 1 });
+    return new JetStreamFeedKeyStore(nc, await jetstreamManager(nc), kv, bucket);
+  }
+
+  async currentKeys(feeds: readonly FeedId[]): Promise<Map<FeedId, FeedKey>> {
+    const keys = new Map<FeedId, FeedKey>();
+    await Promise.all(
+      [...new Set(feeds)].map(async (feed) => {
+        const [existing] = await this.keysOf(feed);
+        if (existing) {
+          keys.set(feed, existing);
+          return;
+        }
+        const key = newFeedKey(feed);
+        await this.kv.create(entryOf(key), key.secret.toString('base64'));
+        keys.set(feed, key);
+      }),
+    );
+    return keys;
+  }
+
+  async keysOf(feed: FeedId): Promise<FeedKey[]> {
+    const prefix = `${tokensOf(feed)}.`;
+    const ids: string[] = [];
+    for await (const entry of await this.kv.keys(`${prefix}*`)) ids.push(entry.slice(prefix.length));
+    // The oldest id first is not known; any order that every process reads alike will do.
+    ids.sort();
+    return [...(await this.find(ids.map((id) => ({ feed, id })))).values()];
+  }
+
+  async find(refs: readonly FeedKeyRef[]): Promise<Map<string, FeedKey>> {
+    const found = new Map<string, FeedKey>();
+    await Promise.all(
+      refs.map(async ({ feed, id }) => {
+        const entry = await this.kv.get(entryOf({ feed, id }));
+        if (entry && entry.operation === 'PUT' && entry.length > 0) found.set(id, { id, feed, secret: Buffer.from(entry.string(), 'base64') });
+      }),
+    );
+    return found;
+  }
+
+  async destroy(refs: readonly FeedKeyRef[]): Promise<void> {
+    const stream = `KV_${this.bucket}`;
+    await Promise.all(
+      refs.map(async (ref) => {
+        let seq: number | undefined;
+        try {
+          seq = (await this.jsm.streams.getMessage(stream, { last_by_subj: `$KV.${this.bucket}.${entryOf(ref)}` }))?.seq;
+        } catch (error) {
+          if (error instanceof JetStreamApiError) return; // already gone
+          throw error;
+        }
+        if (seq === undefined) return;
+        try {
+          await this.jsm.streams.deleteMessage(stream, seq, true);
+        } catch (error) {
+          // Another process destroyed it between the two calls: it is gone all the same.
+          if (!(error instanceof JetStreamApiError)) throw error;
+        }
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.nc.drain();
+  }
+}
+
+function tokensOf(feed: FeedId): string {
+  return feed.replace(':', '.');
+}
+
+function entryOf(ref: FeedKeyRef): string {
+  return `${tokensOf(ref.feed)}.${ref.id}`;
+}

@@ -1,0 +1,261 @@
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, randomFillSync, type KeyObject } from 'node:crypto';
+import type { Activity, FeedId } from '@feedmill/contracts';
+
+/**
+ * A feed's data key: the content of the feed's activities is sealed with it, and destroying
+ * it leaves that content unreadable wherever it was copied (crypto-shredding).
+ */
+export interface FeedKey {
+  /** Names the key in sealed boxes: base64url, no dots. */
+  id: string;
+  feed: FeedId;
+  /** 32 bytes: an AES-256-GCM key. */
+  secret: Buffer;
+}
+
+/** Which key a box was sealed with: the feed is read in clear beside the box. */
+export interface FeedKeyRef {
+  feed: FeedId;
+  id: string;
+}
+
+/** A new random key for `feed`. */
+export function newFeedKey(feed: FeedId): FeedKey {
+  return { id: randomBytes(12).toString('base64url'), feed, secret: randomBytes(32) };
+}
+
+/** The event types whose data holds what users typed: the only ones sealed. */
+export const SEALED_EVENT_TYPES: ReadonlySet<string> = new Set(['ActivityAdded', 'ActivitiesAdded', 'ActivityUpdated']);
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * Random nonces drawn 1,024 at a time: a `randomBytes` call costs about as much as the
+ * cipher itself, and a seal happens on every post. Still 96 random bits each.
+ */
+const nonces = Buffer.alloc(IV_BYTES * 1024);
+let nextNonce = nonces.length;
+function nonce(): Buffer {
+  if (nextNonce === nonces.length) {
+    randomFillSync(nonces);
+    nextNonce = 0;
+  }
+  const iv = Buffer.from(nonces.subarray(nextNonce, nextNonce + IV_BYTES));
+  nextNonce += IV_BYTES;
+  return iv;
+}
+
+/** Each key imported once as a key object, which a cipher takes without copying and checking it again. */
+const keyObjects = new WeakMap<FeedKey, KeyObject>();
+function keyObjectOf(key: FeedKey): KeyObject {
+  let object = keyObjects.get(key);
+  if (!object) keyObjects.set(key, (object = createSecretKey(key.secret)));
+  return object;
+}
+
+/**
+ * Seals `plain` (JSON) with `key`, bound to the activity (`feed`, `id`) as additional data
+ * so that a box moved to another activity does not open: `<key id>.<base64 of iv, ciphertext, tag>`.
+ */
+export function seal(key: FeedKey, activityId: string, plain: unknown): string {
+  const iv = nonce();
+  const cipher = createCipheriv('aes-256-gcm', keyObjectOf(key), iv);
+  cipher.setAAD(Buffer.from(`${key.feed}\n${activityId}`));
+  const body = cipher.update(JSON.stringify(plain), 'utf8');
+  const last = cipher.final();
+  return `${key.id}.${Buffer.concat([iv, body, last, cipher.getAuthTag()]).toString('base64')}`;
+}
+
+/** The id of the key a box was sealed with. */
+export function keyIdOf(box: string): string {
+  const dot = box.indexOf('.');
+  if (dot <= 0) throw new SealedContentError(`a sealed box names no key: ${box.slice(0, 20)}`);
+  return box.slice(0, dot);
+}
+
+/** Opens a box sealed by {@link seal}; throws when it was not sealed with `key` for this activity. */
+export function open(key: FeedKey, activityId: string, box: string): unknown {
+  const bytes = Buffer.from(box.slice(key.id.length + 1), 'base64');
+  if (bytes.length < IV_BYTES + TAG_BYTES) throw new SealedContentError(`sealed box of ${activityId} is cut short`);
+  const decipher = createDecipheriv('aes-256-gcm', keyObjectOf(key), bytes.subarray(0, IV_BYTES));
+  decipher.setAAD(Buffer.from(`${key.feed}\n${activityId}`));
+  decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+  try {
+    return JSON.parse(Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8'));
+  } catch (error) {
+    throw new SealedContentError(`sealed box of ${activityId} does not open with key ${key.id}`, { cause: error });
+  }
+}
+
+export class SealedContentError extends Error {
+  override readonly name = 'SealedContentError';
+}
+
+/**
+ * The fields an activity keeps in clear: what orders and routes it (fan-out's planning, the
+ * timelines' keys, who was addressed), all identifiers or times. Everything a user typed
+ * (actor, object, foreignId, extra, refs) goes into the box.
+ */
+type ClearActivity = Pick<Activity, 'id' | 'feed' | 'verb' | 'time' | 'bumpedAt' | 'updatedAt' | 'to'> & { sealed: string };
+type SealedFields = Pick<Activity, 'actor' | 'object' | 'foreignId' | 'extra' | 'refs'>;
+
+export function sealActivity(activity: Activity, key: FeedKey): ClearActivity {
+  const { id, feed, actor, verb, object, time, foreignId, extra, bumpedAt, updatedAt, to, refs } = activity;
+  const hidden: SealedFields = { actor, object };
+  if (foreignId !== undefined) hidden.foreignId = foreignId;
+  if (extra !== undefined) hidden.extra = extra;
+  if (refs !== undefined) hidden.refs = refs;
+  const clear: ClearActivity = { id, feed, verb, time, sealed: seal(key, id, hidden) };
+  if (bumpedAt !== undefined) clear.bumpedAt = bumpedAt;
+  if (updatedAt !== undefined) clear.updatedAt = updatedAt;
+  if (to !== undefined) clear.to = to;
+  return clear;
+}
+
+/** The activity a sealed one stands for, its fields in the schema's order (as a decode of a plain one gives them). */
+function openActivity(clear: ClearActivity, key: FeedKey): Activity {
+  const { actor, object, foreignId, extra, refs } = open(key, clear.id, clear.sealed) as SealedFields;
+  const activity: Activity = { id: clear.id, feed: clear.feed, actor, verb: clear.verb, object, time: clear.time };
+  if (foreignId !== undefined) activity.foreignId = foreignId;
+  if (extra !== undefined) activity.extra = extra;
+  if (clear.bumpedAt !== undefined) activity.bumpedAt = clear.bumpedAt;
+  if (clear.updatedAt !== undefined) activity.updatedAt = clear.updatedAt;
+  if (clear.to !== undefined) activity.to = clear.to;
+  if (refs !== undefined) activity.refs = refs;
+  return activity;
+}
+
+const isSealed = (value: unknown): value is { sealed: string } => typeof (value as { sealed?: unknown } | null)?.sealed === 'string';
+
+interface UpdatedData {
+  id: string;
+  feed: FeedId;
+  time: string;
+  object?: string;
+  extra?: Record<string, unknown>;
+}
+
+/** The feeds whose keys sealing an event of this type needs (none for a type that is not sealed). */
+export function feedsToSeal(type: string, data: unknown): FeedId[] {
+  switch (type) {
+    case 'ActivityAdded':
+      return [(data as { activity: Activity }).activity.feed];
+    case 'ActivitiesAdded':
+      return [...new Set((data as { activities: Activity[] }).activities.map((activity) => activity.feed))];
+    case 'ActivityUpdated':
+      return [(data as UpdatedData).feed];
+    default:
+      return [];
+  }
+}
+
+/** The data of an event as the log stores it, its content sealed with its feed's key. */
+export function sealEventData(type: string, data: unknown, keyOf: (feed: FeedId) => FeedKey): unknown {
+  switch (type) {
+    case 'ActivityAdded': {
+      const { activity } = data as { activity: Activity };
+      return { activity: sealActivity(activity, keyOf(activity.feed)) };
+    }
+    case 'ActivitiesAdded': {
+      const { id, activities } = data as { id: string; activities: Activity[] };
+      return { id, activities: activities.map((activity) => sealActivity(activity, keyOf(activity.feed))) };
+    }
+    case 'ActivityUpdated': {
+      const { id, feed, time, object, extra } = data as UpdatedData;
+      const hidden: Pick<UpdatedData, 'object' | 'extra'> = {};
+      if (object !== undefined) hidden.object = object;
+      if (extra !== undefined) hidden.extra = extra;
+      return { id, feed, time, sealed: seal(keyOf(feed), id, hidden) };
+    }
+    default:
+      return data;
+  }
+}
+
+/** The keys a stored event's boxes were sealed with; none for a plain (or older, unsealed) event. */
+export function sealedKeyRefs(type: string, data: unknown): FeedKeyRef[] {
+  if (!SEALED_EVENT_TYPES.has(type)) return [];
+  const refs: FeedKeyRef[] = [];
+  const add = (clear: unknown) => {
+    if (isSealed(clear)) refs.push({ feed: (clear as unknown as { feed: FeedId }).feed, id: keyIdOf(clear.sealed) });
+  };
+  if (type === 'ActivityAdded') add((data as { activity: unknown }).activity);
+  else if (type === 'ActivitiesAdded') for (const activity of (data as { activities: unknown[] }).activities) add(activity);
+  else add(data);
+  return refs;
+}
+
+/** What a stored event reads as once its boxes are opened: today's plain shape, or a tombstone. */
+export interface OpenedEvent {
+  type: string;
+  data: unknown;
+  /** False when a box's key is gone: `type` is then `ContentErased`, or a batch lost some items. */
+  whole: boolean;
+}
+
+/**
+ * Opens the boxes of a stored event with the keys `keyOf` finds; a box whose key is gone
+ * (destroyed: its feed was erased) leaves a tombstone. A single event becomes a
+ * `ContentErased` with its type, feed and activity id; a batch loses the items whose key is
+ * gone, and becomes a `ContentErased` when none is left. Plain events (written before
+ * sealing, or of types that are not sealed) are returned as they are.
+ */
+export function openEventData(type: string, data: unknown, keyOf: (ref: FeedKeyRef) => FeedKey | undefined): OpenedEvent {
+  const keyFor = (clear: { feed: FeedId; sealed: string }) => keyOf({ feed: clear.feed, id: keyIdOf(clear.sealed) });
+  switch (type) {
+    case 'ActivityAdded': {
+      const clear = (data as { activity: unknown }).activity;
+      if (!isSealed(clear)) return { type, data, whole: true };
+      const sealed = clear as ClearActivity;
+      const key = keyFor(sealed);
+      if (!key) return erased(type, sealed.feed, [sealed.id]);
+      return { type, data: { activity: openActivity(sealed, key) }, whole: true };
+    }
+    case 'ActivitiesAdded': {
+      const { id, activities } = data as { id: string; activities: unknown[] };
+      if (!activities.some(isSealed)) return { type, data, whole: true };
+      const opened: Activity[] = [];
+      const gone: string[] = [];
+      for (const item of activities) {
+        if (!isSealed(item)) {
+          opened.push(item as Activity);
+          continue;
+        }
+        const sealed = item as ClearActivity;
+        const key = keyFor(sealed);
+        if (key) opened.push(openActivity(sealed, key));
+        else gone.push(sealed.id);
+      }
+      if (opened.length === 0) return erased(type, (activities[0] as ClearActivity).feed, gone);
+      return { type, data: { id, activities: opened }, whole: gone.length === 0 };
+    }
+    case 'ActivityUpdated': {
+      if (!isSealed(data)) return { type, data, whole: true };
+      const { id, feed, time, sealed } = data as UpdatedData & { sealed: string };
+      const key = keyFor({ feed, sealed });
+      if (!key) return erased(type, feed, [id]);
+      const { object, extra } = open(key, id, sealed) as Pick<UpdatedData, 'object' | 'extra'>;
+      return { type, data: { id, feed, time, ...(object !== undefined && { object }), ...(extra !== undefined && { extra }) }, whole: true };
+    }
+    default:
+      return { type, data, whole: true };
+  }
+}
+
+/**
+ * The tombstone a stored event reads as when none of its boxes can be opened any more (every
+ * key it names is gone), found without opening anything; undefined when some content still
+ * opens (or the event is plain).
+ */
+export function tombstoneOf(type: string, data: unknown, keyOf: (ref: FeedKeyRef) => FeedKey | undefined): OpenedEvent | undefined {
+  if (!SEALED_EVENT_TYPES.has(type)) return undefined;
+  const refs = sealedKeyRefs(type, data);
+  if (refs.length === 0 || refs.some((ref) => keyOf(ref) !== undefined)) return undefined;
+  if (type === 'ActivitiesAdded' && (data as { activities: unknown[] }).activities.some((item) => !isSealed(item))) return undefined;
+  return openEventData(type, data, () => undefined);
+}
+
+function erased(of: string, feed: FeedId, ids: string[]): OpenedEvent {
+  return { type: 'ContentErased', data: { of, feed, ids }, whole: false };
+}

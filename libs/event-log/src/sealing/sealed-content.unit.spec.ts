@@ -1,0 +1,52 @@
+import type { Activity } from '@feedmill/contracts';
+import { newFeedKey, openEventData, sealEventData, sealedKeyRefs, SealedContentError } from './sealed-content.js';
+
+const key = newFeedKey('user:bob');
+const activity: Activity = {
+  id: 'a1',
+  feed: 'user:bob',
+  actor: 'bob-secret',
+  verb: 'post',
+  object: 'photo-secret',
+  time: '2026-01-01T00:00:00.000Z',
+  foreignId: 'fid-secret',
+  extra: { text: 'secret' },
+  to: ['alerts:carol'],
+  refs: ['topic:secret'],
+};
+
+describe('sealed content', () => {
+  it('keeps routing fields in clear, seals what a user typed, and opens to the same activity, field order included', () => {
+    const stored = sealEventData('ActivityAdded', { activity }, () => key);
+    const text = JSON.stringify(stored);
+    expect(text).not.toContain('secret');
+    expect(stored).toEqual({ activity: { id: 'a1', feed: 'user:bob', verb: 'post', time: activity.time, to: ['alerts:carol'], sealed: expect.stringMatching(new RegExp(`^${key.id}\\.`)) } });
+    expect(sealedKeyRefs('ActivityAdded', stored)).toEqual([{ feed: 'user:bob', id: key.id }]);
+    const opened = openEventData('ActivityAdded', stored, () => key);
+    expect(JSON.stringify(opened.data)).toBe(JSON.stringify({ activity }));
+  });
+
+  it('reads a plain event written before sealing as it is', () => {
+    expect(openEventData('ActivityAdded', { activity }, () => undefined)).toEqual({ type: 'ActivityAdded', data: { activity }, whole: true });
+  });
+
+  it('gives a tombstone where the key is gone, and drops only the erased items of a batch', () => {
+    const other = newFeedKey('user:ann');
+    const ann: Activity = { ...activity, id: 'a2', feed: 'user:ann' };
+    const single = sealEventData('ActivityAdded', { activity }, () => key);
+    expect(openEventData('ActivityAdded', single, () => undefined)).toEqual({ type: 'ContentErased', data: { of: 'ActivityAdded', feed: 'user:bob', ids: ['a1'] }, whole: false });
+    const batch = sealEventData('ActivitiesAdded', { id: 'b', activities: [activity, ann] }, (feed) => (feed === 'user:bob' ? key : other));
+    const opened = openEventData('ActivitiesAdded', batch, (ref) => (ref.id === other.id ? other : undefined));
+    expect(opened).toEqual({ type: 'ActivitiesAdded', data: { id: 'b', activities: [ann] }, whole: false });
+    const update = sealEventData('ActivityUpdated', { id: 'a1', feed: 'user:bob', time: 't', extra: { text: 'secret' } }, () => key);
+    expect(JSON.stringify(update)).not.toContain('secret');
+    expect(openEventData('ActivityUpdated', update, () => key).data).toEqual({ id: 'a1', feed: 'user:bob', time: 't', extra: { text: 'secret' } });
+    expect(openEventData('ActivityUpdated', update, () => undefined).type).toBe('ContentErased');
+  });
+
+  it('refuses a box moved to another activity, or opened with another key', () => {
+    const stored = sealEventData('ActivityAdded', { activity }, () => key) as { activity: { id: string } };
+    expect(() => openEventData('ActivityAdded', { activity: { ...stored.activity, id: 'a9' } }, () => key)).toThrow(SealedContentError);
+    expect(() => openEventData('ActivityAdded', stored, () => ({ ...newFeedKey('user:bob'), id: key.id }))).toThrow(SealedContentError);
+  });
+});

@@ -1,0 +1,137 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { feedEvents, type Activity, type FeedId, type FeedLogEvent } from '@feedmill/contracts';
+import { FileEventLog } from '../file/file-event-log.js';
+import type { RecordedEvent } from '../event-log.port.js';
+import type { FeedKeyStore } from './feed-keys.port.js';
+import { FileFeedKeyStore } from './file-feed-keys.js';
+import { SealedEventLog } from './sealed-event-log.js';
+
+let dir: string;
+beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'feedmill-sealed-'))));
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+/** A key store that counts what it is asked. */
+function counting(store: FeedKeyStore): FeedKeyStore & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    currentKeys: (feeds) => (calls.push(`current ${feeds.length}`), store.currentKeys(feeds)),
+    keysOf: (feed) => (calls.push(`keysOf ${feed}`), store.keysOf(feed)),
+    find: (refs) => (calls.push(`find ${refs.length}`), store.find(refs)),
+    destroy: (refs) => (calls.push(`destroy ${refs.length}`), store.destroy(refs)),
+    close: () => store.close(),
+  };
+}
+
+async function openSealed(): Promise<{ log: SealedEventLog; keys: ReturnType<typeof counting> }> {
+  const keys = counting(await FileFeedKeyStore.open(dir));
+  return { log: new SealedEventLog(await FileEventLog.open({ dir }), keys), keys };
+}
+
+const secret = 'SECRET-TEXT-42';
+const post = (id: string, feed: FeedId): FeedLogEvent => ({
+  type: 'ActivityAdded',
+  data: { activity: { id, feed, actor: 'someone', verb: 'post', object: `${secret} ${id}`, time: '2026-01-01T00:00:00.000Z', extra: { text: secret } } as Activity },
+});
+const erase = (feed: FeedId): FeedLogEvent => ({ type: 'FeedErased', data: { feed, time: '2026-01-02T00:00:00.000Z' } });
+
+async function readAll(log: SealedEventLog | FileEventLog): Promise<RecordedEvent[]> {
+  const records: RecordedEvent[] = [];
+  const head = await log.headPosition();
+  if (head === 0) return records;
+  await new Promise<void>((resolve) => {
+    const subscription = log.subscribeToAll({
+      onEvents: (events) => {
+        records.push(...events);
+        if (records[records.length - 1]!.position >= head) void subscription.stop().then(resolve);
+      },
+    });
+  });
+  return records;
+}
+
+describe('SealedEventLog', () => {
+  it('keeps appends in the order they were called while a key is made, and seals what users typed', async () => {
+    const { log } = await openSealed();
+    const appends = [0, 1, 2].map((n) => log.appendToStream('feed-user:a', [feedEvents.encode(post(`a${n}`, 'user:a'))], { expectedVersion: n === 0 ? 'no_stream' : n - 1 }));
+    expect((await Promise.all(appends)).map((result) => result.nextExpectedVersion)).toEqual([0, 1, 2]);
+    const opened = await log.readStream('feed-user:a');
+    expect(opened.map((record) => (record.data as { activity: Activity }).activity.object)).toEqual([`${secret} a0`, `${secret} a1`, `${secret} a2`]);
+    await log.close();
+    expect((await readFile(join(dir, 'events.log'))).includes(secret)).toBe(false);
+    const plain = await FileEventLog.open({ dir });
+    expect(JSON.stringify((await plain.readStream('feed-user:a'))[0]!.data)).not.toContain(secret);
+    await plain.close();
+  });
+
+  it('erases: keys named in the event and destroyed once it is durable; the content reads as tombstones in place, positions and revisions kept', async () => {
+    let { log } = await openSealed();
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);
+    await log.appendToStream('feed-user:b', [feedEvents.encode(post('b1', 'user:b'))]);
+    const heard: Array<{ feed: FeedId; position: number }> = [];
+    log.onErased((erasure) => heard.push(erasure));
+    const { position } = await log.appendToStream('erased-user:a', [feedEvents.encode(erase('user:a'))]);
+    expect(heard).toEqual([{ feed: 'user:a', position }]);
+    const [erasure] = await log.readStream('erased-user:a');
+    expect((erasure!.data as { keys: string[] }).keys).toHaveLength(1);
+    const [tombstone] = await log.readStream('feed-user:a');
+    expect(tombstone).toMatchObject({ type: 'ContentErased', revision: 0, position: 1, data: { of: 'ActivityAdded', feed: 'user:a', ids: ['a1'] } });
+    expect(feedEvents.decode(tombstone!)).toEqual({ type: 'ContentErased', data: { of: 'ActivityAdded', feed: 'user:a', ids: ['a1'] } });
+    // The id is used again: a new key, and the new post reads.
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a2', 'user:a'))]);
+    await log.close();
+    expect(await readFile(join(dir, 'feed-keys.jsonl'), 'utf8')).not.toContain((erasure!.data as { keys: string[] }).keys[0]);
+    ({ log } = await openSealed());
+    const records = await readAll(log);
+    expect(records.map((record) => [record.position, record.type])).toEqual([
+      [1, 'ContentErased'],
+      [2, 'ActivityAdded'],
+      [3, 'FeedErased'],
+      [4, 'ActivityAdded'],
+    ]);
+    expect((records[3]!.data as { activity: Activity }).activity.object).toBe(`${secret} a2`);
+    await log.close();
+  });
+
+  it('finishes an erasure a crash interrupted: a read that meets a FeedErased whose key still exists destroys it', async () => {
+    let { log } = await openSealed();
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);
+    const keyIds = (await FileFeedKeyStore.open(dir).then((store) => store.keysOf('user:a'))).map((key) => key.id);
+    await log.close();
+    // As if the process died after the erasure was durable and before the key was destroyed.
+    const plain = await FileEventLog.open({ dir });
+    await plain.appendToStream('erased-user:a', [{ ...feedEvents.encode(erase('user:a')), data: { feed: 'user:a', time: 't', keys: keyIds } }]);
+    await plain.close();
+    const reopened = await openSealed();
+    log = reopened.log;
+    const keys = reopened.keys;
+    const heard: number[] = [];
+    log.onErased(({ position }) => heard.push(position));
+    const first = await readAll(log);
+    // Read before the key was destroyed, the post opens (the erasure after it removes it from every projection),
+    // even when its data is read only after the erasure in the same batch destroyed the key.
+    expect(first.map((record) => record.type)).toEqual(['ActivityAdded', 'FeedErased']);
+    expect((first[0]!.data as { activity: Activity }).activity.object).toBe(`${secret} a1`);
+    expect(keys.calls).toContain('destroy 1');
+    expect(heard).toEqual([2]);
+    expect((await log.readStream('feed-user:a'))[0]!.type).toBe('ContentErased');
+    await log.close();
+  });
+
+  it('looks up the keys of a batch at once, and caches them', async () => {
+    let { log } = await openSealed();
+    for (let n = 0; n < 40; n++) await log.appendToStream(`feed-user:f${n % 8}`, [feedEvents.encode(post(`p${n}`, `user:f${n % 8}` as FeedId))]);
+    await log.close();
+    const reopened = await openSealed();
+    log = reopened.log;
+    const keys = reopened.keys;
+    const records = await readAll(log);
+    expect(records).toHaveLength(40);
+    expect(keys.calls.filter((call) => call.startsWith('find'))).toEqual(['find 8']);
+    await readAll(log);
+    expect(keys.calls.filter((call) => call.startsWith('find'))).toHaveLength(1);
+    await log.close();
+  });
+});

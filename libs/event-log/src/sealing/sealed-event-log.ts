@@ -1,0 +1,210 @@
+import type { FeedId } from '@feedmill/contracts';
+import type { AppendOptions, AppendResult, EventLog, NewEvent, RecordedEvent, SubscribeOptions, Subscription } from '../event-log.port.js';
+import type { FeedKeyStore } from './feed-keys.port.js';
+import { feedsToSeal, openEventData, SEALED_EVENT_TYPES, sealedKeyRefs, sealEventData, tombstoneOf, type FeedKey, type FeedKeyRef } from './sealed-content.js';
+
+/** Told once an erasure is durable and its keys destroyed (on append, and when a read meets one). */
+export type ErasureListener = (erasure: { feed: FeedId; position: number }) => void;
+
+interface FeedErasedData {
+  feed: FeedId;
+  time: string;
+  keys?: string[];
+}
+
+/**
+ * The log with activities' content sealed, one AES-256-GCM box per activity with its feed's
+ * key (crypto-shredding): appends seal what users typed, reads open it, and a `FeedErased`
+ * destroys the feed's keys once it is durable, after which every read of that content
+ * gives a `ContentErased` tombstone in its place. Positions and stream revisions never
+ * change, so a replay is as deterministic as before; events written before sealing existed
+ * read as they were.
+ *
+ * Keys are cached: an append or a read whose keys are known does no other I/O. Appends keep
+ * the order they were called in (the writers queue appends to one stream with consecutive
+ * expected revisions), also while a key is being made.
+ */
+export class SealedEventLog implements EventLog {
+  /** Keys by id; null for one known to be destroyed. */
+  private readonly keys = new Map<string, FeedKey | null>();
+  /** The key each feed's new content is sealed with. */
+  private readonly current = new Map<FeedId, FeedKey>();
+  /** Set while an append waits for keys: later appends wait behind it, to keep their order. */
+  private waiting: Promise<unknown> | undefined;
+  private readonly listeners: ErasureListener[] = [];
+
+  constructor(
+    private readonly inner: EventLog,
+    private readonly keyStore: FeedKeyStore,
+  ) {}
+
+  /** Calls `listener` after each erasure. */
+  onErased(listener: ErasureListener): void {
+    this.listeners.push(listener);
+  }
+
+  get openSubscriptions(): number {
+    return this.inner.openSubscriptions;
+  }
+
+  appendToStream(stream: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+    const erasures = events.filter((event) => event.type === 'FeedErased');
+    const missing = this.missingKeys(events);
+    if (this.waiting === undefined && missing.length === 0 && erasures.length === 0) return this.inner.appendToStream(stream, this.sealed(events), options);
+    // The inner append is called in turn; its result is awaited outside the turn.
+    const called = (this.waiting ?? Promise.resolve()).then(async () => {
+      if (missing.length > 0) for (const [feed, key] of await this.keyStore.currentKeys(missing)) this.learn(feed, key);
+      const filled = await Promise.all(events.map((event) => (event.type === 'FeedErased' ? this.withKeys(event) : event)));
+      return { appended: this.inner.appendToStream(stream, this.sealed(filled), options), filled };
+    });
+    const turn = called.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.waiting = turn;
+    void turn.then(() => {
+      if (this.waiting === turn) this.waiting = undefined;
+    });
+    return called.then(async ({ appended, filled }) => {
+      const result = await appended;
+      for (const event of filled) if (event.type === 'FeedErased') await this.erased(event.data as FeedErasedData, result.position);
+      return result;
+    });
+  }
+
+  async readStream(stream: string): Promise<RecordedEvent[]> {
+    return this.opened(await this.inner.readStream(stream));
+  }
+
+  subscribeToAll(options: SubscribeOptions): Subscription {
+    return this.inner.subscribeToAll({ ...options, onEvents: async (records) => options.onEvents(await this.opened(records)) });
+  }
+
+  headPosition(): Promise<number> {
+    return this.inner.headPosition();
+  }
+
+  saveCheckpoint(consumer: string, position: number): Promise<void> {
+    return this.inner.saveCheckpoint(consumer, position);
+  }
+
+  loadCheckpoint(consumer: string): Promise<number | undefined> {
+    return this.inner.loadCheckpoint(consumer);
+  }
+
+  async close(): Promise<void> {
+    await this.waiting;
+    await this.inner.close();
+    await this.keyStore.close();
+  }
+
+  private missingKeys(events: readonly NewEvent[]): FeedId[] {
+    const missing: FeedId[] = [];
+    for (const event of events) {
+      if (!SEALED_EVENT_TYPES.has(event.type)) continue;
+      for (const feed of feedsToSeal(event.type, event.data)) if (!this.current.has(feed)) missing.push(feed);
+    }
+    return missing;
+  }
+
+  private sealed(events: readonly NewEvent[]): NewEvent[] {
+    return events.map((event) => (SEALED_EVENT_TYPES.has(event.type) ? { ...event, data: sealEventData(event.type, event.data, (feed) => this.current.get(feed)!) } : event));
+  }
+
+  private learn(feed: FeedId, key: FeedKey): void {
+    this.current.set(feed, key);
+    this.keys.set(key.id, key);
+  }
+
+  /** A `FeedErased` naming every key its feed has now: those are destroyed once it is durable. */
+  private async withKeys(event: NewEvent): Promise<NewEvent> {
+    const data = event.data as FeedErasedData;
+    const keys = (await this.keyStore.keysOf(data.feed)).map((key) => key.id);
+    // New content of the feed after this is sealed with a new key.
+    this.current.delete(data.feed);
+    return { ...event, data: { ...data, keys } };
+  }
+
+  /**
+   * The keys a record's boxes name, as they stand now: a record opened later (its data read
+   * after an erasure further on destroyed them) opens as it was classified here.
+   */
+  private keysHeldNow(record: RecordedEvent): (ref: FeedKeyRef) => FeedKey | undefined {
+    const refs = sealedKeyRefs(record.type, record.data);
+    if (refs.length === 1) {
+      const only = this.keys.get(refs[0]!.id) ?? undefined;
+      return () => only;
+    }
+    const held = new Map<string, FeedKey | undefined>();
+    for (const ref of refs) held.set(ref.id, this.keys.get(ref.id) ?? undefined);
+    return (ref) => held.get(ref.id);
+  }
+
+  /** Destroys an erasure's keys (again, harmlessly, when a read meets one already done) and tells the listeners. */
+  private async erased(data: FeedErasedData, position: number): Promise<void> {
+    const refs: FeedKeyRef[] = (data.keys ?? []).map((id) => ({ feed: data.feed, id }));
+    if (this.current.get(data.feed) && data.keys?.includes(this.current.get(data.feed)!.id)) this.current.delete(data.feed);
+    const standing = refs.filter((ref) => this.keys.get(ref.id) !== null);
+    if (standing.length > 0) {
+      const exist = await this.keyStore.find(standing);
+      if (exist.size > 0) await this.keyStore.destroy([...exist.values()]);
+    }
+    for (const ref of refs) this.keys.set(ref.id, null);
+    for (const listener of this.listeners) listener({ feed: data.feed, position });
+  }
+
+  /**
+   * The records with their boxes opened: every key the batch needs is looked up at once
+   * (one round trip to the key store at most), then each record is opened without waiting.
+   * Erasures in the batch destroy their keys after the batch is opened.
+   */
+  private async opened(records: readonly RecordedEvent[]): Promise<RecordedEvent[]> {
+    let unknown: Map<string, FeedKeyRef> | undefined;
+    let erasures: RecordedEvent[] | undefined;
+    for (const record of records) {
+      if (record.type === 'FeedErased') (erasures ??= []).push(record);
+      if (!SEALED_EVENT_TYPES.has(record.type)) continue;
+      for (const ref of sealedKeyRefs(record.type, record.data)) if (!this.keys.has(ref.id)) (unknown ??= new Map()).set(ref.id, ref);
+    }
+    if (unknown) {
+      const found = await this.keyStore.find([...unknown.values()]);
+      for (const id of unknown.keys()) this.keys.set(id, found.get(id) ?? null);
+    }
+    const out = new Array<RecordedEvent>(records.length);
+    const keyOf = (ref: FeedKeyRef) => this.keys.get(ref.id) ?? undefined;
+    for (let index = 0; index < records.length; index++) {
+      const record = records[index]!;
+      if (!SEALED_EVENT_TYPES.has(record.type)) {
+        out[index] = record;
+        continue;
+      }
+      const tombstone = tombstoneOf(record.type, record.data, keyOf);
+      out[index] = tombstone ? { ...record, type: tombstone.type, data: tombstone.data, metadata: { v: 1 } } : openedOnRead(record, this.keysHeldNow(record));
+    }
+    if (erasures) for (const record of erasures) await this.erased(record.data as FeedErasedData, record.position);
+    return out;
+  }
+}
+
+/**
+ * The record with its boxes opened when its `data` is first read, not before: most readers
+ * of the log skip most events by their type (graph skips every post), and a box costs a
+ * cipher to open. Its keys were looked up with its batch, so opening is synchronous.
+ */
+function openedOnRead(record: RecordedEvent, keyOf: (ref: FeedKeyRef) => FeedKey | undefined): RecordedEvent {
+  const opened = { ...record };
+  let data: unknown;
+  let open = true;
+  Object.defineProperty(opened, 'data', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (open) {
+        data = openEventData(record.type, record.data, keyOf).data;
+        open = false;
+      }
+      return data;
+    },
+  });
+  return opened;
+}

@@ -1,0 +1,10 @@
+export { metrics, metricsRegistry, scrapeSources, ScrapeSources } from './metrics.js';
+export type { TimelineHoldings, FanoutLag, ServicePosition, RebuildProgress } from './metrics.js';
+export { processMetrics, METRICS_EXPOSITION } from './exposition.js';
+export type { MetricsExposition } from './exposition.js';
+export { PrimaryMetrics, WorkerMetrics } from './worker-metrics.js';
+export type { MetricsLink } from './worker-metrics.js';
+export { REQUEST_ID_HEADER, requestIdFrom, withRequestId, currentRequestId } from './request-context.js';
+export type { RequestContext } from './request-context.js';
+export { JsonLogger } from './json-logger.js';
+export type { NestLogLevel } from './json-logger.js';

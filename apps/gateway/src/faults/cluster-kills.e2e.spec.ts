@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FeedId } from '@feedmill/contracts';
-import { JetStreamEventLog } from '@feedmill/event-log';
+import { connectSealedJetStreamLog } from '@feedmill/event-log';
 import { FeedClient, readAllEvents, startCluster, startNatsServer, waitUntilEveryServiceCaughtUp, waitUntilSettled, type ClusterDeployment, type NatsServerHandle } from '@feedmill/harness';
 import { AcknowledgedWrites, SeededChoices, checkAcknowledgedWrites, checkTimelines, runMixedWorkload } from '@feedmill/testing';
 
@@ -43,7 +43,8 @@ afterAll(async () => {
 });
 
 async function eventsInJetStream() {
-  const log = await JetStreamEventLog.connect({ servers: nats.url, streamName: STREAM });
+  // Activities are sealed with their feed's key in the log: read as the services read them.
+  const log = await connectSealedJetStreamLog({ servers: nats.url, streamName: STREAM });
   try {
     return await readAllEvents(log);
   } finally {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FeedId } from '@feedmill/contracts';
-import { FileEventLog } from '@feedmill/event-log';
+import { openSealedFileLog } from '@feedmill/event-log';
 import { FeedClient, freePort, readAllEvents, startStandalone, waitUntilSettled, type Deployment } from '@feedmill/harness';
 import { AcknowledgedWrites, SeededChoices, checkAcknowledgedWrites, checkTimelines, runMixedWorkload } from '@feedmill/testing';
 
@@ -26,7 +26,8 @@ beforeAll(async () => (root = await mkdtemp(join(tmpdir(), 'feedmill-kill-cycles
 afterAll(() => rm(root, { recursive: true, force: true }));
 
 async function eventsOnDisk(dataDir: string) {
-  const log = await FileEventLog.open({ dir: dataDir });
+  // Activities are sealed with their feed's key in the log: read as the standalone reads them.
+  const log = await openSealedFileLog({ dir: dataDir });
   try {
     return await readAllEvents(log);
   } finally {

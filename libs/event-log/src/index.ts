@@ -17,6 +17,7 @@ export { JetStreamEventLog } from './jetstream/jetstream-event-log.js';
 export { KurrentEventLog } from './kurrentdb/kurrentdb-event-log.js';
 export type { KurrentEventLogOptions } from './kurrentdb/kurrentdb-event-log.js';
 export type { JetStreamEventLogOptions } from './jetstream/jetstream-event-log.js';
+export { CorruptLogError, LogNotWritableError, LogWriteFailedError } from './file/file-log-errors.js';
 export { SealedEventLog } from './sealing/sealed-event-log.js';
 export type { ErasureListener } from './sealing/sealed-event-log.js';
 export type { FeedKeyStore } from './sealing/feed-keys.port.js';

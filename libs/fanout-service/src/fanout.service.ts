@@ -104,6 +104,8 @@ const CATCH_UP_BATCH = 8_192;
 const REPLAY_DEAD_LETTERS = 'replay-dead-letters';
 /** Under the services' request timeout, so that the caller hears why. */
 const ASK_PLANNER_TIMEOUT_MS = 14_000;
+/** How often a planner with nothing to deliver looks whether a timeline partition fell behind it. */
+const TIMELINE_WATCH_MS = 2_000;
 
 /**
  * One spell as planner. Its run names the jobs it publishes (a retry within it queues none
@@ -111,6 +113,14 @@ const ASK_PLANNER_TIMEOUT_MS = 14_000;
  */
 interface PlanningTerm {
   run: string;
+  /**
+   * Rewinds within the term. Jobs are named by the run and this count: after a rewind the
+   * jobs of an event are published anew, since those published before it may have been
+   * refused (timeline had restarted and stood elsewhere) and counted done; under their old
+   * names the queue would drop the new ones as duplicates, and the event would be passed
+   * with no deliveries.
+   */
+  rewinds: number;
   ended: AbortController;
 }
 
@@ -171,6 +181,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private positions: number[];
   private stopping = false;
   private rewinding = false;
+  private watchingTimeline = false;
   /** Positions of the dead letters not replayed yet. */
   private readonly deadLettered = new Set<number>();
   /** Batches and replays take turns: both move timeline from where fan-out stands. */
@@ -267,7 +278,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
 
   private startPlanning(): void {
     if (this.term || this.stopping) return;
-    const term: PlanningTerm = { run: randomUUID(), ended: new AbortController() };
+    const term: PlanningTerm = { run: randomUUID(), rewinds: 0, ended: new AbortController() };
     this.term = term;
     if (this.cluster) {
       this.logger.log('planning fan-out: this process holds the planner lease');
@@ -281,6 +292,34 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     // Not awaited: fan-out follows the log for as long as it plans.
     void this.startFromTimeline(term);
+    const watch = setInterval(() => void this.watchTimeline(term), TIMELINE_WATCH_MS);
+    watch.unref();
+    this.planningSignal().addEventListener('abort', () => clearInterval(watch), { once: true });
+  }
+
+  /**
+   * A timeline process that restarted empty (memory stores) stands behind fan-out, which
+   * learns it from the next delivery it refuses. With no write coming, the partition would
+   * stay empty while every service reports ready: so a caught-up planner asks the partitions
+   * where they stand, between batches, and replays to one found behind.
+   */
+  private async watchTimeline(term: PlanningTerm): Promise<void> {
+    if (!this.plans(term) || !this.caughtUp || this.rewinding || this.watchingTimeline) return;
+    this.watchingTimeline = true;
+    try {
+      await this.turns.run('timeline', async () => {
+        if (!this.plans(term) || this.rewinding) return;
+        const positions = await Promise.all(this.partitioning.all.map(async (partition) => (await this.client.request(subjects.timeline.status, {}, this.partitioning.routeTo(partition))).position));
+        const lowest = Math.min(...positions);
+        if (lowest >= this.delivered) return;
+        this.positions = positions;
+        this.rewind(lowest, term);
+      });
+    } catch {
+      // A partition that does not answer now is looked at again, or found by the next delivery.
+    } finally {
+      this.watchingTimeline = false;
+    }
   }
 
   /** Stops following the log; the batch in hand ends at its next step. Timeline stays where it got to. */
@@ -414,6 +453,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private rewind(position: number, term: PlanningTerm): void {
     if (this.rewinding || !this.plans(term)) return;
     this.rewinding = true;
+    term.rewinds++;
     const behind = this.partitioning.partitioned ? ` (partitions at ${this.positions.join(', ')})` : '';
     this.logger.warn(`timeline stands at ${position}${behind}, fan-out at ${this.delivered}: replaying from ${position}`);
     // The other processes say fan-out is not ready until it has caught up again.
@@ -512,7 +552,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!term || !this.plans(term)) throw new FanoutStoppingError('fan-out stopped planning');
     const parts = this.byPartition([delivery]);
     const jobs = this.partitionsBehind(to).flatMap((partition) => parts.get(partition)?.flatMap((part) => deliveryJobs(part as ReadersDelivery, this.positions[partition]!)) ?? []);
-    await this.cluster!.jobs.publish(position, jobs, term.run);
+    await this.cluster!.jobs.publish(position, jobs, `${term.run}.${term.rewinds}`);
     this.jobsPublished += jobs.length;
     const done = await this.cluster!.jobs.untilDone(position, { stallMs: this.jobSettings.stallMs, signal: this.planningSignal() });
     if (!done) throw new FanoutStoppingError('fan-out stopped planning');

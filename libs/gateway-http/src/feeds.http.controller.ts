@@ -85,7 +85,8 @@ export class FeedsHttpController {
   bump(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Param('activityId') activityId: string, @Body() body: unknown): Promise<Activity> {
     const feed = resolveFeed(this.groups, group, id, 'producer');
     requireOwner(caller, feed, 'bump activities of');
-    const { time } = parseInput(bumpBodySchema, body ?? {}, 'body');
+    // No body is a bump at the server's time; a body of `null` is not an object and is refused.
+    const { time } = parseInput(bumpBodySchema, body === undefined ? {} : body, 'body');
     const request: BumpActivityRequest = { feed, id: resolveId(activityId, 'activityId'), time: time ?? new Date().toISOString() };
     return this.client.request(subjects.content.bump, request);
   }

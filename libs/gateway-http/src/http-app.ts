@@ -5,6 +5,7 @@ import type { RuntimeConfig } from '@feedmill/config';
 import { processLogger } from '@feedmill/runtime';
 import { authenticate } from './auth/authenticate.js';
 import { TokenVerifier, type TokenKeys } from './auth/token-verifier.js';
+import { answerClientError, answerFrameworkError } from './framework-errors.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
 import { carryRequestIds, measureRequests, requestIdOptions } from './http-observability.js';
@@ -36,7 +37,13 @@ export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
  */
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
   // Long ids must reach validation and get our 400, not the router's 414.
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit, routerOptions: { maxParamLength: 1024 }, ...requestIdOptions });
+  const adapter = new FastifyAdapter({
+    bodyLimit: options.bodyLimit,
+    routerOptions: { maxParamLength: 1024 },
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
+    ...requestIdOptions,
+  });
   measureRequests(adapter.getInstance());
   carryRequestIds(adapter.getInstance());
   // No `/metrics` here: this is the public port. Metrics are on the status port (`STATUS_PORT`), which need not be reachable from outside.

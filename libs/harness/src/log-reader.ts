@@ -24,3 +24,20 @@ export async function waitUntilSettled(api: FeedClient, timeoutMs = 30_000, inte
     { timeoutMs, intervalMs, what: 'fan-out to catch up with the log' },
   );
 }
+
+/**
+ * Waits until every service is ready and stands at the same log position, timeline
+ * included: after a timeline process restarted empty, fan-out's own position is already at
+ * the head while it replays the log into the new one.
+ */
+export async function waitUntilEveryServiceCaughtUp(api: FeedClient, timeoutMs = 60_000): Promise<number> {
+  return waitFor(
+    async () => {
+      const { status, body } = await api.call<{ services: Array<{ position: number; ready?: boolean }> }>('GET', '/readyz').catch(() => ({ status: 0, body: undefined }));
+      if (status !== 200 || !body) return undefined;
+      const positions = new Set(body.services.map((s) => s.position));
+      return positions.size === 1 && body.services.every((s) => s.ready !== false) ? [...positions][0] : undefined;
+    },
+    { timeoutMs, intervalMs: 100, what: 'every service to catch up with the log' },
+  );
+}

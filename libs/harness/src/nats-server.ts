@@ -7,9 +7,19 @@ import { freePort } from './free-port.js';
 export interface NatsServerHandle {
   url: string;
   port: number;
-  /** JetStream's store directory (removed on stop). */
+  /** The JetStream store directory. */
   storeDir: string;
+  /** SIGTERM, wait for the exit, and remove the store directory when this handle made it. */
   stop(): Promise<void>;
+  /** SIGKILL and wait for the exit, keeping the store: a crash, to restart from with the same `port` and `storeDir`. */
+  kill(): Promise<void>;
+}
+
+export interface NatsServerOptions {
+  /** @defaultValue a free port */
+  port?: number;
+  /** @defaultValue a fresh temporary directory, removed by `stop` */
+  storeDir?: string;
 }
 
 const CANDIDATES = ['nats-server', '/usr/sbin/nats-server', '/usr/local/bin/nats-server', '/usr/bin/nats-server'];
@@ -25,33 +35,38 @@ export function findNatsServer(): string | undefined {
 }
 
 /**
- * Starts a private nats-server with JetStream on a free port and a fresh store directory,
- * and waits until it accepts clients. Throws when no binary is installed: a suite that
+ * Starts a private nats-server with JetStream on a free port and a fresh store directory
+ * (or the given ones, to restart a killed server on its store), and waits until it accepts
+ * clients. Throws when no binary is installed: a suite that
  * needs NATS must fail, not pass silently.
  */
-export async function startNatsServer(): Promise<NatsServerHandle> {
+export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServerHandle> {
   const binary = findNatsServer();
   if (!binary) {
     throw new Error('nats-server was not found on PATH (install it: apt-get install -y nats-server, or set NATS_SERVER_BIN)');
   }
-  const port = await freePort();
-  const storeDir = await mkdtemp(join(tmpdir(), 'feedmill-nats-'));
+  const port = options.port ?? (await freePort());
+  const storeDir = options.storeDir ?? (await mkdtemp(join(tmpdir(), 'feedmill-nats-')));
   const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   await waitForReady(child, port);
+  const signal = async (sig: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill(sig);
+      await exited;
+    }
+  };
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      await rm(storeDir, { recursive: true, force: true });
+      await signal('SIGTERM');
+      if (!options.storeDir) await rm(storeDir, { recursive: true, force: true });
     },
+    kill: () => signal('SIGKILL'),
   };
 }
 

@@ -116,19 +116,39 @@ export interface ClusterOptions {
  * processes (`timeline-0`, `timeline-1`, ...) sharing the `timelinePartitions` as
  * `timelineOwnership` says.
  */
-export async function startCluster(options: ClusterOptions): Promise<Deployment> {
+export interface ClusterDeployment extends Deployment {
+  /** Starts the process named `name` again, with its environment, in its place in `processes` (after it was killed or stopped). */
+  restart(name: string): RunningProcess;
+}
+
+export async function startCluster(options: ClusterOptions): Promise<ClusterDeployment> {
   const port = await freePort();
   const partitions = options.timelinePartitions ?? 1;
   const replicas = options.timelineReplicas ?? 1;
   const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', ...sharedServersApart(options.stream), JETSTREAM_STREAM: options.stream, TIMELINE_PARTITIONS: String(partitions), TIMELINE_REPLICAS: String(replicas), ...options.env };
-  const processes = ['content', 'graph'].map((name) => startApp(name, env));
+  const starts = new Map<string, () => RunningProcess>();
+  const add = (app: string, appEnv: Record<string, string>, name = app) => starts.set(name, () => startApp(app, appEnv, name));
+  for (const name of ['content', 'graph']) add(name, env);
   const place = (i: number): Record<string, string> => (options.timelineOwnership === 'leases' ? {} : { TIMELINE_REPLICA_INDEX: String(i) });
-  for (let i = 0; i < replicas; i++) processes.push(replicas === 1 ? startApp('timeline', env) : startApp('timeline', { ...env, ...place(i) }, `timeline-${i}`));
-  for (let i = 1; i <= (options.fanoutWorkers ?? 1); i++) processes.push(startApp('fanout', env, i === 1 ? 'fanout' : `fanout-${i}`));
-  processes.push(startApp('gateway', { ...env, PORT: String(port) }));
+  for (let i = 0; i < replicas; i++) {
+    if (replicas === 1) add('timeline', env);
+    else add('timeline', { ...env, ...place(i) }, `timeline-${i}`);
+  }
+  for (let i = 1; i <= (options.fanoutWorkers ?? 1); i++) add('fanout', env, i === 1 ? 'fanout' : `fanout-${i}`);
+  add('gateway', { ...env, PORT: String(port) });
+  const processes = [...starts.values()].map((start) => start());
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilReady(baseUrl, processes, options.readyTimeoutMs);
-  return { baseUrl, processes, stop: async () => void (await Promise.all(processes.map((p) => p.stop()))) };
+  return {
+    baseUrl,
+    processes,
+    stop: async () => void (await Promise.all(processes.map((p) => p.stop()))),
+    restart(name) {
+      const at = processes.findIndex((p) => p.name === name);
+      if (at < 0 || !starts.has(name)) throw new Error(`no process named ${name}`);
+      return (processes[at] = starts.get(name)!());
+    },
+  };
 }
 
 /** The processes `pid` started (the standalone's HTTP workers, say). */

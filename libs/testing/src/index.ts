@@ -1,4 +1,12 @@
 export { referenceTimelines } from './reference-timelines.js';
 export { describeFeedScenarios, SCENARIO_CAP } from './feed-scenarios.js';
 export { describePublicApi, RATE_LIMIT } from './public-api-scenarios.js';
+export { operationsOf } from './faults/openapi-operations.js';
+export type { ApiOperation } from './faults/openapi-operations.js';
+export { malformedRequests } from './faults/malformed-requests.js';
+export type { MalformedRequest, MalformedRequestContext } from './faults/malformed-requests.js';
+export { AcknowledgedWrites, SeededChoices, runMixedWorkload } from './faults/acknowledged-writes.js';
+export type { WorkloadShape } from './faults/acknowledged-writes.js';
+export { checkAcknowledgedWrites, checkTimelines } from './faults/crash-checks.js';
+export type { Findings } from './faults/crash-checks.js';
 export { ErasureMarker, ERASURE_FEED_CONFIG, postMarkedActivities, apiAnswers, erasedFeedInLog } from './erasure-proof.js';

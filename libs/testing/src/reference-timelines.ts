@@ -10,6 +10,8 @@ export function referenceTimelines(events: readonly RecordedEvent[]): {
   timelineOf(reader: FeedId): Activity[];
   readers(): FeedId[];
   activities(): Activity[];
+  /** The feeds a reader follows now. */
+  followed(reader: FeedId): FeedId[];
 } {
   const activities = new Map<string, Activity>();
   const following = new Map<FeedId, Set<FeedId>>();
@@ -30,6 +32,7 @@ export function referenceTimelines(events: readonly RecordedEvent[]): {
   return {
     readers: () => [...following.keys()],
     activities: () => [...activities.values()],
+    followed: (reader) => [...(following.get(reader) ?? [])],
     timelineOf(reader) {
       const targets = following.get(reader) ?? new Set<FeedId>();
       return [...activities.values()]

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describeEventLogContract } from '../contract/event-log.contract.js';
 import { FileEventLog } from './file-event-log.js';
 import { DirectoryLockedError } from './directory-lock.js';
+import { CorruptLogError } from './file-log-errors.js';
 
 describeEventLogContract('file', {
   async open() {
@@ -42,14 +43,15 @@ describe('FileEventLog on disk', () => {
     await reopened.close();
   });
 
-  it('cuts a record whose checksum does not match, and garbage after the last record', async () => {
+  it('refuses to open a log whose last whole record fails its checksum, naming the byte to cut at', async () => {
     const log = await FileEventLog.open({ dir });
     await log.appendToStream('s', [{ type: 'T', data: { n: 1 } }]);
     await log.close();
-    await appendFile(join(dir, 'events.log'), Buffer.from([20, 0, 0, 0, 1, 2, 3, 4, ...Buffer.from('{"not":"a record"}..')]));
-    const reopened = await FileEventLog.open({ dir });
-    expect(await reopened.headPosition()).toBe(1);
-    await reopened.close();
+    const good = (await stat(join(dir, 'events.log'))).size;
+    // A whole record (length 20, 20 bytes) whose checksum does not match: no crash writes that.
+    await appendFile(join(dir, 'events.log'), Buffer.from([20, 0, 0, 0, 1, 2, 3, 4, ...Buffer.from('{"s":"a record"}....')]));
+    await expect(FileEventLog.open({ dir })).rejects.toThrow(new RegExp(`record at byte ${good} \\(log position 2\\).*truncate -s ${good}`));
+    await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(CorruptLogError);
   });
 
   it('shares one fsync among appends that arrive together, acknowledges each, and says how many shared each', async () => {

@@ -14,11 +14,17 @@ import { runSubscription, tracked } from '../subscription-loop.js';
 import { encodeRecord, HEADER_BYTES, scanRecords } from './record-codec.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
 import { LogRecords } from './log-records.js';
+import { CorruptLogError, isNotWritable, LogNotWritableError, LogWriteFailedError } from './file-log-errors.js';
+import { tailDamageOf } from './tail-damage.js';
 
 export interface FileEventLogOptions {
   /** Directory holding `events.log`, `checkpoints/` and the lock file. Created if missing. */
   dir: string;
-  /** Told when a torn or corrupt tail was cut off at open. @defaultValue ignores it */
+  /**
+   * Told when a torn tail (the remains of a write a crash interrupted, never acknowledged)
+   * was cut off at open. Damage a crash cannot explain is not cut: the open fails with a
+   * {@link CorruptLogError}. @defaultValue ignores it
+   */
   onTailRepaired?: (info: { keptBytes: number; cutBytes: number }) => void;
   /** Told of each group commit once it is durable: how many appends shared its write and fsync, and how long those took. @defaultValue ignores them */
   onGroupCommit?: (commit: { appends: number; seconds: number }) => void;
@@ -65,15 +71,24 @@ export class FileEventLog implements EventLog {
     private readonly file: FileHandle,
     private readonly lock: DirectoryLock,
     committed: LogRecords,
+    /** Bytes of the file that hold acknowledged records: where a failed write is cut back to. */
+    private committedBytes: number,
     private readonly onGroupCommit?: FileEventLogOptions['onGroupCommit'],
   ) {
     this.committed = committed;
     this.nextPosition = committed.length + 1;
   }
 
+  /**
+   * Opens (or creates) the log in `options.dir`. Fails with a {@link LogNotWritableError}
+   * when the directory cannot be written, and with a {@link CorruptLogError} when the file
+   * holds damage other than a torn tail.
+   */
   static async open(options: FileEventLogOptions): Promise<FileEventLog> {
-    await mkdir(join(options.dir, 'checkpoints'), { recursive: true });
-    const lock = await acquireDirectoryLock(options.dir);
+    const lock = await notWritableExplained(options.dir, async () => {
+      await mkdir(join(options.dir, 'checkpoints'), { recursive: true });
+      return acquireDirectoryLock(options.dir);
+    });
     const path = join(options.dir, 'events.log');
     try {
       const existing = await readFile(path).catch((error: NodeJS.ErrnoException) => {
@@ -81,14 +96,21 @@ export class FileEventLog implements EventLog {
         throw error;
       });
       const scanned = scanRecords(existing);
-      const file = await open(path, 'a+');
-      if (scanned.validBytes < existing.length) {
+      const damage = tailDamageOf(existing, scanned.validBytes);
+      if (damage.kind === 'corrupt') throw new CorruptLogError(path, damage.offset, scanned.starts.length + 1, damage.reason);
+      const file = await notWritableExplained(options.dir, () => open(path, 'a+'));
+      if (damage.kind === 'torn') {
         // A crash tore the last write: it was never acknowledged, so cutting it loses nothing.
-        await file.truncate(scanned.validBytes);
-        await file.sync();
-        options.onTailRepaired?.({ keptBytes: scanned.validBytes, cutBytes: existing.length - scanned.validBytes });
+        await notWritableExplained(options.dir, async () => {
+          await file.truncate(scanned.validBytes);
+          await file.sync();
+        }).catch(async (error: unknown) => {
+          await file.close();
+          throw error;
+        });
+        options.onTailRepaired?.({ keptBytes: scanned.validBytes, cutBytes: damage.bytes });
       }
-      return new FileEventLog(options.dir, file, lock, new LogRecords(existing, scanned.starts, scanned.lengths), options.onGroupCommit);
+      return new FileEventLog(options.dir, file, lock, new LogRecords(existing, scanned.starts, scanned.lengths), scanned.validBytes, options.onGroupCommit);
     } catch (error) {
       await lock.release();
       throw error;
@@ -97,7 +119,7 @@ export class FileEventLog implements EventLog {
 
   appendToStream(stream: string, events: readonly NewEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new EventLogClosedError());
-    if (this.failure) return Promise.reject(new EventLogClosedError('the event log failed a write and refuses more'));
+    if (this.failure) return Promise.reject(new EventLogClosedError('the event log failed a write, could not cut it back, and refuses more'));
     if (events.length === 0) return Promise.reject(new Error('appendToStream needs at least one event'));
     this.streamRevisions ??= this.committed.lastRevisions();
     const current = this.streamRevisions.get(stream) ?? -1;
@@ -139,20 +161,17 @@ export class FileEventLog implements EventLog {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
+      const bytes = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((w) => w.bytes));
+      const started = performance.now();
       try {
-        const started = performance.now();
-        const bytes = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((w) => w.bytes));
-        await this.file.write(bytes, 0, bytes.length);
+        await this.writeFully(bytes);
         await this.file.datasync();
         this.onGroupCommit?.({ appends: batch.length, seconds: (performance.now() - started) / 1000 });
       } catch (error) {
-        // The file may now end in a partial record that later appends would follow; stop
-        // accepting writes so that nothing acknowledged can sit behind a torn record.
-        this.failure = error;
-        for (const write of [...batch, ...this.queue]) write.reject(error);
-        this.queue = [];
+        await this.abandonWrite(batch, error as NodeJS.ErrnoException);
         break;
       }
+      this.committedBytes += bytes.length;
       for (const write of batch) {
         const keepFrom = this.slowestSubscriber();
         for (const [index, event] of write.events.entries()) this.committed.add(write.records[index]!.subarray(HEADER_BYTES), event, keepFrom);
@@ -161,6 +180,39 @@ export class FileEventLog implements EventLog {
       this.wakeSubscribers();
     }
     this.flushing = null;
+  }
+
+  /**
+   * `write` may write less than asked (a disk that fills up mid-write does): the rest is
+   * written until all of it is, or an error says why not.
+   */
+  private async writeFully(bytes: Buffer): Promise<void> {
+    for (let written = 0; written < bytes.length; ) {
+      const { bytesWritten } = await this.file.write(bytes, written, bytes.length - written);
+      if (bytesWritten === 0) throw Object.assign(new Error('the file took no bytes'), { code: 'EIO' });
+      written += bytesWritten;
+    }
+  }
+
+  /**
+   * Refuses the appends of a failed write and every one queued behind it (their positions
+   * follow it), and cuts the file back to its acknowledged records, so that a later append
+   * never sits behind a torn one: the log then takes appends again (a full disk that gets
+   * space back). When the cut fails too, the log refuses every append from then on.
+   */
+  private async abandonWrite(batch: PendingWrite[], error: NodeJS.ErrnoException): Promise<void> {
+    try {
+      await this.file.truncate(this.committedBytes);
+      await this.file.datasync();
+    } catch (cutError) {
+      this.failure = cutError;
+    }
+    // Appends queued meanwhile were numbered after the failed ones: refused with them.
+    const refused = [...batch, ...this.queue];
+    this.queue = [];
+    this.nextPosition = this.committed.length + 1;
+    this.streamRevisions = undefined; // read again from the records at the next append
+    for (const write of refused) write.reject(new LogWriteFailedError(error));
   }
 
   private wakeSubscribers(): void {
@@ -242,3 +294,13 @@ export class FileEventLog implements EventLog {
   }
 }
 
+
+/** Runs a step that creates or opens the log's files, and explains a directory that cannot be written. */
+async function notWritableExplained<T>(dir: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (isNotWritable(error)) throw new LogNotWritableError(dir, error);
+    throw error;
+  }
+}

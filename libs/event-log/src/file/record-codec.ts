@@ -35,17 +35,31 @@ export function scanRecords(buffer: Buffer): ScannedLog {
   const starts: number[] = [];
   const lengths: number[] = [];
   let offset = 0;
-  while (offset + HEADER_BYTES <= buffer.length) {
+  while (isRecordAt(buffer, offset)) {
     const length = buffer.readUInt32LE(offset);
-    const checksum = buffer.readUInt32LE(offset + 4);
-    const start = offset + HEADER_BYTES;
-    if (start + length > buffer.length) break;
-    if (crc32(buffer.subarray(start, start + length)) !== checksum) break;
-    starts.push(start);
+    starts.push(offset + HEADER_BYTES);
     lengths.push(length);
-    offset = start + length;
+    offset += HEADER_BYTES + length;
   }
   return { starts, lengths, validBytes: offset };
+}
+
+/** What every payload starts with, as {@link encodeRecord} writes it (`{"s":` then the stream). */
+const PAYLOAD_OPENING = Buffer.from('{"s":', 'latin1');
+
+/**
+ * Whether a whole record starts at `offset`: its payload within the buffer, starting as
+ * {@link encodeRecord} writes one, and matching its checksum. The opening matters as much as
+ * the checksum: eight zero bytes (a tail the file system extended but never wrote) read as a
+ * record of length 0 whose CRC-32, 0, matches.
+ */
+export function isRecordAt(buffer: Buffer, offset: number): boolean {
+  if (offset + HEADER_BYTES > buffer.length) return false;
+  const length = buffer.readUInt32LE(offset);
+  const start = offset + HEADER_BYTES;
+  if (length < PAYLOAD_OPENING.length || start + length > buffer.length) return false;
+  if (buffer.compare(PAYLOAD_OPENING, 0, PAYLOAD_OPENING.length, start, start + PAYLOAD_OPENING.length) !== 0) return false;
+  return crc32(buffer.subarray(start, start + length)) === buffer.readUInt32LE(offset + 4);
 }
 
 export function decodeRecord(buffer: Buffer, start: number, length: number): StoredRecord {

@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import { decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, streamAndRevisionOf, streamPrefix } from './record-codec.js';
 
 const record = (n: number, s = 'stream') => ({ s, r: n, t: 'T', d: { n, text: 'é' }, m: { v: 1 }, at: '2026-01-01T00:00:00.000Z' });
@@ -25,6 +26,16 @@ describe('record codec', () => {
     for (const cut of [3, HEADER_BYTES + 2, second.length - 1]) {
       expect(scanRecords(Buffer.concat([first, second.subarray(0, cut)])).validBytes).toBe(first.length);
     }
+  });
+
+  it('takes no record of length 0 (eight zero bytes have a matching CRC-32), nor a payload that does not start as one', () => {
+    const first = encodeRecord(record(0));
+    expect(scanRecords(Buffer.concat([first, Buffer.alloc(8)])).validBytes).toBe(first.length);
+    const notARecord = Buffer.from('["s",1]');
+    const header = Buffer.alloc(HEADER_BYTES);
+    header.writeUInt32LE(notARecord.length, 0);
+    header.writeUInt32LE(crc32(notARecord), 4);
+    expect(scanRecords(Buffer.concat([first, header, notARecord])).validBytes).toBe(first.length);
   });
 
   it.each(['feed-user:bob', 'with "quotes" and \\ backslash', 'ünïcødé', 'tab\there', ''])('reads the stream and revision of %j from the first bytes as a full decode does', (stream) => {

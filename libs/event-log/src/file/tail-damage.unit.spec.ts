@@ -1,0 +1,58 @@
+import { encodeRecord, HEADER_BYTES, scanRecords } from './record-codec.js';
+import { tailDamageOf } from './tail-damage.js';
+
+const record = (n: number) => encodeRecord({ s: 'stream', r: n, t: 'T', d: { n, text: 'x'.repeat(40) }, m: {}, at: '2026-01-01T00:00:00.000Z' });
+const log = (count: number) => Buffer.concat(Array.from({ length: count }, (_, n) => record(n)));
+const damageOf = (bytes: Buffer) => tailDamageOf(bytes, scanRecords(bytes).validBytes);
+const flipped = (bytes: Buffer, at: number) => {
+  const copy = Buffer.from(bytes);
+  copy[at] = copy[at]! ^ 0x10;
+  return copy;
+};
+
+describe('tail damage', () => {
+  const whole = log(5);
+  const last = record(4).length;
+
+  it('finds none in a log of whole records, or an empty one', () => {
+    expect(damageOf(whole)).toEqual({ kind: 'none' });
+    expect(damageOf(Buffer.alloc(0))).toEqual({ kind: 'none' });
+  });
+
+  it.each([1, HEADER_BYTES - 1, HEADER_BYTES + 3, last - 1])('calls a last record cut %i bytes from its end torn', (cut) => {
+    expect(damageOf(whole.subarray(0, whole.length - cut))).toEqual({ kind: 'torn', offset: whole.length - last, bytes: last - cut });
+  });
+
+  it('calls zeros after the last record torn, even eight of them, which read as a record of length 0 with a matching CRC', () => {
+    for (const zeros of [8, 3, 4096]) {
+      const bytes = Buffer.concat([whole, Buffer.alloc(zeros)]);
+      expect(scanRecords(bytes).validBytes).toBe(whole.length);
+      expect(damageOf(bytes)).toEqual({ kind: 'torn', offset: whole.length, bytes: zeros });
+    }
+  });
+
+  it('calls a bit flipped in the last whole record corrupt: it may have been acknowledged', () => {
+    for (const at of [whole.length - last + 4, whole.length - last + HEADER_BYTES + 10, whole.length - 2]) {
+      expect(damageOf(flipped(whole, at))).toMatchObject({ kind: 'corrupt', offset: whole.length - last, recordsAfter: 0 });
+    }
+  });
+
+  it("calls a last record whose length was damaged corrupt when its payload up to the end is whole", () => {
+    const bytes = Buffer.from(whole);
+    bytes.writeUInt32LE(bytes.readUInt32LE(whole.length - last) + 1000, whole.length - last);
+    expect(damageOf(bytes)).toMatchObject({ kind: 'corrupt', reason: expect.stringContaining('damaged length') });
+  });
+
+  it('calls a bit flip before other whole records corrupt, and counts them, wherever it is in the record', () => {
+    const second = record(0).length;
+    for (const at of [second + 1, second + 5, second + HEADER_BYTES + 20]) {
+      expect(damageOf(flipped(whole, at))).toEqual({ kind: 'corrupt', offset: second, reason: expect.stringContaining('3 whole records follow'), recordsAfter: 3 });
+    }
+  });
+
+  it('calls a length damaged to run past the end corrupt when whole records follow it', () => {
+    const bytes = Buffer.from(whole);
+    bytes.writeUInt32LE(1 << 30, 0);
+    expect(damageOf(bytes)).toMatchObject({ kind: 'corrupt', offset: 0, recordsAfter: 4 });
+  });
+});

@@ -53,6 +53,18 @@ async function readAll(log: SealedEventLog | FileEventLog): Promise<RecordedEven
 }
 
 describe('SealedEventLog', () => {
+  it('makes the keys of new feeds posted to at once in shared writes, and keeps the order appends were called in', async () => {
+    const { log, keys } = await openSealed();
+    const feeds = Array.from({ length: 40 }, (_, n) => `user:n${n}` as FeedId);
+    const results = await Promise.all(feeds.map((feed, n) => log.appendToStream(`feed-${feed}`, [feedEvents.encode(post(`p${n}`, feed))])));
+    // Called in one tick, they all join the first write (one at a time, it took forty).
+    expect(keys.calls).toEqual(['current 40']);
+    expect(results.map((result) => result.position)).toEqual(feeds.map((_, n) => n + 1));
+    const opened = await readAll(log);
+    expect(opened.map((record) => (record.data as { activity: Activity }).activity.object)).toEqual(feeds.map((_, n) => `${secret} p${n}`));
+    await log.close();
+  });
+
   it('keeps appends in the order they were called while a key is made, and seals what users typed', async () => {
     const { log } = await openSealed();
     const appends = [0, 1, 2].map((n) => log.appendToStream('feed-user:a', [feedEvents.encode(post(`a${n}`, 'user:a'))], { expectedVersion: n === 0 ? 'no_stream' : n - 1 }));

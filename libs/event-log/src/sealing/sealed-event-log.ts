@@ -31,6 +31,10 @@ export class SealedEventLog implements EventLog {
   private readonly current = new Map<FeedId, FeedKey>();
   /** Set while an append waits for keys: later appends wait behind it, to keep their order. */
   private waiting: Promise<unknown> | undefined;
+  /** Feeds whose keys the next write to the key store makes, and when that write is done. */
+  private keyBatch: { feeds: Set<FeedId>; written: Promise<void> } | undefined;
+  /** The write to the key store under way, if one is. */
+  private keyWriting: Promise<void> = Promise.resolve();
   private readonly listeners: ErasureListener[] = [];
 
   constructor(
@@ -52,8 +56,9 @@ export class SealedEventLog implements EventLog {
     const missing = this.missingKeys(events);
     if (this.waiting === undefined && missing.length === 0 && erasures.length === 0) return this.inner.appendToStream(stream, this.sealed(events), options);
     // The inner append is called in turn; its result is awaited outside the turn.
+    const keysWritten = missing.length > 0 ? this.keysMade(missing) : undefined;
     const called = (this.waiting ?? Promise.resolve()).then(async () => {
-      if (missing.length > 0) for (const [feed, key] of await this.keyStore.currentKeys(missing)) this.learn(feed, key);
+      await keysWritten;
       const filled = await Promise.all(events.map((event) => (event.type === 'FeedErased' ? this.withKeys(event) : event)));
       return { appended: this.inner.appendToStream(stream, this.sealed(filled), options), filled };
     });
@@ -70,6 +75,27 @@ export class SealedEventLog implements EventLog {
       for (const event of filled) if (event.type === 'FeedErased') await this.erased(event.data as FeedErasedData, result.position);
       return result;
     });
+  }
+
+  /**
+   * Makes keys for `feeds` in the next write to the key store: every append that misses a key
+   * while one write is under way joins the one after it, so that the first posts of many new
+   * feeds at once share one write (and one fsync), as the file log's appends share theirs,
+   * instead of each waiting for its own with every append queued behind it.
+   */
+  private keysMade(feeds: readonly FeedId[]): Promise<void> {
+    if (!this.keyBatch) {
+      const batch = new Set<FeedId>();
+      const written = this.keyWriting.then(async () => {
+        // Closed from here on: feeds missing a key now go to the next write.
+        if (this.keyBatch?.feeds === batch) this.keyBatch = undefined;
+        for (const [feed, key] of await this.keyStore.currentKeys([...batch])) this.learn(feed, key);
+      });
+      this.keyBatch = { feeds: batch, written };
+      this.keyWriting = written.catch(() => undefined);
+    }
+    for (const feed of feeds) this.keyBatch.feeds.add(feed);
+    return this.keyBatch.written;
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { metrics, REQUEST_ID_HEADER, requestIdFrom, withRequestId } from '@feedmill/observability';
+import { carriesRequestContext, metrics, REQUEST_ID_HEADER, requestIdFrom, withRequestId } from '@feedmill/observability';
 
 type Timer = ReturnType<typeof metrics.httpRequestDuration.labels>;
 
@@ -72,8 +72,9 @@ export function carryRequestIds(fastify: FastifyInstance): void {
     void reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
-  // The body is parsed on the socket's callbacks, outside any context: the route enters it here, just before it runs.
-  fastify.addHook('preHandler', (request: FastifyRequest, _reply, done) => withRequestId(request.id, done));
+  // The body is parsed on the socket's callbacks, outside any context: the route enters it
+  // here, just before it runs. A hook less per request where ids are not carried (REQUEST_IDS).
+  if (carriesRequestContext()) fastify.addHook('preHandler', (request: FastifyRequest, _reply, done) => withRequestId(request.id, done));
   // At `LOG_LEVEL=debug` only: a line per request (never at `log`, which the hot routes' rates would flood).
   if (!Logger.isLevelEnabled('debug')) return;
   const logger = new Logger('http');

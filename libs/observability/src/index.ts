@@ -4,7 +4,7 @@ export { processMetrics, METRICS_EXPOSITION } from './exposition.js';
 export type { MetricsExposition } from './exposition.js';
 export { PrimaryMetrics, WorkerMetrics } from './worker-metrics.js';
 export type { MetricsLink } from './worker-metrics.js';
-export { REQUEST_ID_HEADER, requestIdFrom, withRequestId, currentRequestId, carryRequestContext } from './request-context.js';
+export { REQUEST_ID_HEADER, requestIdFrom, withRequestId, currentRequestId, carryRequestContext, carriesRequestContext } from './request-context.js';
 export type { RequestContext, RequestIdsMode } from './request-context.js';
 export { JsonLogger } from './json-logger.js';
 export type { NestLogLevel } from './json-logger.js';

@@ -24,6 +24,11 @@ export function carryRequestContext(mode: RequestIdsMode): boolean {
   return carrying;
 }
 
+/** Whether request ids are carried (see {@link carryRequestContext}). */
+export function carriesRequestContext(): boolean {
+  return carrying;
+}
+
 function contextIsCheap(): boolean {
   return Number(process.versions.node.split('.')[0]) >= 24 || process.execArgv.includes('--experimental-async-context-frame');
 }

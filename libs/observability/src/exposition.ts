@@ -13,6 +13,3 @@ export const processMetrics: MetricsExposition = {
     return metricsRegistry.contentType;
   },
 };
-
-/** Injection token of the {@link MetricsExposition} an HTTP app answers `/metrics` with. */
-export const METRICS_EXPOSITION = Symbol('MetricsExposition');

@@ -1,6 +1,6 @@
 export { metrics, metricsRegistry, scrapeSources, ScrapeSources } from './metrics.js';
 export type { TimelineHoldings, FanoutLag, ServicePosition, RebuildProgress } from './metrics.js';
-export { processMetrics, METRICS_EXPOSITION } from './exposition.js';
+export { processMetrics } from './exposition.js';
 export type { MetricsExposition } from './exposition.js';
 export { PrimaryMetrics, WorkerMetrics } from './worker-metrics.js';
 export type { MetricsLink } from './worker-metrics.js';

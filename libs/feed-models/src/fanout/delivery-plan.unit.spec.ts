@@ -20,6 +20,17 @@ function followersOfA(position = 9): FollowerIndex {
   return index;
 }
 
+/** Lookups with nothing to find: timelines hold 10, by time, and every follow stands. */
+const quietLookups: PlanLookups = {
+  recent: async () => [],
+  isTimeline: (feed) => feed.startsWith('timeline:'),
+  capOf: () => 10,
+  orderOf: () => 'time',
+  follows: async () => true,
+  positions: async (ids) => ids.map(() => null),
+  activities: async () => [],
+};
+
 describe('planDeliveries', () => {
   const calls: string[] = [];
   const lookups: PlanLookups = {
@@ -221,12 +232,7 @@ describe('replanAsOfNow', () => {
   it('plans as the log stands at the head, and names the event’s own position in every delivery', async () => {
     const asOf: number[] = [];
     const lookups: PlanLookups = {
-      recent: async () => [],
-      isTimeline: (feed) => feed.startsWith('timeline:'),
-      capOf: () => 10,
-      orderOf: () => 'time',
-      follows: async () => true,
-      positions: async (ids) => ids.map(() => null),
+      ...quietLookups,
       activities: async (ids, atLeast) => (asOf.push(atLeast), ids.map((id) => ({ ...activity(id, 'user:a'), object: 'now' }))),
     };
     const [posted] = recorded([add('a1', 'user:a')], 7);
@@ -237,15 +243,7 @@ describe('replanAsOfNow', () => {
 });
 
 describe('replanAsOfNow, a hiding', () => {
-  const lookups: PlanLookups = {
-    recent: async () => [],
-    isTimeline: (feed) => feed.startsWith('timeline:'),
-    capOf: () => 10,
-    orderOf: () => 'time',
-    follows: async () => true,
-    positions: async (ids) => ids.map(() => null),
-    activities: async () => [],
-  };
+  const lookups = quietLookups;
   const hidden = { type: 'ActivityHidden', data: { feed: 'timeline:r', id: 'a1', time: 't1' } } as const;
   const shown = { type: 'ActivityShown', data: { feed: 'timeline:r', id: 'a1', time: 't2' } } as const;
 
@@ -264,15 +262,7 @@ describe('replanAsOfNow, a hiding', () => {
 });
 
 describe('fanOutBatch', () => {
-  const lookups: PlanLookups = {
-    recent: async () => [],
-    isTimeline: (feed) => feed.startsWith('timeline:'),
-    capOf: () => 10,
-    orderOf: () => 'time',
-    follows: async () => true,
-    positions: async (ids) => ids.map(() => null),
-    activities: async () => [],
-  };
+  const lookups = quietLookups;
   const events = recorded([follow('timeline:t', 'user:a'), add('a1', 'user:a')], 10);
 
   it('moves the follower index past the batch once the target has applied it', async () => {

@@ -1,5 +1,5 @@
 // Measures the cost of sealing an activity's content on append and opening it on read
-// (AES-256-GCM with the feed's key, one box per activity), in one process, after
+// (XChaCha20-Poly1305 with a key derived from the feed's, one box per activity), in one process, after
 // `npm run build`. Prints microseconds per activity, the best of several rounds.
 // Usage: node scripts/seal-throughput.mjs [--activities 200000] [--rounds 5]
 import { parseArgs } from 'node:util';

@@ -20,7 +20,7 @@ describe('sealed content', () => {
     const stored = sealEventData('ActivityAdded', { activity }, () => key);
     const text = JSON.stringify(stored);
     expect(text).not.toContain('secret');
-    expect(stored).toEqual({ activity: { id: 'a1', feed: 'user:bob', verb: 'post', time: activity.time, to: ['alerts:carol'], sealed: expect.stringMatching(new RegExp(`^${key.id}\\.`)) } });
+    expect(stored).toEqual({ activity: { id: 'a1', feed: 'user:bob', verb: 'post', time: activity.time, to: ['alerts:carol'], sealed: expect.stringMatching(new RegExp(`^${key.id}:`)) } });
     expect(sealedKeyRefs('ActivityAdded', stored)).toEqual([{ feed: 'user:bob', id: key.id }]);
     const opened = openEventData('ActivityAdded', stored, () => key);
     expect(JSON.stringify(opened.data)).toBe(JSON.stringify({ activity }));
@@ -48,5 +48,31 @@ describe('sealed content', () => {
     const stored = sealEventData('ActivityAdded', { activity }, () => key) as { activity: { id: string } };
     expect(() => openEventData('ActivityAdded', { activity: { ...stored.activity, id: 'a9' } }, () => key)).toThrow(SealedContentError);
     expect(() => openEventData('ActivityAdded', stored, () => ({ ...newFeedKey('user:bob'), id: key.id }))).toThrow(SealedContentError);
+  });
+
+  it('opens a box sealed with AES-256-GCM, as boxes were before XChaCha20-Poly1305, and refuses it moved', () => {
+    // Written by the AES-GCM sealing with this key: a box as logs written then hold it.
+    const v1Key = { id: 'v1-fixture-key', feed: 'user:bob' as const, secret: Buffer.alloc(32, 7) };
+    const stored = {
+      activity: {
+        id: 'a1',
+        feed: 'user:bob',
+        verb: 'post',
+        time: '2026-01-01T00:00:00.000Z',
+        sealed: 'v1-fixture-key.Lnw2TO29KfJ/oWcjfYVBEP9wKZnjDLTBZr7/Pz+qdzLdCbffHMLDfln2DiSD4pJFSSDO56zWwFdgnXiZCMClDMh6vIYlTSG2E+2n8qV+g4RCYbw+hsDx+DHLomI+abTtP3cvTqKUsUxQdA==',
+      },
+    };
+    expect(sealedKeyRefs('ActivityAdded', stored)).toEqual([{ feed: 'user:bob', id: 'v1-fixture-key' }]);
+    expect(openEventData('ActivityAdded', stored, () => v1Key)).toEqual({
+      type: 'ActivityAdded',
+      data: { activity: { id: 'a1', feed: 'user:bob', actor: 'bob', verb: 'post', object: 'photo:1', time: '2026-01-01T00:00:00.000Z', extra: { text: 'sealed before 2026-11-27' } } },
+      whole: true,
+    });
+    expect(() => openEventData('ActivityAdded', { activity: { ...stored.activity, id: 'a2' } }, () => v1Key)).toThrow(SealedContentError);
+  });
+
+  it('never seals two boxes alike, even of the same content', () => {
+    const boxes = new Set(Array.from({ length: 2_000 }, () => (sealEventData('ActivityAdded', { activity }, () => key) as { activity: { sealed: string } }).activity.sealed));
+    expect(boxes.size).toBe(2_000);
   });
 });

@@ -167,4 +167,35 @@ describe('SealedEventLog', () => {
     expect(store.calls.filter((call) => call.startsWith('find'))).toHaveLength(finds);
     await log.close();
   });
+
+  it('hands back the data it sealed for a record this process appended, and opens a record once for all its readers', async () => {
+    let { log } = await openSealed();
+    const appended = feedEvents.encode(post('a1', 'user:a'));
+    await log.appendToStream('feed-user:a', [appended]);
+    const [first, second] = await Promise.all([readAll(log), readAll(log)]);
+    // Nothing to open: the appender's own object, as the file log keeps it for its subscribers.
+    expect(first[0]!.data).toBe(appended.data);
+    expect(second[0]!.data).toBe(appended.data);
+    await log.close();
+
+    ({ log } = await openSealed());
+    const [a, b] = await Promise.all([readAll(log), readAll(log)]);
+    const opened = a[0]!.data as { activity: Activity };
+    expect(opened.activity.object).toBe(`${secret} a1`);
+    // Read from disk, one subscriber opened it and the other was handed what it found.
+    expect(b[0]!.data).toBe(opened);
+    await log.close();
+  });
+
+  it('leaves out an erased feed\'s items of an import another reader opened whole before the erasure', async () => {
+    const { log } = await openSealed();
+    const items = [post('a1', 'user:a'), post('b1', 'user:b')].map((event) => (event.data as { activity: Activity }).activity);
+    await log.appendToStream('import-1', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-1', activities: items } })]);
+    const before = await readAll(log);
+    expect((before[0]!.data as { activities: Activity[] }).activities.map((item) => item.id)).toEqual(['a1', 'b1']);
+    await log.appendToStream('erased-user:a', [feedEvents.encode(erase('user:a'))]);
+    const after = await readAll(log);
+    expect((after[0]!.data as { activities: Activity[] }).activities.map((item) => item.id)).toEqual(['b1']);
+    await log.close();
+  });
 });

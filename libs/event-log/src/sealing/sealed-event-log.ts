@@ -13,7 +13,7 @@ interface FeedErasedData {
 }
 
 /**
- * The log with activities' content sealed, one AES-256-GCM box per activity with its feed's
+ * The log with activities' content sealed, one box per activity with its feed's
  * key (crypto-shredding): appends seal what users typed, reads open it, and a `FeedErased`
  * destroys the feed's keys once it is durable, after which every read of that content
  * gives a `ContentErased` tombstone in its place. Positions and stream revisions never
@@ -29,6 +29,15 @@ export class SealedEventLog implements EventLog {
   private readonly keys = new Map<string, FeedKey | null>();
   /** The key each feed's new content is sealed with. */
   private readonly current = new Map<FeedId, FeedKey>();
+  /**
+   * The plain data of each sealed data object this process sealed or opened. The file log
+   * hands its subscribers the very object its appender gave it, and one decoded object to
+   * every subscriber reading the same record, so a post this process appended is never
+   * opened here, and a record read by several subscribers (content, graph, fan-out and
+   * timeline in the standalone) is opened once, not once each. Weak: it lives as long as
+   * the log keeps the record.
+   */
+  private readonly plainOf = new WeakMap<object, unknown>();
   /** Set while an append waits for keys: later appends wait behind it, to keep their order. */
   private waiting: Promise<unknown> | undefined;
   /** Feeds whose keys the next write to the key store makes, and when that write is done. */
@@ -134,7 +143,12 @@ export class SealedEventLog implements EventLog {
   }
 
   private sealed(events: readonly NewEvent[]): NewEvent[] {
-    return events.map((event) => (SEALED_EVENT_TYPES.has(event.type) ? { ...event, data: sealEventData(event.type, event.data, (feed) => this.current.get(feed)!) } : event));
+    return events.map((event) => {
+      if (!SEALED_EVENT_TYPES.has(event.type)) return event;
+      const data = sealEventData(event.type, event.data, (feed) => this.current.get(feed)!) as object;
+      this.plainOf.set(data, event.data);
+      return { ...event, data };
+    });
   }
 
   private learn(feed: FeedId, key: FeedKey): void {
@@ -164,6 +178,12 @@ export class SealedEventLog implements EventLog {
     const held = new Map<string, FeedKey | undefined>();
     for (const ref of refs) held.set(ref.id, this.keys.get(ref.id) ?? undefined);
     return (ref) => held.get(ref.id);
+  }
+
+  /** Whether every key a record's boxes name is held: a batch of several feeds' activities loses those of an erased feed. */
+  private holdsEveryKey(record: RecordedEvent): boolean {
+    if (record.type !== 'ActivitiesAdded') return true; // one box: a destroyed key already made it a tombstone
+    return sealedKeyRefs(record.type, record.data).every((ref) => this.keys.get(ref.id));
   }
 
   /** Destroys an erasure's keys (again, harmlessly, when a read meets one already done) and tells the listeners. */
@@ -207,8 +227,15 @@ export class SealedEventLog implements EventLog {
         out[index] = record;
         continue;
       }
+      // A destroyed key is looked for first, whatever this process knows of the plain data.
       const tombstone = tombstoneOf(record.type, record.data, keyOf);
-      out[index] = tombstone ? { ...record, type: tombstone.type, data: tombstone.data, metadata: { v: 1 } } : openedOnRead(record, this.keysHeldNow(record));
+      if (tombstone) out[index] = { ...record, type: tombstone.type, data: tombstone.data, metadata: { v: 1 } };
+      else {
+        // Opened whole (every key held), it is what any reader opening it now would get.
+        const whole = this.holdsEveryKey(record);
+        const plain = whole ? this.plainOf.get(record.data as object) : undefined;
+        out[index] = plain !== undefined ? { ...record, data: plain } : openedOnRead(record, this.keysHeldNow(record), whole ? this.plainOf : undefined);
+      }
     }
     if (erasures) for (const record of erasures) await this.erased(record.data as FeedErasedData, record.position);
     return out;
@@ -218,9 +245,11 @@ export class SealedEventLog implements EventLog {
 /**
  * The record with its boxes opened when its `data` is first read, not before: most readers
  * of the log skip most events by their type (graph skips every post), and a box costs a
- * cipher to open. Its keys were looked up with its batch, so opening is synchronous.
+ * cipher to open. Its keys were looked up with its batch, so opening is synchronous. With
+ * `plainOf` (the record opens whole), what another reader of the record opened is taken
+ * from there, and what this one opens is left there for the others.
  */
-function openedOnRead(record: RecordedEvent, keyOf: (ref: FeedKeyRef) => FeedKey | undefined): RecordedEvent {
+function openedOnRead(record: RecordedEvent, keyOf: (ref: FeedKeyRef) => FeedKey | undefined, plainOf: WeakMap<object, unknown> | undefined): RecordedEvent {
   const opened = { ...record };
   let data: unknown;
   let open = true;
@@ -229,7 +258,12 @@ function openedOnRead(record: RecordedEvent, keyOf: (ref: FeedKeyRef) => FeedKey
     configurable: true,
     get() {
       if (open) {
-        data = openEventData(record.type, record.data, keyOf).data;
+        data = plainOf?.get(record.data as object);
+        if (data === undefined) {
+          const result = openEventData(record.type, record.data, keyOf);
+          data = result.data;
+          if (result.whole) plainOf?.set(record.data as object, data);
+        }
         open = false;
       }
       return data;

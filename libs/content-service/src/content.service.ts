@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   approximateBytes,
-  erasedStream,
   FeedmillError,
   keyOfOrder,
   type Activity,
@@ -18,6 +17,7 @@ import {
   type RemoveActivityRequest,
   type EraseFeedReply,
   type EraseFeedRequest,
+  type FeedLogEvent,
   type UpdateActivityRequest,
 } from '@feedmill/contracts';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
@@ -144,11 +144,15 @@ export class ContentService extends ProjectedService {
    * durable the log layer destroys the feed's keys, so that its content in the log reads as
    * tombstones from then on. Decided in the feed's serial section: a post to the feed
    * queued before it is sealed with the old key and erased with it; one after, with a new key.
+   * Appended to the feed's activity stream at the revision this replica holds, so that a post
+   * another replica decides at the same moment comes wholly before it (and is erased) or, its
+   * expected revision gone, is decided again after it (see `streamOf`).
    */
   erase(request: EraseFeedRequest): Promise<EraseFeedReply> {
     return this.perFeed.run(request.feed, () =>
       this.writer.decideWithRetry(async () => {
-        const position = await this.writer.append(erasedStream(request.feed), { type: 'FeedErased', data: { feed: request.feed, time: request.time } });
+        const erasure: FeedLogEvent = { type: 'FeedErased', data: { feed: request.feed, time: request.time } };
+        const position = await this.writer.append(streamOf(erasure), erasure);
         return { erased: true as const, position };
       }),
     );

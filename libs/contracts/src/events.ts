@@ -176,7 +176,10 @@ export function decodeFeedEvents(records: ReadonlyArray<StoredEvent & { position
   return decoded;
 }
 
-/** Events about a feed's activities live in one stream per feed; follows in one per follower. */
+/**
+ * Events about a feed's activities live in one stream per feed, its erasures too (an erasure
+ * is fenced on the same revisions as posts); follows in one per follower.
+ */
 export const activityStream = (feed: FeedId): string => `feed-${feed}`;
 export const followStream = (follower: FeedId): string => `follows-${follower}`;
 export const settingsStream = (feed: FeedId): string => `settings-${feed}`;
@@ -184,8 +187,6 @@ export const settingsStream = (feed: FeedId): string => `settings-${feed}`;
 export const marksStream = (feed: FeedId): string => `marks-${feed}`;
 /** What a reader hid from its timeline and showed again: one stream per reader. */
 export const hiddenStream = (feed: FeedId): string => `hidden-${feed}`;
-/** A feed's erasures: a stream of their own, which every projection that forgets the feed reads whole. */
-export const erasedStream = (feed: FeedId): string => `erased-${feed}`;
 /** A batch lives in a stream of its own: an import contends with no other writer. */
 export const activitiesImportStream = (batch: string): string => `import-activities-${batch}`;
 export const followsImportStream = (batch: string): string => `import-follows-${batch}`;

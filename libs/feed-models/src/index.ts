@@ -15,6 +15,7 @@ export {
   evolveFollowEdge,
   followEdgeEventTypes,
   graphEventTypes,
+  graphPartlyReadEventTypes,
   isFollowEdgeEvent,
   isFollowRequestEvent,
 } from './aggregates/follow-edge.js';

@@ -17,6 +17,14 @@ export class StreamRevisions {
     return event.revision === this.of(event.stream) + 1;
   }
 
+  /**
+   * True when `event` is later in its stream than the last one applied: for a stream read in
+   * part, whose other events leave gaps between the revisions applied (see `partlyReadTypes`).
+   */
+  isNewer(event: Pick<RecordedEvent, 'stream' | 'revision'>): boolean {
+    return event.revision > this.of(event.stream);
+  }
+
   /** Every stream's revision, for a snapshot. */
   toMap(): ReadonlyMap<string, number> {
     return this.revisions;
@@ -28,10 +36,11 @@ export class StreamRevisions {
     for (const [stream, revision] of revisions) this.revisions.set(stream, revision);
   }
 
-  /** True when `event` is the stream's next one; records it as applied. */
-  claim(event: Pick<RecordedEvent, 'stream' | 'revision'>): boolean {
-    if (!this.isNext(event)) return false;
+  /** True when `event` is the stream's next one (later than the last one applied, with `partly`); records it as applied. */
+  claim(event: Pick<RecordedEvent, 'stream' | 'revision'>, partly = false): boolean {
+    if (!(partly ? this.isNewer(event) : this.isNext(event))) return false;
     this.revisions.set(event.stream, event.revision);
     return true;
   }
 }
+

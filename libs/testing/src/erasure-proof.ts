@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { activityStream, erasedStream, type FeedId } from '@feedmill/contracts';
+import { activityStream, type FeedId } from '@feedmill/contracts';
 import type { EventLog } from '@feedmill/event-log';
 import type { FeedClient } from '@feedmill/harness';
 
@@ -116,7 +116,8 @@ export async function apiAnswers(api: FeedClient, marker: ErasureMarker): Promis
  * were destroyed.
  */
 export async function erasedFeedInLog(log: EventLog, feed: FeedId): Promise<{ activities: Array<{ type: string; data: unknown }>; keyIds: string[] }> {
-  const activities = (await log.readStream(activityStream(feed))).map(({ type, data }) => ({ type, data }));
-  const keyIds = (await log.readStream(erasedStream(feed))).flatMap((record) => (record.data as { keys?: string[] }).keys ?? []);
+  const records = await log.readStream(activityStream(feed));
+  const activities = records.filter((record) => record.type !== 'FeedErased').map(({ type, data }) => ({ type, data }));
+  const keyIds = records.filter((record) => record.type === 'FeedErased').flatMap((record) => (record.data as { keys?: string[] }).keys ?? []);
   return { activities, keyIds };
 }

@@ -33,6 +33,8 @@ export const isFollowRequestEvent = (event: FeedEvent): event is FollowRequestEv
 export const followEdgeEventTypes: ReadonlySet<string> = new Set<(FollowEdgeEvent | FeedsFollowed)['type']>(['FeedFollowed', 'FeedUnfollowed', 'FeedsFollowed']);
 /** What graph projects: follows, follow requests and feeds' settings. */
 export const graphEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, ...followRequestEventTypes, 'FeedSettingsChanged', 'FeedErased']);
+/** Of {@link graphEventTypes}, those graph reads from streams it otherwise skips: an erasure, in its feed's activity stream. */
+export const graphPartlyReadEventTypes: ReadonlySet<string> = new Set(['FeedErased']);
 
 type EdgeData = { follower: FeedId; target: FeedId; time: string };
 

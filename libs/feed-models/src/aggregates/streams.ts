@@ -1,8 +1,12 @@
-import { activitiesImportStream, activityStream, erasedStream, followsImportStream, followStream, hiddenStream, marksStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, followsImportStream, followStream, hiddenStream, marksStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
 
 /**
  * The stream an event is appended to: its feed's for activities, its follower's for follows,
  * its own for a batch (an import spans feeds and followers, and one append writes one stream).
+ * An erasure goes to its feed's activity stream, so that it and a post decided at the same
+ * moment on another content replica (sealed with the key being destroyed) cannot both be
+ * appended: the one that loses its expected revision catches up, past the erasure, and
+ * decides again (the post with a new key).
  */
 export function streamOf(event: FeedLogEvent): string {
   switch (event.type) {
@@ -29,7 +33,7 @@ export function streamOf(event: FeedLogEvent): string {
     case 'FeedsFollowed':
       return followsImportStream(event.data.id);
     case 'FeedErased':
-      return erasedStream(event.data.feed);
+      return activityStream(event.data.feed);
     case 'ContentErased':
       // A tombstone is what a read gives in place of erased content; nothing appends one.
       throw new Error('a ContentErased is never appended');

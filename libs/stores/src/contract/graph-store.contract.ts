@@ -1,6 +1,6 @@
-import { erasedStream, followsImportStream, followStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
+import { activityStream, followsImportStream, followStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
 import type { GraphStore } from '../ports.js';
-import { decidedOf, recordEvents } from './recorded.js';
+import { activityAt, decidedOf, recordEvents } from './recorded.js';
 
 const events = recordEvents([
   [followStream('timeline:r'), { type: 'FeedFollowed', data: { follower: 'timeline:r', target: 'user:a', time: 't' } }],
@@ -45,8 +45,11 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
           [settingsStream('user:x'), { type: 'FeedSettingsChanged', data: { feed: 'user:x', private: true, time: 't' } }],
           [followStream('timeline:q'), { type: 'FollowRequested', data: { follower: 'timeline:q', target: 'user:x', time: 't' } }],
           [followStream('timeline:x'), { type: 'FollowRequested', data: { follower: 'timeline:x', target: 'user:p', time: 't' } }],
-          [erasedStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } }],
-          [erasedStream('timeline:x'), { type: 'FeedErased', data: { feed: 'timeline:x', time: 't' } }],
+          // Graph reads nothing else of a feed's activity stream: the erasure is its third event.
+          [activityStream('user:x'), { type: 'ActivityAdded', data: { activity: activityAt('x1', 'user:x', 1) } }],
+          [activityStream('user:x'), { type: 'ActivityRemoved', data: { id: 'x1', feed: 'user:x', time: 't' } }],
+          [activityStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } }],
+          [activityStream('timeline:x'), { type: 'FeedErased', data: { feed: 'timeline:x', time: 't' } }],
         ],
         6,
       );
@@ -64,7 +67,13 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.boundsOf('timeline:s')).toEqual([]);
       expect(await store.keptBy('user:x')).toEqual([]);
       expect(await store.edgeState('timeline:q', 'user:x')).toBe('none');
-      expect(await store.position()).toBe(14);
+      // Delivered again after a later follow, the erasure is not applied again.
+      const refollowed = recordEvents([[followStream('timeline:n'), { type: 'FeedFollowed', data: { follower: 'timeline:n', target: 'user:x', time: 't' } }]], 17);
+      await store.apply(refollowed);
+      await store.apply(erased);
+      expect(await store.followers('user:x', undefined, 10)).toEqual(['timeline:n']);
+      expect(await store.streamRevision(activityStream('user:x'))).toBe(2);
+      expect(await store.position()).toBe(17);
     });
 
     it('applies a batch of follows as its items, once, an edge that exists included', async () => {

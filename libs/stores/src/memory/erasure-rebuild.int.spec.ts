@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activitiesImportStream, activityStream, erasedStream, feedEvents, followStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, feedEvents, followStream, settingsStream, type FeedLogEvent } from '@feedmill/contracts';
 import { openSealedFileLog, type EventLog } from '@feedmill/event-log';
 import { activityAt } from '@feedmill/feed-models/testing';
 import { MemoryContentStore } from './memory-content-store.js';
@@ -40,8 +40,8 @@ it('rebuilds content and graph from the log after an erasure into exactly the st
   await append(log, activityStream('user:x'), { type: 'ActivityUpdated', data: { id: 'x1', feed: 'user:x', time: 't', extra: { text: 'changed' } } });
   const live = [new MemoryContentStore(), new MemoryGraphStore()] as const;
   await applyAll(log, [...live]);
-  await append(log, erasedStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } });
-  await append(log, erasedStream('timeline:x'), { type: 'FeedErased', data: { feed: 'timeline:x', time: 't' } });
+  await append(log, activityStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } });
+  await append(log, activityStream('timeline:x'), { type: 'FeedErased', data: { feed: 'timeline:x', time: 't' } });
   await append(log, activityStream('user:x'), { type: 'ActivityAdded', data: { activity: activityAt('x3', 'user:x', 9) } });
   await applyAll(log, [...live]);
   await log.close();

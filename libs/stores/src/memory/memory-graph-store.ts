@@ -1,5 +1,5 @@
 import type { EdgeBound, FeedEvent, FeedId, FeedLogEvent } from '@feedmill/contracts';
-import { graphEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
+import { graphEventTypes, graphPartlyReadEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
@@ -15,6 +15,7 @@ import { compareFeeds, SortedFeedSets } from './sorted-feed-sets.js';
 export class MemoryGraphStore extends MemoryProjection implements GraphStore {
   readonly name = 'graph';
   protected readonly eventTypes = graphEventTypes;
+  protected override readonly partlyReadTypes = graphPartlyReadEventTypes;
   private readonly followersOf = new SortedFeedSets();
   private readonly followingOf = new SortedFeedSets();
   private readonly requestsOf = new SortedFeedSets();

@@ -7,6 +7,8 @@ import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
 import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js';
 
+const NONE: ReadonlySet<string> = new Set();
+
 /**
  * What every memory projection shares: the position it has applied, per-stream revisions
  * that make applying idempotent, and waiting for a position. Subclasses say which event
@@ -15,6 +17,15 @@ import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js
 export abstract class MemoryProjection implements Projection, Snapshottable {
   abstract readonly name: string;
   protected abstract readonly eventTypes: ReadonlySet<string>;
+  /**
+   * Types applied from streams whose other events this projection does not read (graph reads
+   * an erasure from its feed's activity stream): such an event is applied when it is later in
+   * its stream than the last one applied there, not only when it is the very next. Sound only
+   * for streams the projection's service never appends to: it sees their events in log order
+   * alone, so no later revision is applied before an earlier one.
+   * @defaultValue none
+   */
+  protected readonly partlyReadTypes: ReadonlySet<string> = NONE;
   private readonly revisions = new StreamRevisions();
   private readonly applied = new ProjectionPosition();
   private appliedCount = 0;
@@ -95,8 +106,10 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
     // The type and the revision are checked before decoding: other services' events, and the
     // service's own events coming back from the log, are skipped without it (a batch of
     // 10,000 follows takes milliseconds to decode).
-    if (!this.eventTypes.has(record.type) || !this.revisions.isNext(record)) return;
+    if (!this.eventTypes.has(record.type)) return;
+    const partly = this.partlyReadTypes.has(record.type);
+    if (!(partly ? this.revisions.isNewer(record) : this.revisions.isNext(record))) return;
     const event = decided ?? feedEvents.decode(record);
-    if (event && this.revisions.claim(record)) this.evolveLogged(event, record.position);
+    if (event && this.revisions.claim(record, partly)) this.evolveLogged(event, record.position);
   }
 }

@@ -1,5 +1,5 @@
 import type { EdgeBound, FeedEvent, FeedId } from '@feedmill/contracts';
-import { graphEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
+import { graphEventTypes, graphPartlyReadEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import type { DocumentCollection } from './document-collection.js';
 import { bulkUpdateAll, MongoProjection, type ProjectionCollections } from './mongo-projection.js';
@@ -12,6 +12,7 @@ import { edgeDocuments, settingsDocuments, type EdgeDocument, type SettingsDocum
 export class MongoGraphStore extends MongoProjection implements GraphStore {
   readonly name = 'graph';
   protected readonly eventTypes = graphEventTypes;
+  protected override readonly partlyReadTypes = graphPartlyReadEventTypes;
 
   constructor(
     meta: ProjectionCollections,

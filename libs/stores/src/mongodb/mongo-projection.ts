@@ -7,6 +7,8 @@ import { isDuplicateKeyError } from './duplicate-key.js';
 import { projectionDocuments, type ProjectionPositionDocument, type StreamRevisionDocument } from './projection-documents.js';
 import type { UpdateOperation } from './timeline-documents.js';
 
+const NONE: ReadonlySet<string> = new Set();
+
 export interface ProjectionCollections {
   positions: DocumentCollection<ProjectionPositionDocument>;
   revisions: DocumentCollection<StreamRevisionDocument>;
@@ -20,6 +22,15 @@ export interface ProjectionCollections {
 export abstract class MongoProjection implements Projection {
   abstract readonly name: string;
   protected abstract readonly eventTypes: ReadonlySet<string>;
+  /**
+   * Types applied from streams whose other events this projection does not read (graph reads
+   * an erasure from its feed's activity stream): such an event is applied when it is later in
+   * its stream than the last one applied there, not only when it is the very next. Sound only
+   * for streams the projection's service never appends to: it sees their events in log order
+   * alone, so no later revision is applied before an earlier one.
+   * @defaultValue none
+   */
+  protected readonly partlyReadTypes: ReadonlySet<string> = NONE;
   private readonly applied = new ProjectionPosition();
   private loaded = false;
 
@@ -70,14 +81,16 @@ export abstract class MongoProjection implements Projection {
 
   private async applyOne(record: RecordedEvent, decided?: FeedLogEvent): Promise<void> {
     if (!this.eventTypes.has(record.type)) return;
-    if ((await this.streamRevision(record.stream)) !== record.revision - 1) return;
+    const partly = this.partlyReadTypes.has(record.type);
+    const standing = await this.streamRevision(record.stream);
+    if (partly ? standing >= record.revision : standing !== record.revision - 1) return;
     const event = decided ?? feedEvents.decode(record);
     if (!event) return;
     const items = eventItems(event);
     if (items.length === 1) await this.evolve(items[0]!, record.position);
     else await this.evolveItems(items, record.position);
     try {
-      await this.meta.revisions.findOneAndUpdate(projectionDocuments.claim(this.name, record.stream, record.revision));
+      await this.meta.revisions.findOneAndUpdate((partly ? projectionDocuments.claimLater : projectionDocuments.claim)(this.name, record.stream, record.revision));
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error; // applied meanwhile by the other path: fine
     }

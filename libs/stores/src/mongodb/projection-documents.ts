@@ -35,6 +35,16 @@ export const projectionDocuments = {
       ? { filter: { _id, r: { $exists: false } }, update: { $set: { r: 0 } }, options: { upsert: true, returnDocument: 'after' } }
       : { filter: { _id, r: revision - 1 }, update: { $set: { r: revision } }, options: { returnDocument: 'after' } };
   },
+
+  /**
+   * findOneAndUpdate on revisions, for a stream read in part: records `revision` as applied
+   * if the stream stood anywhere before it (or nowhere yet); where it stands at or past it,
+   * the upsert fails on the `_id`, as a claim made meanwhile by the other path does.
+   */
+  claimLater(projection: string, stream: string, revision: number): UpdateOperation {
+    const _id = projectionDocuments.revisionId(projection, stream);
+    return { filter: { _id, r: { $lt: revision } }, update: { $set: { r: revision } }, options: { upsert: true, returnDocument: 'after' } };
+  },
 };
 
 /** One activity with what its queries filter and sort on. */

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activityStream, erasedStream, feedEvents, sortKeyOf, type Activity, type FeedEvent, type FeedId, type StreamEvent } from '@feedmill/contracts';
+import { activityStream, feedEvents, sortKeyOf, type Activity, type FeedEvent, type FeedId, type StreamEvent } from '@feedmill/contracts';
 import { FileEventLog } from '@feedmill/event-log';
 import { DEFAULT_REALTIME_OPTIONS } from '@feedmill/runtime';
 import { InProcessRealtimeBus } from '@feedmill/transport';
@@ -111,7 +111,7 @@ describe('RealtimeHub', () => {
     const added = published[0]!;
     expect(added).toMatchObject({ type: 'added', data: { activity: at(2) } });
     page = [];
-    await log.appendToStream(erasedStream('user:bob'), [feedEvents.encode({ type: 'FeedErased', data: { feed: 'user:bob', time: 't' } })]);
+    await log.appendToStream(activityStream('user:bob'), [feedEvents.encode({ type: 'FeedErased', data: { feed: 'user:bob', time: 't' } })]);
     await until(() => published.some((event) => event.type === 'removed'), 'the erased entries removed');
     const resumed = await hub.watch('timeline:alice', 'gateway-1', added.id);
     expect(resumed).toHaveLength(1);

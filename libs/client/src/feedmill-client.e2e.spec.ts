@@ -2,21 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FeedId } from '@feedmill/contracts';
-import { FeedClient, hs256Tokens, startStandalone, waitUntilSettled, type Deployment } from '@feedmill/harness';
-import { FeedmillApiError, FeedmillClient } from './index.js';
+import { FeedClient, hs256Tokens, refusal, startStandalone, waitUntilSettled, type Deployment } from '@feedmill/harness';
+import { FeedmillClient } from './index.js';
 
 const secret = 'client suite secret of sixteen characters';
-
-/** What a call was refused with. */
-async function refusal(call: Promise<unknown>): Promise<FeedmillApiError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof FeedmillApiError) return error;
-    throw error;
-  }
-  throw new Error('the call was not refused');
-}
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];

@@ -5,6 +5,7 @@ export { waitFor } from './wait-for.js';
 export { repoRoot, startApp, startStandalone, startCluster, waitUntilReady, childProcessesOf } from './processes.js';
 export type { RunningProcess, Deployment, ClusterOptions, ClusterDeployment } from './processes.js';
 export { FeedClient } from './feed-client.js';
+export { refusal } from './refusal.js';
 export { hs256Tokens } from './tokens.js';
 export type { HttpResult, TokenFor } from './feed-client.js';
 export { readAllEvents, waitUntilSettled, waitUntilEveryServiceCaughtUp } from './log-reader.js';

@@ -1,18 +1,8 @@
-import { FeedmillApiError, FeedmillClient } from '@feedmill/client';
-import type { Deployment, TokenFor } from '@feedmill/harness';
+import { FeedmillClient } from '@feedmill/client';
+import { refusal, type Deployment, type TokenFor } from '@feedmill/harness';
 
 /** The requests each caller may send per minute in {@link describePublicApi}'s deployments. */
 export const RATE_LIMIT = 5;
-
-async function refusal(call: Promise<unknown>): Promise<FeedmillApiError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof FeedmillApiError) return error;
-    throw error;
-  }
-  throw new Error('the call was not refused');
-}
 
 /**
  * The API's documentation and rate limits, on a deployment started with

@@ -385,6 +385,29 @@ export interface TimeBucketDocument extends BucketDocument {
 /** A reader's buckets by start. */
 const timeBucketIndexes: IndexDefinition[] = [{ key: { r: 1, b: -1 } }];
 
+/** What time and size buckets do alike to the entries they hold, by reader (`r`) and activity. */
+const bucketEntryOperations = {
+  /** updateMany: an activity out of the buckets of the listed readers. */
+  removal(readers: readonly FeedId[], activityId: string): UpdateOperation {
+    return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
+  },
+
+  /** updateMany: a new version of the entry's activity in the buckets of the listed readers holding it. */
+  replacement: (readers: readonly FeedId[], entry: EntryDocument): UpdateOperation => entryReplacement({ r: { $in: readers } }, entry),
+
+  unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
+    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed, 'a.to': { $ne: reader } } } } };
+  },
+
+  /** updateMany: an erased feed's entries out of every reader's buckets (addressed ones too). */
+  erased(feed: FeedId): UpdateOperation {
+    return { filter: { 'entries.a.feed': feed }, update: { $pull: { entries: { 'a.feed': feed } } } };
+  },
+
+  /** deleteMany filter: an erased feed's own buckets, as a reader. */
+  erasedReader: (feed: FeedId) => ({ r: feed }),
+};
+
 /**
  * Seed 002's time buckets: `{ _id: reader|start, r, b: start, entries }`, one document per
  * reader per span, entries oldest first, appended by upsert. A repeated delivery matches
@@ -427,25 +450,7 @@ export const timeBucketDocuments = {
   dropOldestEntry(bucketId: string): UpdateOperation {
     return { filter: { _id: bucketId }, update: { $pop: { entries: -1 } } };
   },
-
-  removal(readers: readonly FeedId[], activityId: string): UpdateOperation {
-    return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
-  },
-
-  /** updateMany: a new version of the entry's activity in the buckets of the listed readers holding it. */
-  replacement: (readers: readonly FeedId[], entry: EntryDocument): UpdateOperation => entryReplacement({ r: { $in: readers } }, entry),
-
-  unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
-    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed, 'a.to': { $ne: reader } } } } };
-  },
-
-  /** updateMany: an erased feed's entries out of every reader's buckets (addressed ones too). */
-  erased(feed: FeedId): UpdateOperation {
-    return { filter: { 'entries.a.feed': feed }, update: { $pull: { entries: { 'a.feed': feed } } } };
-  },
-
-  /** deleteMany filter: an erased feed's own buckets, as a reader. */
-  erasedReader: (feed: FeedId) => ({ r: feed }),
+  ...bucketEntryOperations,
 };
 
 /** A reader's bucket of at most N entries, in arrival order. */
@@ -501,23 +506,5 @@ export const sizeBucketDocuments = {
   all(reader: FeedId): FindOperation {
     return { filter: { r: reader }, sort: { s: 1 }, limit: 100_000 };
   },
-
-  removal(readers: readonly FeedId[], activityId: string): UpdateOperation {
-    return { filter: { r: { $in: readers }, 'entries.id': activityId }, update: { $pull: { entries: { id: activityId } } } };
-  },
-
-  /** updateMany: a new version of the entry's activity in the buckets of the listed readers holding it. */
-  replacement: (readers: readonly FeedId[], entry: EntryDocument): UpdateOperation => entryReplacement({ r: { $in: readers } }, entry),
-
-  unfollowed(reader: FeedId, feed: FeedId): UpdateOperation {
-    return { filter: { r: reader }, update: { $pull: { entries: { 'a.feed': feed, 'a.to': { $ne: reader } } } } };
-  },
-
-  /** updateMany: an erased feed's entries out of every reader's buckets (addressed ones too). */
-  erased(feed: FeedId): UpdateOperation {
-    return { filter: { 'entries.a.feed': feed }, update: { $pull: { entries: { 'a.feed': feed } } } };
-  },
-
-  /** deleteMany filter: an erased feed's own buckets, as a reader. */
-  erasedReader: (feed: FeedId) => ({ r: feed }),
+  ...bucketEntryOperations,
 };

@@ -21,6 +21,9 @@ import {
   type FeedConfig,
   type RebuildStatus,
   type FeedId,
+  type ReplyOf,
+  type RequestOf,
+  type Subject,
   type ReadTimelineRequest,
   type SortKey,
   type TimelineOrder,
@@ -243,9 +246,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
    * A gateway opens a stream on a feed: answered by the process holding the feed's
    * partition (its reads and deliveries are there), with the events the stream starts with.
    */
-  async watch(request: WatchRequest): Promise<WatchReply> {
-    if (!this.partitioning.partitioned || this.held.has(this.partitioning.partitionOf(request.feed))) return this.watchHere(request);
-    return this.client.request(subjects.timeline.watch, request, this.partitioning.routeOf(request.feed));
+  watch(request: WatchRequest): Promise<WatchReply> {
+    return this.routed(subjects.timeline.watch, request, () => this.watchHere(request));
   }
 
   /** A gateway's streams still open: each feed's watch goes on, in its partition. */
@@ -264,9 +266,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     return { renewed: replies.reduce((sum, reply) => sum + reply.renewed, 0) };
   }
 
-  async unwatch(request: { feed: FeedId; watcher: string }): Promise<Record<string, never>> {
-    if (!this.partitioning.partitioned || this.held.has(this.partitioning.partitionOf(request.feed))) return this.unwatchHere(request);
-    return this.client.request(subjects.timeline.unwatch, request, this.partitioning.routeOf(request.feed)) as Promise<Record<string, never>>;
+  unwatch(request: { feed: FeedId; watcher: string }): Promise<Record<string, never>> {
+    return this.routed(subjects.timeline.unwatch, request, () => this.unwatchHere(request)) as Promise<Record<string, never>>;
   }
 
   private async watchHere(request: WatchRequest): Promise<WatchReply> {
@@ -395,11 +396,18 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   /** A read on the plain subject: answered here when this process holds the reader's partition, else by the one that does. */
-  async read(request: ReadTimelineRequest): Promise<ActivityPage> {
-    if (!this.partitioning.partitioned) return this.readIn(0, request);
+  read(request: ReadTimelineRequest): Promise<ActivityPage> {
+    return this.routed(subjects.timeline.read, request, (partition) => this.readIn(partition, request));
+  }
+
+  /**
+   * Answers a request about one reader's timeline in the reader's partition: here when this
+   * process holds it (always, with one partition), else by the process that does.
+   */
+  private routed<S extends Subject>(subject: S, request: RequestOf<S> & { feed: FeedId }, here: (partition: number) => Promise<ReplyOf<S>>): Promise<ReplyOf<S>> {
+    if (!this.partitioning.partitioned) return here(0);
     const partition = this.partitioning.partitionOf(request.feed);
-    if (this.held.has(partition)) return this.readIn(partition, request);
-    return this.client.request(subjects.timeline.read, request, { partition });
+    return this.held.has(partition) ? here(partition) : this.client.request(subject, request, { partition });
   }
 
   private async readIn(partition: number, request: ReadTimelineRequest): Promise<ActivityPage> {
@@ -430,11 +438,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   /** A page of an aggregated timeline's groups, answered by the reader's partition. */
-  async readGroups(request: ReadGroupsRequest): Promise<GroupPage> {
-    if (!this.partitioning.partitioned) return this.readGroupsIn(0, request);
-    const partition = this.partitioning.partitionOf(request.feed);
-    if (this.held.has(partition)) return this.readGroupsIn(partition, request);
-    return this.client.request(subjects.timeline.readGroups, request, { partition });
+  readGroups(request: ReadGroupsRequest): Promise<GroupPage> {
+    return this.routed(subjects.timeline.readGroups, request, (partition) => this.readGroupsIn(partition, request));
   }
 
   private readGroupsIn(partition: number, request: ReadGroupsRequest): Promise<GroupPage> {
@@ -442,11 +447,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   /** Marks a notification feed's groups seen or read, answered by the reader's partition. */
-  async mark(request: MarkRequest): Promise<MarkReply> {
-    if (!this.partitioning.partitioned) return this.markIn(0, request);
-    const partition = this.partitioning.partitionOf(request.feed);
-    if (this.held.has(partition)) return this.markIn(partition, request);
-    return this.client.request(subjects.timeline.mark, request, { partition });
+  mark(request: MarkRequest): Promise<MarkReply> {
+    return this.routed(subjects.timeline.mark, request, (partition) => this.markIn(partition, request));
   }
 
   private markIn(partition: number, request: MarkRequest): Promise<MarkReply> {
@@ -454,19 +456,13 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   /** Hides an activity from a reader's timeline, or shows it again, answered by the reader's partition. */
-  async hide(request: HideRequest): Promise<HideReply> {
-    if (!this.partitioning.partitioned) return this.hideIn(0, request);
-    const partition = this.partitioning.partitionOf(request.feed);
-    if (this.held.has(partition)) return this.hideIn(partition, request);
-    return this.client.request(subjects.timeline.hide, request, { partition });
+  hide(request: HideRequest): Promise<HideReply> {
+    return this.routed(subjects.timeline.hide, request, (partition) => this.hideIn(partition, request));
   }
 
   /** A page of what a reader hid, answered by the reader's partition. */
-  async hidden(request: HiddenPageRequest): Promise<HiddenPage> {
-    if (!this.partitioning.partitioned) return this.hiddenIn(0, request);
-    const partition = this.partitioning.partitionOf(request.feed);
-    if (this.held.has(partition)) return this.hiddenIn(partition, request);
-    return this.client.request(subjects.timeline.hidden, request, { partition });
+  hidden(request: HiddenPageRequest): Promise<HiddenPage> {
+    return this.routed(subjects.timeline.hidden, request, (partition) => this.hiddenIn(partition, request));
   }
 
   private hideIn(partition: number, request: HideRequest): Promise<HideReply> {

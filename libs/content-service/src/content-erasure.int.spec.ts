@@ -39,7 +39,7 @@ class HeldBackLog implements EventLog {
 }
 
 /** One key store shared by both replicas (as a JetStream KV bucket is), closed once by the test. */
-const shared = (store: FeedKeyStore): FeedKeyStore => ({ ...store, currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined });
+const sharedKeys = (store: FeedKeyStore): FeedKeyStore => ({ ...store, currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined });
 
 let dir: string;
 beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'feedmill-content-erasure-'))));
@@ -48,39 +48,42 @@ afterEach(() => rm(dir, { recursive: true, force: true }));
 const post = (id: string, object: string) => ({ feed: 'user:a' as const, activity: { actor: 'a', verb: 'post', object }, id, receivedAt: '2026-01-01T00:00:00.000Z' });
 
 describe('ContentService.erase across replicas', () => {
-  it('fences an erasure and a post decided at the same moment on two replicas: the post, acknowledged, is appended after the erasure with a new key', async () => {
-    const file = await FileEventLog.open({ dir });
-    const keys = await FileFeedKeyStore.open(dir);
-    const lagging = new HeldBackLog(file);
-    const replicaA = new ContentService(new SealedEventLog(file, shared(keys)), new MemoryContentStore());
-    const replicaB = new ContentService(new SealedEventLog(lagging, shared(keys)), new MemoryContentStore());
-    await replicaA.onApplicationBootstrap();
-    await replicaB.onApplicationBootstrap();
+  for (const shared of [false, true]) {
+    it(`fences an erasure and a post decided at the same moment on two replicas (${shared ? 'one shared content store, as with MongoDB' : 'a content store each'}): the post, acknowledged, is appended after the erasure with a new key`, async () => {
+      const file = await FileEventLog.open({ dir });
+      const keys = await FileFeedKeyStore.open(dir);
+      const lagging = new HeldBackLog(file);
+      const storeA = new MemoryContentStore();
+      const replicaA = new ContentService(new SealedEventLog(file, sharedKeys(keys)), storeA);
+      const replicaB = new ContentService(new SealedEventLog(lagging, sharedKeys(keys)), shared ? storeA : new MemoryContentStore());
+      await replicaA.onApplicationBootstrap();
+      await replicaB.onApplicationBootstrap();
 
-    // B has posted to the feed, so it holds the feed's key as the one new posts are sealed with.
-    const first = await replicaB.add(post('p1', 'before the erasure'));
-    await replicaA.get({ ids: [first.id], atLeast: await file.headPosition() });
-    // B falls behind; A erases the feed, and its key is destroyed.
-    lagging.holdBack();
-    const { position } = await replicaA.erase({ feed: 'user:a', time: '2026-01-01T00:00:01.000Z' });
-    // B decides a post on what it holds: the erasure is not among it.
-    const acknowledged = replicaB.add(post('p2', 'after the erasure'));
-    setTimeout(() => lagging.release(), 50);
-    const second = await acknowledged;
-    expect(second).toMatchObject({ id: 'p2', object: 'after the erasure' });
+      // B has posted to the feed, so it holds the feed's key as the one new posts are sealed with.
+      const first = await replicaB.add(post('p1', 'before the erasure'));
+      await replicaA.get({ ids: [first.id], atLeast: await file.headPosition() });
+      // B falls behind; A erases the feed, and its key is destroyed.
+      lagging.holdBack();
+      const { position } = await replicaA.erase({ feed: 'user:a', time: '2026-01-01T00:00:01.000Z' });
+      // B decides a post: on what its own store holds (without the erasure), or on the shared one (with it).
+      const acknowledged = replicaB.add(post('p2', 'after the erasure'));
+      setTimeout(() => lagging.release(), 50);
+      const second = await acknowledged;
+      expect(second).toMatchObject({ id: 'p2', object: 'after the erasure' });
 
-    // What any replica or a rebuild reads: the first post erased, the acknowledged one whole and after the erasure.
-    const rebuilt = new SealedEventLog(file, shared(keys));
-    const stream = await rebuilt.readStream(activityStream('user:a'));
-    expect(stream.map((record) => record.type)).toEqual(['ContentErased', 'FeedErased', 'ActivityAdded']);
-    expect(stream[2]!.position).toBeGreaterThan(position);
-    expect((stream[2]!.data as { activity: Activity }).activity.object).toBe('after the erasure');
-    expect(await replicaA.get({ ids: ['p1', 'p2'], atLeast: stream[2]!.position })).toEqual([second]);
-    expect(await replicaB.get({ ids: ['p1', 'p2'], atLeast: stream[2]!.position })).toEqual([second]);
+      // What any replica or a rebuild reads: the first post erased, the acknowledged one whole and after the erasure.
+      const rebuilt = new SealedEventLog(file, sharedKeys(keys));
+      const stream = await rebuilt.readStream(activityStream('user:a'));
+      expect(stream.map((record) => record.type)).toEqual(['ContentErased', 'FeedErased', 'ActivityAdded']);
+      expect(stream[2]!.position).toBeGreaterThan(position);
+      expect((stream[2]!.data as { activity: Activity }).activity.object).toBe('after the erasure');
+      expect(await replicaA.get({ ids: ['p1', 'p2'], atLeast: stream[2]!.position })).toEqual([second]);
+      expect(await replicaB.get({ ids: ['p1', 'p2'], atLeast: stream[2]!.position })).toEqual([second]);
 
-    await replicaA.onModuleDestroy();
-    await replicaB.onModuleDestroy();
-    await file.close();
-    await keys.close();
-  });
+      await replicaA.onModuleDestroy();
+      await replicaB.onModuleDestroy();
+      await file.close();
+      await keys.close();
+    });
+  }
 });

@@ -25,6 +25,9 @@ import { decideActivity, decideAddActivities, evolveActivity, foreignIdKey, newe
 import { ProjectedService, SerialQueues } from '@feedmill/runtime';
 import { CONTENT_STORE, type ContentStore } from '@feedmill/stores';
 
+/** Conflicts an erasure catches up past before it fails: every post to its feed, on any replica, is one. */
+const ERASURE_CONFLICT_RETRIES = 20;
+
 interface PendingAdd {
   activity: Activity;
   durable: Promise<unknown>;
@@ -139,14 +142,16 @@ export class ContentService extends ProjectedService {
   }
 
   /**
-   * Erases a feed: one `FeedErased` in the feed's erasure stream, which every projection
-   * applies (its activities, edges, requests, settings and timeline go), and once it is
-   * durable the log layer destroys the feed's keys, so that its content in the log reads as
-   * tombstones from then on. Decided in the feed's serial section: a post to the feed
-   * queued before it is sealed with the old key and erased with it; one after, with a new key.
-   * Appended to the feed's activity stream at the revision this replica holds, so that a post
-   * another replica decides at the same moment comes wholly before it (and is erased) or, its
-   * expected revision gone, is decided again after it (see `streamOf`).
+   * Erases a feed: one `FeedErased`, which every projection applies (its activities, edges,
+   * requests, settings and timeline go), and once it is durable the log layer destroys the
+   * feed's keys, so that its content in the log reads as tombstones from then on. Decided in
+   * the feed's serial section: a post to the feed queued before it is sealed with the old key
+   * and erased with it; one after, with a new key. Appended to the feed's activity stream at
+   * the revision this replica holds, so that a post another replica decides at the same
+   * moment comes wholly before it (and is erased) or, its expected revision gone, is decided
+   * again after it (see `streamOf`); a replica deciding on a store shared with the eraser
+   * finds the erasure's key destroyed before it seals (see `SealedEventLog`). Posts on other
+   * replicas move the stream too, so an erasure retries its conflicts longer than a post.
    */
   erase(request: EraseFeedRequest): Promise<EraseFeedReply> {
     return this.perFeed.run(request.feed, () =>
@@ -154,7 +159,7 @@ export class ContentService extends ProjectedService {
         const erasure: FeedLogEvent = { type: 'FeedErased', data: { feed: request.feed, time: request.time } };
         const position = await this.writer.append(streamOf(erasure), erasure);
         return { erased: true as const, position };
-      }),
+      }, ERASURE_CONFLICT_RETRIES),
     );
   }
 

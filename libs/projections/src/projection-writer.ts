@@ -71,13 +71,16 @@ export class ProjectionWriter {
     return { durable };
   }
 
-  /** Runs decide-and-append; when another writer moved the stream, catches up and decides again. */
-  async decideWithRetry<T>(decideAndAppend: () => Promise<T>): Promise<T> {
+  /**
+   * Runs decide-and-append; when another writer moved the stream, catches up and decides
+   * again, up to `retries` times. @defaultValue the writer's `maxConflictRetries`
+   */
+  async decideWithRetry<T>(decideAndAppend: () => Promise<T>, retries = this.maxConflictRetries): Promise<T> {
     for (let tries = 1; ; tries++) {
       try {
         return await decideAndAppend();
       } catch (error) {
-        if (!(error instanceof WrongExpectedVersionError) || tries > this.maxConflictRetries) throw error;
+        if (!(error instanceof WrongExpectedVersionError) || tries > retries) throw error;
         await this.projection.reach(await this.log.headPosition());
       }
     }

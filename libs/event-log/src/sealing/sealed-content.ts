@@ -7,7 +7,7 @@ import type { Activity, FeedId } from '@feedmill/contracts';
  * it leaves that content unreadable wherever it was copied (crypto-shredding).
  */
 export interface FeedKey {
-  /** Names the key in sealed boxes: base64url, no dots. */
+  /** Names the key in sealed boxes: base64url (no `.` and no `:`, the separators that end it in a box). */
   id: string;
   feed: FeedId;
   /** 32 random bytes: the key of the boxes sealed before XChaCha20-Poly1305 (AES-256-GCM), and what that cipher's key is derived from. */
@@ -31,8 +31,8 @@ export const SEALED_EVENT_TYPES: ReadonlySet<string> = new Set(['ActivityAdded',
 /**
  * Boxes name their cipher by the character after the key id:
  * - `:` XChaCha20-Poly1305 (libsodium), written today: `<key id>:<base64 of nonce, ciphertext, tag>`.
- *   A box costs about a fourth of what Node's AES-GCM does, for which a cipher object is made
- *   per message, and a box is sealed on every post and opened on every replay.
+ *   A box costs about half of what Node's AES-GCM does (a cipher object is made per message
+ *   there), and a box is sealed on every post and opened on every replay.
  * - `.` AES-256-GCM (Node's crypto), written before: `<key id>.<base64 of iv, ciphertext, tag>`.
  *   Still opened, never written.
  * Both bind the box to its activity (`feed`, `id`) as additional data, so that a box moved

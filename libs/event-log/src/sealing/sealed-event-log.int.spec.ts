@@ -198,4 +198,23 @@ describe('SealedEventLog', () => {
     expect((after[0]!.data as { activities: Activity[] }).activities.map((item) => item.id)).toEqual(['b1']);
     await log.close();
   });
+
+  it('asks the key store whether its cached key stands only when another writer appended to the stream since its own appends', async () => {
+    const file = await FileEventLog.open({ dir });
+    const store = await FileFeedKeyStore.open(dir);
+    const unclosed: FeedKeyStore = { currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined };
+    const keys = counting(unclosed);
+    const log = new SealedEventLog(file, keys);
+    // Appends of its own, called one after another before the first is durable: no question.
+    await Promise.all([0, 1, 2].map((n) => log.appendToStream('feed-user:a', [feedEvents.encode(post(`a${n}`, 'user:a'))], { expectedVersion: n === 0 ? 'no_stream' : n - 1 })));
+    expect(keys.calls).toEqual(['current 1']);
+    // Another replica appends to the stream: the next append of this one checks its key once.
+    const other = new SealedEventLog(file, unclosed);
+    await other.appendToStream('feed-user:a', [feedEvents.encode(post('b0', 'user:a'))], { expectedVersion: 2 });
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a3', 'user:a'))], { expectedVersion: 3 });
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a4', 'user:a'))], { expectedVersion: 4 });
+    expect(keys.calls).toEqual(['current 1', 'find 1']);
+    await log.close();
+    await store.close();
+  });
 });

@@ -3,6 +3,9 @@ import type { AppendOptions, AppendResult, EventLog, NewEvent, RecordedEvent, Su
 import type { FeedKeyStore } from './feed-keys.port.js';
 import { feedsToSeal, openEventData, SEALED_EVENT_TYPES, sealedKeyRefs, sealEventData, tombstoneOf, type FeedKey, type FeedKeyRef } from './sealed-content.js';
 
+/** Streams whose own last revision is remembered, at most: a stream forgotten checks its keys at its next append. */
+const MOST_OWN_REVISIONS = 65_536;
+
 /** Told once an erasure is durable and its keys destroyed (on append, and when a read meets one). */
 export type ErasureListener = (erasure: { feed: FeedId; position: number }) => void;
 
@@ -29,6 +32,8 @@ export class SealedEventLog implements EventLog {
   private readonly keys = new Map<string, FeedKey | null>();
   /** The key each feed's new content is sealed with. */
   private readonly current = new Map<FeedId, FeedKey>();
+  /** Per stream this log appended sealed content to: the revision its own appends end at (see `afterAnotherWriter`). */
+  private readonly ownRevisions = new Map<string, number>();
   /**
    * The plain data of each sealed data object this process sealed or opened. The file log
    * hands its subscribers the very object its appender gave it, and one decoded object to
@@ -62,14 +67,19 @@ export class SealedEventLog implements EventLog {
 
   appendToStream(stream: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     const erasures = events.filter((event) => event.type === 'FeedErased');
+    const recheck = this.afterAnotherWriter(stream, events, options) ? this.cachedKeysOf(events) : [];
     const missing = this.missingKeys(events);
-    if (this.waiting === undefined && missing.length === 0 && erasures.length === 0) return this.inner.appendToStream(stream, this.sealed(events), options);
+    if (this.waiting === undefined && missing.length === 0 && erasures.length === 0 && recheck.length === 0) return this.appendedInOrder(stream, this.sealed(events), options);
     // The inner append is called in turn; its result is awaited outside the turn.
     const keysWritten = missing.length > 0 ? this.keysMade(missing) : undefined;
     const called = (this.waiting ?? Promise.resolve()).then(async () => {
       await keysWritten;
+      if (recheck.length > 0 && (await this.forgetDestroyed(recheck))) {
+        const again = this.missingKeys(events);
+        if (again.length > 0) await this.keysMade(again);
+      }
       const filled = await Promise.all(events.map((event) => (event.type === 'FeedErased' ? this.withKeys(event) : event)));
-      return { appended: this.inner.appendToStream(stream, this.sealed(filled), options), filled };
+      return { appended: this.appendedInOrder(stream, this.sealed(filled), options), filled };
     });
     const turn = called.then(
       () => undefined,
@@ -84,6 +94,73 @@ export class SealedEventLog implements EventLog {
       for (const event of filled) if (event.type === 'FeedErased') await this.erased(event.data as FeedErasedData, result.position);
       return result;
     });
+  }
+
+  /**
+   * Whether an append of sealed content follows events another writer appended to its stream
+   * (its expected revision is not the one this log's own appends to the stream end at): on a
+   * feed's stream, one of them may be an erasure that destroyed the key cached here. A content
+   * replica deciding on a store it shares with others (MongoDB) reads the erasure's revision
+   * there before its own subscription has read the erasure, so the expected revision, which
+   * fences a post against an erasure, does not stop it.
+   */
+  private afterAnotherWriter(stream: string, events: readonly NewEvent[], options: AppendOptions | undefined): boolean {
+    if (typeof options?.expectedVersion !== 'number' || !events.some((event) => SEALED_EVENT_TYPES.has(event.type))) return false;
+    return this.ownRevisions.get(stream) !== options.expectedVersion;
+  }
+
+  /**
+   * Calls the inner append, remembering the revision this log's appends to the stream end at
+   * from the call on (appends to one stream are called in order, before earlier ones are
+   * durable); a failed append forgets it, so the next one checks its keys again.
+   */
+  private appendedInOrder(stream: string, events: NewEvent[], options: AppendOptions | undefined): Promise<AppendResult> {
+    const expected = options?.expectedVersion;
+    const sealsContent = events.some((event) => SEALED_EVENT_TYPES.has(event.type));
+    if (sealsContent) {
+      const end = typeof expected === 'number' ? expected + events.length : expected === 'no_stream' ? events.length - 1 : undefined;
+      this.ownRevisions.delete(stream);
+      if (end !== undefined) {
+        this.ownRevisions.set(stream, end);
+        // Oldest first: forgetting one costs its stream a key check at its next append, no more.
+        if (this.ownRevisions.size > MOST_OWN_REVISIONS) this.ownRevisions.delete(this.ownRevisions.keys().next().value!);
+      }
+    }
+    const appended = this.inner.appendToStream(stream, events, options);
+    if (sealsContent) appended.catch(() => this.ownRevisions.delete(stream));
+    return appended;
+  }
+
+  /** The feeds of the sealed content in `events` whose key is cached here. */
+  private cachedKeysOf(events: readonly NewEvent[]): FeedId[] {
+    const feeds: FeedId[] = [];
+    for (const event of events) {
+      if (!SEALED_EVENT_TYPES.has(event.type)) continue;
+      for (const feed of feedsToSeal(event.type, event.data)) if (this.current.has(feed)) feeds.push(feed);
+    }
+    return feeds;
+  }
+
+  /**
+   * Asks the key store whether the keys cached for `feeds` still exist, and forgets those
+   * destroyed (an erasure elsewhere), so that new ones are made. An erasure's keys are
+   * destroyed before its revision reaches any store a replica decides on. True when one was.
+   */
+  private async forgetDestroyed(feeds: readonly FeedId[]): Promise<boolean> {
+    const refs = feeds.flatMap((feed) => {
+      const key = this.current.get(feed);
+      return key ? [{ feed, id: key.id }] : [];
+    });
+    if (refs.length === 0) return false;
+    const standing = await this.keyStore.find(refs);
+    let forgot = false;
+    for (const ref of refs) {
+      if (standing.has(ref.id)) continue;
+      this.keys.set(ref.id, null);
+      if (this.current.get(ref.feed)?.id === ref.id) this.current.delete(ref.feed);
+      forgot = true;
+    }
+    return forgot;
   }
 
   /**

@@ -224,6 +224,18 @@ export function describeContentStoreContract(name: string, create: () => Promise
       expect(await state()).toEqual(live);
     });
 
+    it('applies an erasure recorded in a stream of its own, as logs written before erasures moved into the feed\'s stream hold it', async () => {
+      await store.apply(
+        recordEvents([
+          [activityStream('user:x'), { type: 'ActivityAdded', data: { activity: activity('x1', 'user:x', 1) } }],
+          ['erased-user:x', { type: 'FeedErased', data: { feed: 'user:x', time: 't', keys: ['k'] } }],
+          [activityStream('user:x'), { type: 'ActivityAdded', data: { activity: activity('x2', 'user:x', 2) } }],
+        ]),
+      );
+      expect((await store.get(['x1', 'x2'])).map((a) => a.id)).toEqual(['x2']);
+      expect(await store.streamRevision(activityStream('user:x'))).toBe(1);
+    });
+
     it('lets a query wait for a position it has not applied yet', async () => {
       const waiting = store.reach(3);
       await store.apply(events.slice(0, 3));

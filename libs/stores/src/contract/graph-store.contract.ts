@@ -76,6 +76,20 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.position()).toBe(17);
     });
 
+    it('applies an erasure recorded in a stream of its own, as logs written before erasures moved into the feed\'s stream hold it', async () => {
+      const erased = recordEvents(
+        [
+          [followStream('timeline:x'), { type: 'FeedFollowed', data: { follower: 'timeline:x', target: 'user:x', time: 't' } }],
+          ['erased-user:x', { type: 'FeedErased', data: { feed: 'user:x', time: 't' } }],
+        ],
+        6,
+      );
+      await store.apply(events);
+      await store.apply(erased);
+      expect(await store.followers('user:x', undefined, 10)).toEqual([]);
+      expect(await store.following('timeline:x', undefined, 10)).toEqual([]);
+    });
+
     it('applies a batch of follows as its items, once, an edge that exists included', async () => {
       await store.apply(events);
       const follows: Array<['timeline:r' | 'timeline:s', 'user:a' | 'user:c']> = [['timeline:r', 'user:c'], ['timeline:s', 'user:c'], ['timeline:r', 'user:a']];

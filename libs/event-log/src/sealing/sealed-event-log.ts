@@ -142,9 +142,12 @@ export class SealedEventLog implements EventLog {
   }
 
   /**
-   * Asks the key store whether the keys cached for `feeds` still exist, and forgets those
-   * destroyed (an erasure elsewhere), so that new ones are made. An erasure's keys are
-   * destroyed before its revision reaches any store a replica decides on. True when one was.
+   * Asks the key store whether the keys cached for `feeds` still exist, and stops sealing with
+   * those it does not find (an erasure elsewhere destroyed them), so that new ones are made.
+   * An erasure's keys are destroyed before its revision reaches any store a replica decides
+   * on. The key itself is not marked destroyed: only an erasure read from the log says so (a
+   * store may miss a key it holds), and a key still there is simply found again. True when
+   * one was not found.
    */
   private async forgetDestroyed(feeds: readonly FeedId[]): Promise<boolean> {
     const refs = feeds.flatMap((feed) => {
@@ -156,7 +159,6 @@ export class SealedEventLog implements EventLog {
     let forgot = false;
     for (const ref of refs) {
       if (standing.has(ref.id)) continue;
-      this.keys.set(ref.id, null);
       if (this.current.get(ref.feed)?.id === ref.id) this.current.delete(ref.feed);
       forgot = true;
     }

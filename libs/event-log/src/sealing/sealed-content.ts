@@ -39,7 +39,6 @@ export const SEALED_EVENT_TYPES: ReadonlySet<string> = new Set(['ActivityAdded',
  * to another activity does not open.
  */
 const XCHACHA_SEPARATOR = ':';
-const AES_GCM_SEPARATOR = '.';
 const NONCE_BYTES = sodium.crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
 const TAG_BYTES = sodium.crypto_aead_xchacha20poly1305_ietf_ABYTES;
 const AES_GCM_IV_BYTES = 12;
@@ -89,18 +88,12 @@ export function seal(key: FeedKey, activityId: string, plain: unknown): string {
   return `${key.id}${XCHACHA_SEPARATOR}${box.toString('base64')}`;
 }
 
-/** Where a box's key id ends: the separator naming its cipher. */
-function separatorOf(box: string): number {
-  for (let index = 0; index < box.length; index++) {
-    const char = box[index];
-    if (char === XCHACHA_SEPARATOR || char === AES_GCM_SEPARATOR) return index;
-  }
-  return -1;
-}
+/** Where a box's key id ends: the separator naming its cipher (`:` XChaCha20-Poly1305, `.` AES-GCM). */
+const SEPARATOR = /[.:]/;
 
 /** The id of the key a box was sealed with. */
 export function keyIdOf(box: string): string {
-  const separator = separatorOf(box);
+  const separator = box.search(SEPARATOR);
   if (separator <= 0) throw new SealedContentError(`a sealed box names no key: ${box.slice(0, 20)}`);
   return box.slice(0, separator);
 }

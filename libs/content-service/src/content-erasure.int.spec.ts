@@ -85,5 +85,39 @@ describe('ContentService.erase across replicas', () => {
       await file.close();
       await keys.close();
     });
+
+    it(`seals an import acknowledged after an erasure on another replica with a new key (${shared ? 'one shared content store' : 'a content store each'}): it is read whole, not as a tombstone`, async () => {
+      const file = await FileEventLog.open({ dir });
+      const keys = await FileFeedKeyStore.open(dir);
+      const lagging = new HeldBackLog(file);
+      const storeA = new MemoryContentStore();
+      const replicaA = new ContentService(new SealedEventLog(file, sharedKeys(keys)), storeA);
+      const replicaB = new ContentService(new SealedEventLog(lagging, sharedKeys(keys)), shared ? storeA : new MemoryContentStore());
+      await replicaA.onApplicationBootstrap();
+      await replicaB.onApplicationBootstrap();
+
+      const first = await replicaB.add(post('p1', 'before the erasure'));
+      await replicaA.get({ ids: [first.id], atLeast: await file.headPosition() });
+      lagging.holdBack();
+      const { position } = await replicaA.erase({ feed: 'user:a', time: '2026-01-01T00:00:01.000Z' });
+      // B, which has not read the erasure, imports into the feed once the erasure is acknowledged.
+      const [imported] = await replicaB.addMany({ id: 'import-1', receivedAt: '2026-01-01T00:00:02.000Z', activities: [{ feed: 'user:a', id: 'p2', activity: { actor: 'a', verb: 'post', object: 'imported after the erasure' } }] });
+      lagging.release();
+      expect(imported).toMatchObject({ id: 'p2', object: 'imported after the erasure' });
+
+      const head = await file.headPosition();
+      expect(head).toBeGreaterThan(position);
+      expect(await replicaA.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([imported]);
+      expect(await replicaB.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([imported]);
+      const rebuilt = new ContentService(new SealedEventLog(file, sharedKeys(keys)), new MemoryContentStore());
+      await rebuilt.onApplicationBootstrap();
+      expect(await rebuilt.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([imported]);
+
+      await rebuilt.onModuleDestroy();
+      await replicaA.onModuleDestroy();
+      await replicaB.onModuleDestroy();
+      await file.close();
+      await keys.close();
+    });
   }
 });

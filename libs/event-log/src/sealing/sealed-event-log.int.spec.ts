@@ -214,7 +214,30 @@ describe('SealedEventLog', () => {
     await log.appendToStream('feed-user:a', [feedEvents.encode(post('a3', 'user:a'))], { expectedVersion: 3 });
     await log.appendToStream('feed-user:a', [feedEvents.encode(post('a4', 'user:a'))], { expectedVersion: 4 });
     expect(keys.calls).toEqual(['current 1', 'find 1']);
+    // An import goes to a new stream of its own, which no erasure can be in: its cached keys are always checked.
+    const items = [post('a5', 'user:a'), post('c0', 'user:c')].map((event) => (event.data as { activity: Activity }).activity);
+    await log.appendToStream('import-2', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-2', activities: items } })], { expectedVersion: 'no_stream' });
+    expect(keys.calls).toEqual(['current 1', 'find 1', 'current 1', 'find 1']);
     await log.close();
+    await store.close();
+  });
+
+  it('seals an import with a new key when another replica destroyed the cached one, so that it is not acknowledged and then read as a tombstone', async () => {
+    const file = await FileEventLog.open({ dir });
+    const store = await FileFeedKeyStore.open(dir);
+    const unclosed: FeedKeyStore = { currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined };
+    const importer = new SealedEventLog(file, unclosed);
+    const eraser = new SealedEventLog(file, unclosed);
+    await importer.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))], { expectedVersion: 'no_stream' });
+    // The eraser has read the post; the importer has read nothing of the erasure that follows.
+    await readAll(eraser);
+    await eraser.appendToStream('feed-user:a', [feedEvents.encode(erase('user:a'))], { expectedVersion: 0 });
+    const items = [post('a1', 'user:a')].map((event) => (event.data as { activity: Activity }).activity);
+    await importer.appendToStream('import-3', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-3', activities: items } })], { expectedVersion: 'no_stream' });
+    const read = await readAll(new SealedEventLog(file, unclosed));
+    expect(read.map((record) => record.type)).toEqual(['ContentErased', 'FeedErased', 'ActivitiesAdded']);
+    expect((read[2]!.data as { activities: Activity[] }).activities.map((item) => item.id)).toEqual(['a1']);
+    await file.close();
     await store.close();
   });
 });

@@ -32,7 +32,7 @@ export class SealedEventLog implements EventLog {
   private readonly keys = new Map<string, FeedKey | null>();
   /** The key each feed's new content is sealed with. */
   private readonly current = new Map<FeedId, FeedKey>();
-  /** Per stream this log appended sealed content to: the revision its own appends end at (see `afterAnotherWriter`). */
+  /** Per stream this log appended sealed content to: the revision its own appends end at (see `unfenced`). */
   private readonly ownRevisions = new Map<string, number>();
   /**
    * The plain data of each sealed data object this process sealed or opened. The file log
@@ -67,7 +67,7 @@ export class SealedEventLog implements EventLog {
 
   appendToStream(stream: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     const erasures = events.filter((event) => event.type === 'FeedErased');
-    const recheck = this.afterAnotherWriter(stream, events, options) ? this.cachedKeysOf(events) : [];
+    const recheck = this.unfenced(stream, events, options) ? this.cachedKeysOf(events) : [];
     const missing = this.missingKeys(events);
     if (this.waiting === undefined && missing.length === 0 && erasures.length === 0 && recheck.length === 0) return this.appendedInOrder(stream, this.sealed(events), options);
     // The inner append is called in turn; its result is awaited outside the turn.
@@ -97,15 +97,20 @@ export class SealedEventLog implements EventLog {
   }
 
   /**
-   * Whether an append of sealed content follows events another writer appended to its stream
-   * (its expected revision is not the one this log's own appends to the stream end at): on a
-   * feed's stream, one of them may be an erasure that destroyed the key cached here. A content
-   * replica deciding on a store it shares with others (MongoDB) reads the erasure's revision
-   * there before its own subscription has read the erasure, so the expected revision, which
-   * fences a post against an erasure, does not stop it.
+   * Whether an append of sealed content is not fenced by its stream against an erasure
+   * elsewhere, so that the keys cached here must be asked for first. It is fenced only when it
+   * follows this log's own appends to its stream (its expected revision is the one they end
+   * at). It is not when it follows events another writer appended: on a feed's stream, one
+   * of them may be an erasure that destroyed the key cached here, and a content replica
+   * deciding on a store it shares with others (MongoDB) reads the erasure's revision there
+   * before its own subscription has read the erasure, so the expected revision does not stop
+   * it. Nor is an append to a new stream (an import's own): no erasure can be in it, so its
+   * revision fences nothing, and without the check an import on a replica behind the log
+   * would be sealed, and acknowledged, with a key an erasure already destroyed.
    */
-  private afterAnotherWriter(stream: string, events: readonly NewEvent[], options: AppendOptions | undefined): boolean {
-    if (typeof options?.expectedVersion !== 'number' || !events.some((event) => SEALED_EVENT_TYPES.has(event.type))) return false;
+  private unfenced(stream: string, events: readonly NewEvent[], options: AppendOptions | undefined): boolean {
+    if (!events.some((event) => SEALED_EVENT_TYPES.has(event.type))) return false;
+    if (typeof options?.expectedVersion !== 'number') return true;
     return this.ownRevisions.get(stream) !== options.expectedVersion;
   }
 

@@ -14,6 +14,7 @@ export {
   decideFeedSettings,
   evolveFollowEdge,
   followEdgeEventTypes,
+  graphEventConcerns,
   graphEventTypes,
   graphPartlyReadEventTypes,
   isFollowEdgeEvent,

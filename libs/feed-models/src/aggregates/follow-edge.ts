@@ -5,6 +5,7 @@ import {
   type FeedEvent,
   type FeedFollowed,
   type FeedId,
+  type FeedLogEvent,
   type FeedSettingsChanged,
   type FeedsFollowed,
   type FeedUnfollowed,
@@ -35,6 +36,24 @@ export const followEdgeEventTypes: ReadonlySet<string> = new Set<(FollowEdgeEven
 export const graphEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, ...followRequestEventTypes, 'FeedSettingsChanged', 'FeedErased']);
 /** Of {@link graphEventTypes}, those graph reads from streams it otherwise skips: an erasure, in its feed's activity stream. */
 export const graphPartlyReadEventTypes: ReadonlySet<string> = new Set(['FeedErased']);
+
+/** Whether a graph event changes anything of `feed`'s: an edge or request it is a side of, or its settings. */
+export function graphEventConcerns(event: FeedLogEvent, feed: FeedId): boolean {
+  switch (event.type) {
+    case 'FeedFollowed':
+    case 'FeedUnfollowed':
+    case 'FollowRequested':
+    case 'FollowRequestRejected':
+      return event.data.follower === feed || event.data.target === feed;
+    case 'FeedsFollowed':
+      return event.data.follows.some(([follower, target]) => follower === feed || target === feed);
+    case 'FeedSettingsChanged':
+    case 'FeedErased':
+      return event.data.feed === feed;
+    default:
+      return false;
+  }
+}
 
 type EdgeData = { follower: FeedId; target: FeedId; time: string };
 

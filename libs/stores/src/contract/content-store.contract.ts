@@ -236,6 +236,19 @@ export function describeContentStoreContract(name: string, create: () => Promise
       expect(await store.streamRevision(activityStream('user:x'))).toBe(1);
     });
 
+    it('keeps an import its writer appended after an erasure and applied before reading the erasure', async () => {
+      const [before, erasure, imported] = recordEvents([
+        [activityStream('user:x'), { type: 'ActivityAdded', data: { activity: activity('x1', 'user:x', 1) } }],
+        [activityStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't', keys: ['k'] } }],
+        [activitiesImportStream('bx'), { type: 'ActivitiesAdded', data: { id: 'bx', activities: [activity('x2', 'user:x', 2), activity('k1', 'user:k', 3)] } }],
+      ]);
+      await store.apply([before!]);
+      await store.applyOwn(imported!, decidedOf(imported!));
+      await store.apply([erasure!, imported!]);
+      expect((await store.get(['x1', 'x2', 'k1'])).map((a) => a.id).sort()).toEqual(['k1', 'x2']);
+      expect((await store.recent(['user:x'], undefined, 10)).map((a) => a.id)).toEqual(['x2']);
+    });
+
     it('lets a query wait for a position it has not applied yet', async () => {
       const waiting = store.reach(3);
       await store.apply(events.slice(0, 3));

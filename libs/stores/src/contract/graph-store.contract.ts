@@ -76,6 +76,29 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.position()).toBe(17);
     });
 
+    it('keeps what its writer appended after an erasure and applied before reading the erasure: follows, requests and settings of the feed id used again', async () => {
+      const log = recordEvents(
+        [
+          [followStream('timeline:m'), { type: 'FeedFollowed', data: { follower: 'timeline:m', target: 'user:x', time: 't' } }],
+          [activityStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } }],
+          [followStream('timeline:n'), { type: 'FeedFollowed', data: { follower: 'timeline:n', target: 'user:x', time: 't' } }],
+          [settingsStream('user:x'), { type: 'FeedSettingsChanged', data: { feed: 'user:x', private: true, time: 't' } }],
+          [followStream('timeline:o'), { type: 'FollowRequested', data: { follower: 'timeline:o', target: 'user:x', time: 't' } }],
+          [followsImportStream('bx'), { type: 'FeedsFollowed', data: { id: 'bx', time: 't', follows: [['user:x', 'user:a']] } }],
+        ],
+        6,
+      );
+      await store.apply(events);
+      await store.apply(log.slice(0, 1));
+      for (const own of log.slice(2)) await store.applyOwn(own, decidedOf(own));
+      await store.apply(log.slice(1));
+      expect(await store.followers('user:x', undefined, 10)).toEqual(['timeline:n']);
+      expect(await store.isPrivate('user:x')).toBe(true);
+      expect(await store.requests('user:x', undefined, 10)).toEqual(['timeline:o']);
+      expect(await store.following('user:x', undefined, 10)).toEqual(['user:a']);
+      expect(await store.following('timeline:m', undefined, 10)).toEqual([]);
+    });
+
     it('applies an erasure recorded in a stream of its own, as logs written before erasures moved into the feed\'s stream hold it', async () => {
       const erased = recordEvents(
         [

@@ -134,7 +134,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
   /** Indexes the activity as {@link evolveActivity} leaves it. */
   protected evolve(event: FeedEvent, position: number): void {
     if (event.type === 'FeedErased') {
-      this.erase(event.data.feed);
+      this.erase(event.data.feed, position);
       return;
     }
     if (!isActivityEvent(event)) return;
@@ -146,11 +146,18 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
     else if (stored && activity) this.change(stored, activity);
   }
 
-  /** Forgets every activity of an erased feed, from every index (those addressed to others and slices included). */
-  private erase(feed: FeedId): void {
-    for (const stored of [...(this.byFeed.get(feed) ?? [])]) this.unindex(stored);
-    this.byFeed.delete(feed);
-    this.byFeedRelevance.delete(feed);
+  /**
+   * Forgets every activity an erased feed had before the erasure, from every index (those
+   * addressed to others and slices included). Only those before it: a replica applies what
+   * it appended itself at once, so an import it appended after an erasure it had not read
+   * yet is already here when the erasure arrives.
+   */
+  private erase(feed: FeedId, position: number): void {
+    for (const stored of [...(this.byFeed.get(feed) ?? [])]) if (stored.position < position) this.unindex(stored);
+    if (this.byFeed.get(feed)?.length === 0) {
+      this.byFeed.delete(feed);
+      this.byFeedRelevance.delete(feed);
+    }
   }
 
   private index(stored: Stored): void {

@@ -1,5 +1,6 @@
 import type { EdgeBound, FeedEvent, FeedId, FeedLogEvent } from '@feedmill/contracts';
-import { graphEventTypes, graphPartlyReadEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
+import type { RecordedEvent } from '@feedmill/event-log';
+import { graphEventConcerns, graphEventTypes, graphPartlyReadEventTypes, isFollowEdgeEvent, type EdgeState } from '@feedmill/feed-models';
 import type { GraphStore } from '../ports.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
@@ -25,6 +26,11 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
    * follows with a copy limit and unfollows that keep history make them.
    */
   private readonly bounded = new Map<FeedId, Map<FeedId, EdgeBound>>();
+  /**
+   * This process's own events, applied as soon as they were durable and so ahead of the log
+   * reader, until the reader passes them: an erasure read after them applies them again.
+   */
+  private ahead: Array<{ event: FeedLogEvent; position: number }> = [];
 
   /**
    * The edges once, compactly: a sorted table of feed ids, and per target its followers as
@@ -60,6 +66,8 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     writer.strings(bounds.map(({ follower }) => follower)).strings(bounds.map(({ bound }) => bound.feed));
     writer.strings(bounds.map(({ bound }) => bound.since ?? ''));
     writer.float64s(Float64Array.from(bounds, ({ bound }) => bound.followedAt ?? -1)).float64s(Float64Array.from(bounds, ({ bound }) => bound.unfollowedAt ?? -1));
+    // Own events ahead of the snapshot's position, which an erasure in the tail replayed after a restore must apply again.
+    if (this.ahead.length > 0) writer.strings(this.ahead.map((own) => JSON.stringify(own.event))).float64s(Float64Array.from(this.ahead, (own) => own.position));
   }
 
   /**
@@ -100,6 +108,9 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     const followedAts = reader.float64s();
     const unfollowedAts = reader.float64s();
     const boundCount = boundFollowers.length;
+    const aheadEvents = reader.nextHoldsStrings() ? (reader.presentStrings().map((json) => JSON.parse(json)) as FeedLogEvent[]) : [];
+    const aheadPositions = aheadEvents.length > 0 ? reader.float64s() : new Float64Array(0);
+    if (aheadEvents.length !== aheadPositions.length) throw new SnapshotCorruptError(`${aheadEvents.length} own events ahead and ${aheadPositions.length} positions`);
     if (boundFeeds.length !== boundCount || sinces.length !== boundCount || followedAts.length !== boundCount || unfollowedAts.length !== boundCount) {
       throw new SnapshotCorruptError(`bounded edges of ${boundCount} followers, ${boundFeeds.length} feeds, ${sinces.length} bounds, ${followedAts.length} and ${unfollowedAts.length} positions`);
     }
@@ -116,6 +127,7 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
         if (unfollowedAts[i]! >= 0) bound.unfollowedAt = unfollowedAts[i]!;
         this.setBound(follower, bound);
       });
+      this.ahead = aheadEvents.map((event, i) => ({ event, position: aheadPositions[i]! }));
     };
   }
 
@@ -136,7 +148,7 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
         else this.privateFeeds.delete(event.data.feed);
         return;
       case 'FeedErased':
-        this.erase(event.data.feed);
+        this.erase(event.data.feed, position);
         return;
     }
     if (!isFollowEdgeEvent(event)) return;
@@ -160,7 +172,7 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
    * both ways and its settings. Requests it made are found by a walk over every requested
    * feed: erasures are rare, and a reverse index would cost every request.
    */
-  private erase(feed: FeedId): void {
+  private erase(feed: FeedId, position: number): void {
     for (const target of [...this.followingOf.members(feed)]) this.followersOf.delete(target, feed);
     for (const follower of [...this.followersOf.members(feed)]) this.followingOf.delete(follower, feed);
     this.followingOf.drop(feed);
@@ -170,6 +182,19 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     this.privateFeeds.delete(feed);
     this.bounded.delete(feed);
     for (const follower of [...this.bounded.keys()]) this.deleteBound(follower, feed);
+    // What this process appended after the erasure and applied before reading it is kept, as
+    // a replay in log order would have it: a follow of a reused feed id just after it was erased.
+    for (const own of this.ahead) if (own.position > position && graphEventConcerns(own.event, feed)) this.evolveLogged(own.event, own.position);
+  }
+
+  override applyOwn(record: RecordedEvent, decided: FeedLogEvent): Promise<void> {
+    if (record.position > this.readPosition && this.eventTypes.has(record.type)) this.ahead.push({ event: decided, position: record.position });
+    return super.applyOwn(record, decided);
+  }
+
+  override async apply(events: readonly RecordedEvent[]): Promise<void> {
+    await super.apply(events);
+    if (this.ahead.length > 0) this.ahead = this.ahead.filter((own) => own.position > this.readPosition);
   }
 
   private setBound(follower: FeedId, bound: EdgeBound): void {

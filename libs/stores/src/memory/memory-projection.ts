@@ -38,6 +38,11 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
    */
   protected abstract readState(reader: SnapshotReader): () => void;
 
+  /** The log position the projection's reader has applied up to (its own appends may be further on). */
+  protected get readPosition(): number {
+    return this.applied.value;
+  }
+
   get appliedEvents(): number {
     return this.appliedCount;
   }

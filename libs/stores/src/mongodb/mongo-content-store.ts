@@ -24,7 +24,7 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
    */
   protected async evolve(event: FeedEvent, position: number): Promise<void> {
     if (event.type === 'FeedErased') {
-      await this.activities.deleteMany(activityDocuments.erased(event.data.feed));
+      await this.activities.deleteMany(activityDocuments.erased(event.data.feed, position));
       return;
     }
     if (!isActivityEvent(event)) return;

@@ -34,18 +34,18 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
   protected async evolve(event: FeedEvent, position: number): Promise<void> {
     switch (event.type) {
       case 'FollowRequested':
-        await this.requested.replaceOne(edgeDocuments.followed(event.data.follower, event.data.target));
+        await this.requested.replaceOne(edgeDocuments.followed(event.data.follower, event.data.target, position));
         return;
       case 'FollowRequestRejected':
         await this.requested.deleteMany({ _id: edgeDocuments.id(event.data.follower, event.data.target) });
         return;
       case 'FeedSettingsChanged':
-        await this.settings.replaceOne(settingsDocuments.set(event.data.feed, event.data.private));
+        await this.settings.replaceOne(settingsDocuments.set(event.data.feed, event.data.private, position));
         return;
       case 'FeedErased': {
-        const erased = edgeDocuments.erased(event.data.feed);
+        const erased = edgeDocuments.erased(event.data.feed, position);
         for (const edges of [this.edges, this.kept, this.requested]) await edges.deleteMany(erased);
-        await this.settings.deleteMany(settingsDocuments.erased(event.data.feed));
+        await this.settings.deleteMany(settingsDocuments.erased(event.data.feed, position));
         return;
       }
     }
@@ -54,7 +54,7 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
     const id = edgeDocuments.id(follower, target);
     if (event.type === 'FeedFollowed') {
       const { since } = event.data;
-      await this.edges.replaceOne(edgeDocuments.followed(follower, target, since === undefined ? undefined : { since, followedAt: position }));
+      await this.edges.replaceOne(edgeDocuments.followed(follower, target, position, since === undefined ? undefined : { since, followedAt: position }));
       // A follow replaces a kept edge; an approved request is a follow, no longer waiting.
       await this.kept.deleteMany({ _id: id });
       await this.requested.deleteMany({ _id: id });
@@ -74,7 +74,7 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
     if (!items.every((item) => item.type === 'FeedFollowed')) return super.evolveItems(items, position);
     await bulkUpdateAll(
       this.edges,
-      items.map((item) => edgeDocuments.followedAsUpdate(item.data.follower, item.data.target)),
+      items.map((item) => edgeDocuments.followedAsUpdate(item.data.follower, item.data.target, position)),
     );
     // Requests the import's follows answer (an admin importing approved follows) wait no more; kept edges are replaced.
     const ids = items.map((item) => edgeDocuments.id(item.data.follower, item.data.target));

@@ -106,8 +106,12 @@ export const activityDocuments = {
 
   removed: (id: string) => ({ _id: id }),
 
-  /** deleteMany filter: every activity of an erased feed (with it, its places in the target and ref indexes). */
-  erased: (feed: FeedId) => ({ f: feed }),
+  /**
+   * deleteMany filter: every activity an erased feed had before the erasure at `position`
+   * (with it, its places in the target and ref indexes); one a replica appended after it and
+   * applied before reading it stays.
+   */
+  erased: (feed: FeedId, position: number) => ({ f: feed, p: { $lt: position } }),
 
   byIds: (ids: readonly string[]): FindOperation => ({ filter: { _id: { $in: ids } }, sort: { k: -1 }, limit: ids.length }),
 
@@ -157,18 +161,28 @@ function boundClause(bound: EdgeBound): Record<string, unknown> {
 }
 
 /**
- * One follow edge, `{ _id: follower|target, f: follower, t: target }`; a follow with a
- * `since` keeps it (`s`) and its log position (`a`). A kept edge (an unfollow that kept the
- * history) is the same document in a collection of its own, with the unfollow's position (`u`).
+ * One follow edge, `{ _id: follower|target, f: follower, t: target, w }`, `w` the log
+ * position of the event that wrote it (absent from documents written before it was kept); a
+ * follow with a `since` keeps it (`s`) and its log position (`a`). A kept edge (an unfollow
+ * that kept the history) is the same document in a collection of its own, with the
+ * unfollow's position (`u`).
  */
 export interface EdgeDocument {
   _id: string;
   f: FeedId;
   t: FeedId;
+  w?: number;
   s?: string;
   a?: number;
   u?: number;
 }
+
+/**
+ * Of an erased feed's documents, those written before the erasure at `position`: a replica
+ * applies what it appended itself at once, so a follow it appended after an erasure that no
+ * reader of the store had applied yet is already there when the erasure is, and stays.
+ */
+const writtenBefore = (position: number) => ({ w: { $not: { $gte: position } } });
 
 /** A feed's followers and its followings, each paged in order. */
 const edgeIndexes: IndexDefinition[] = [{ key: { t: 1, f: 1 } }, { key: { f: 1, t: 1 } }];
@@ -181,8 +195,8 @@ export const edgeDocuments = {
   id: (follower: FeedId, target: FeedId) => `${follower}|${target}`,
 
   /** The edge, with its bound when the follow has one: replaced whole, so that a follow without one clears it. */
-  followed(follower: FeedId, target: FeedId, bound?: { since: string; followedAt: number }): ReplaceOperation<EdgeDocument> {
-    const replacement: EdgeDocument = { _id: edgeDocuments.id(follower, target), f: follower, t: target };
+  followed(follower: FeedId, target: FeedId, position: number, bound?: { since: string; followedAt: number }): ReplaceOperation<EdgeDocument> {
+    const replacement: EdgeDocument = { _id: edgeDocuments.id(follower, target), f: follower, t: target, w: position };
     if (bound) {
       replacement.s = bound.since;
       replacement.a = bound.followedAt;
@@ -192,7 +206,7 @@ export const edgeDocuments = {
 
   /** The kept edge an unfollow at `position` leaves of a live one (with the live one's bound). */
   kept(live: EdgeDocument, position: number): ReplaceOperation<EdgeDocument> {
-    return { filter: { _id: live._id }, replacement: { ...live, u: position }, options: { upsert: true } };
+    return { filter: { _id: live._id }, replacement: { ...live, u: position, w: position }, options: { upsert: true } };
   },
 
   /** A follower's edges with a bound (of the live edges' collection), or all of its edges (of the kept ones'). */
@@ -215,8 +229,8 @@ export const edgeDocuments = {
   },
 
   /** updateOne with upsert: the same edge as {@link edgeDocuments.followed}, for a bulk write. */
-  followedAsUpdate(follower: FeedId, target: FeedId): UpdateOperation {
-    return { filter: { _id: edgeDocuments.id(follower, target) }, update: { $set: { f: follower, t: target } }, options: { upsert: true } };
+  followedAsUpdate(follower: FeedId, target: FeedId, position: number): UpdateOperation {
+    return { filter: { _id: edgeDocuments.id(follower, target) }, update: { $set: { f: follower, t: target, w: position } }, options: { upsert: true } };
   },
 
   /** The edges among `ids` that exist. */
@@ -228,8 +242,8 @@ export const edgeDocuments = {
     return { filter: after === undefined ? { t: feed } : { t: feed, f: { $gt: after } }, sort: { f: 1 }, limit };
   },
 
-  /** deleteMany filter, of the live, kept and requested edges' collections alike: every edge of an erased feed, both ways. */
-  erased: (feed: FeedId) => ({ $or: [{ f: feed }, { t: feed }] }),
+  /** deleteMany filter, of the live, kept and requested edges' collections alike: every edge of an erased feed, both ways, written before the erasure. */
+  erased: (feed: FeedId, position: number) => ({ $or: [{ f: feed }, { t: feed }], ...writtenBefore(position) }),
 
   following(feed: FeedId, after: FeedId | undefined, limit: number): FindOperation {
     return { filter: after === undefined ? { f: feed } : { f: feed, t: { $gt: after } }, sort: { t: 1 }, limit };
@@ -251,19 +265,20 @@ export const followRequestDocuments = {
   indexes: [{ key: { t: 1, f: 1 } }] as IndexDefinition[],
 };
 
-/** A feed's settings, one document each: `{ _id: feed, private }`. */
+/** A feed's settings, one document each: `{ _id: feed, private, w }` (`w` as an edge's). */
 export interface SettingsDocument {
   _id: FeedId;
   private: boolean;
+  w?: number;
 }
 
 export const settingsDocuments = {
   collection: 'feed_settings',
 
-  /** deleteMany filter: an erased feed's settings. */
-  erased: (feed: FeedId) => ({ _id: feed }),
+  /** deleteMany filter: an erased feed's settings, written before the erasure. */
+  erased: (feed: FeedId, position: number) => ({ _id: feed, ...writtenBefore(position) }),
 
-  set(feed: FeedId, isPrivate: boolean): ReplaceOperation<SettingsDocument> {
-    return { filter: { _id: feed }, replacement: { _id: feed, private: isPrivate }, options: { upsert: true } };
+  set(feed: FeedId, isPrivate: boolean, position: number): ReplaceOperation<SettingsDocument> {
+    return { filter: { _id: feed }, replacement: { _id: feed, private: isPrivate, w: position }, options: { upsert: true } };
   },
 };

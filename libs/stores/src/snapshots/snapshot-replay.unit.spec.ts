@@ -192,6 +192,29 @@ describe('graph store snapshot', () => {
   });
 });
 
+describe('graph store snapshot with own events ahead of it', () => {
+  it('keeps a follow appended after an erasure the snapshot had not reached, when the tail brings the erasure', async () => {
+    const record = (stream: string, position: number, revision: number, event: FeedLogEvent): RecordedEvent => ({ stream, revision, position, ...feedEvents.encode(event), metadata: {}, recordedAt: time(position) });
+    const before = record(followStream('timeline:m'), 1, 0, { type: 'FeedFollowed', data: { follower: 'timeline:m', target: 'user:x', time: time(1) } });
+    const erasure = record(activityStream('user:x'), 2, 0, { type: 'FeedErased', data: { feed: 'user:x', time: time(2) } });
+    const refollow = record(followStream('timeline:n'), 3, 0, { type: 'FeedFollowed', data: { follower: 'timeline:n', target: 'user:x', time: time(3) } });
+    const store = new MemoryGraphStore();
+    await store.apply([before]);
+    await store.applyOwn(refollow, feedEvents.decode(refollow)!);
+    const snapshot = store.takeSnapshot();
+    expect(snapshot.position).toBe(1);
+    const restored = new MemoryGraphStore();
+    restored.restoreSnapshot({ position: snapshot.position, payload: Uint8Array.from(snapshot.payload) });
+    await restored.apply([erasure, refollow]);
+    expect(await restored.followers('user:x', undefined, 10)).toEqual(['timeline:n']);
+    // With nothing ahead, the snapshot holds no such section, and one restored from it reads as before.
+    const settled = restored.takeSnapshot();
+    const again = new MemoryGraphStore();
+    again.restoreSnapshot(settled);
+    expect(await again.followers('user:x', undefined, 10)).toEqual(['timeline:n']);
+  });
+});
+
 describe('timeline store: a snapshot and the log tail', () => {
   const log = generateLog(3_000, 11);
   // Four kinds of reader: ring by time, ring by relevance holding references, caches, and

@@ -18,6 +18,7 @@ export type { SnapshotLogger, LoadedSnapshot } from './snapshots/snapshot-store.
 export { SnapshotKeeper, defaultSnapshotSchedule } from './snapshots/snapshot-keeper.js';
 export type { SnapshotObserver } from './snapshots/snapshot-keeper.js';
 export type { SnapshotSchedule } from './snapshots/snapshot-keeper.js';
-export type { Snapshottable, SnapshotState } from './snapshots/snapshottable.js';
+export type { Snapshottable, SnapshotState, SnapshotSteps } from './snapshots/snapshottable.js';
+export { allSteps, WritesHeld } from './snapshots/snapshottable.js';
 export { encodeSnapshot, decodeSnapshot, SnapshotCorruptError, SnapshotMismatchError, SNAPSHOT_FORMAT_VERSION } from './snapshots/snapshot-file.js';
 export { SnapshotReader, SnapshotWriter } from './snapshots/snapshot-sections.js';

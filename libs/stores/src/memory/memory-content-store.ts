@@ -4,6 +4,7 @@ import type { ContentStore } from '../ports.js';
 import { readItems, writeItems } from '../snapshots/item-columns.js';
 import { SnapshotCorruptError, SnapshotMismatchError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
+import { ROWS_PER_STEP } from '../snapshots/snapshottable.js';
 import { MemoryProjection } from './memory-projection.js';
 import { ActivitiesById, StoredActivity as Stored } from './stored-activities.js';
 
@@ -41,7 +42,7 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
    * position; each feed's relevance order as places in its time order; and which activities
    * the foreign ids name. Restoring sorts nothing.
    */
-  protected writeState(writer: SnapshotWriter): void {
+  protected *writeState(writer: SnapshotWriter): Generator<void, void, void> {
     const activities = new Array<Activity>(this.byId.size);
     const positions = new Float64Array(this.byId.size);
     const relevanceOrder = new Int32Array(this.byId.size);
@@ -63,13 +64,14 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
       const byRelevance = this.byFeedRelevance.get(feed)!;
       for (let place = 0; place < byRelevance.length; place++) relevanceOrder[at + place] = placeBySlot[byRelevance[place]!.slot]!;
       at += stored.length;
+      if (feeds.length % ROWS_PER_STEP === 0) yield;
     }
     const foreignNamed: number[] = [];
     for (const [index, activity] of activities.entries()) {
       if (activity.foreignId !== undefined && this.byForeign.get(foreignKey(activity.feed, activity.foreignId)) === activity.id) foreignNamed.push(index);
     }
     writer.strings([LAYOUT]);
-    writeItems(writer, activities);
+    yield* writeItems(writer, activities);
     writer.float64s(positions).strings(feeds);
     writer.int32s(Int32Array.from(counts)).int32s(relevanceOrder).int32s(Int32Array.from(foreignNamed));
   }

@@ -4,6 +4,7 @@ import { graphEventConcerns, graphEventTypes, graphPartlyReadEventTypes, isFollo
 import type { GraphStore } from '../ports.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
+import { ROWS_PER_STEP } from '../snapshots/snapshottable.js';
 import { MemoryProjection } from './memory-projection.js';
 import { compareFeeds, SortedFeedSets } from './sorted-feed-sets.js';
 
@@ -36,15 +37,19 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
    * The edges once, compactly: a sorted table of feed ids, and per target its followers as
    * indexes into it. The following side is derived on restore.
    */
-  protected writeState(writer: SnapshotWriter): void {
+  protected *writeState(writer: SnapshotWriter): Generator<void, void, void> {
     const ids = new Set<FeedId>();
     let edges = 0;
+    let rows = 0;
     for (const target of this.followersOf.keys()) {
       ids.add(target);
       for (const follower of this.followersOf.members(target)) ids.add(follower);
       edges += this.followersOf.sizeOf(target);
+      if (++rows % ROWS_PER_STEP === 0) yield;
     }
+    yield;
     const feeds = [...ids].sort(compareFeeds);
+    yield;
     const indexOf = new Map<FeedId, number>();
     feeds.forEach((feed, i) => indexOf.set(feed, i));
     const targets: number[] = [];
@@ -52,13 +57,15 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     targets.sort((a, b) => a - b);
     const followers = new Uint32Array(targets.length * 2 + edges);
     let at = 0;
-    for (const target of targets) {
+    for (const [step, target] of targets.entries()) {
       const feed = feeds[target]!;
       followers[at++] = target;
       followers[at++] = this.followersOf.sizeOf(feed);
       for (const follower of this.followersOf.members(feed)) followers[at++] = indexOf.get(follower)!;
+      if (step % ROWS_PER_STEP === 0) yield;
     }
     writer.strings(feeds).uint32s(followers);
+    yield;
     const requests = [...this.requestsOf.keys()].flatMap((target) => [...this.requestsOf.members(target)].map((follower) => [target, follower]));
     writer.strings(requests.map(([target]) => target)).strings(requests.map(([, follower]) => follower));
     writer.strings([...this.privateFeeds]);
@@ -187,9 +194,9 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     for (const own of this.ahead) if (own.position > position && graphEventConcerns(own.event, feed)) this.evolveLogged(own.event, own.position);
   }
 
-  override applyOwn(record: RecordedEvent, decided: FeedLogEvent): Promise<void> {
+  override async applyOwn(record: RecordedEvent, decided: FeedLogEvent): Promise<void> {
+    await super.applyOwn(record, decided);
     if (record.position > this.readPosition && this.eventTypes.has(record.type)) this.ahead.push({ event: decided, position: record.position });
-    return super.applyOwn(record, decided);
   }
 
   override async apply(events: readonly RecordedEvent[]): Promise<void> {

@@ -5,7 +5,7 @@ import { ProjectionPosition } from '../projection-position.js';
 import { StreamRevisions } from '../stream-revisions.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
-import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js';
+import { allSteps, WritesHeld, type SnapshotState, type SnapshotSteps, type Snapshottable } from '../snapshots/snapshottable.js';
 
 const NONE: ReadonlySet<string> = new Set();
 
@@ -29,9 +29,10 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
   private readonly revisions = new StreamRevisions();
   private readonly applied = new ProjectionPosition();
   private appliedCount = 0;
+  private readonly writes = new WritesHeld();
 
-  /** Writes the projection's own state into a snapshot. */
-  protected abstract writeState(writer: SnapshotWriter): void;
+  /** Writes the projection's own state into a snapshot, yielding between parts (see {@link snapshotSteps}). */
+  protected abstract writeState(writer: SnapshotWriter): Generator<void, void, void>;
   /**
    * Reads what {@link writeState} wrote, changing nothing yet, and returns what installs it
    * in place of the (empty) state: a payload that does not read leaves the projection empty.
@@ -48,11 +49,21 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
   }
 
   takeSnapshot(): SnapshotState {
-    const writer = new SnapshotWriter();
-    const revisions = this.revisions.toMap();
-    writer.strings([...revisions.keys()]).float64s(Float64Array.from(revisions.values()));
-    this.writeState(writer);
-    return { position: this.applied.value, payload: writer.finish() };
+    return allSteps(this.snapshotSteps());
+  }
+
+  *snapshotSteps(): SnapshotSteps {
+    this.writes.hold();
+    try {
+      const writer = new SnapshotWriter();
+      const revisions = this.revisions.toMap();
+      writer.strings([...revisions.keys()]).float64s(Float64Array.from(revisions.values()));
+      yield;
+      yield* this.writeState(writer);
+      return { position: this.applied.value, payload: writer.finish() };
+    } finally {
+      this.writes.end();
+    }
   }
 
   restoreSnapshot(snapshot: SnapshotState): void {
@@ -96,6 +107,7 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
   }
 
   async apply(events: readonly RecordedEvent[]): Promise<void> {
+    if (this.writes.now) await this.writes.cleared();
     for (const event of events) this.applyOne(event);
     this.appliedCount += events.length;
     const last = events[events.length - 1];
@@ -103,6 +115,7 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
   }
 
   async applyOwn(event: RecordedEvent, decided: FeedLogEvent): Promise<void> {
+    if (this.writes.now) await this.writes.cleared();
     this.applyOne(event, decided);
     this.appliedCount++;
   }

@@ -33,8 +33,13 @@ const LAYOUT = 'timelines/9';
  * under dense handles (with their keys' milliseconds and version rings, so that nothing is
  * parsed or searched again), then per reader its entry count, floor and last read, and every
  * entry's handle in one array.
+ *
+ * In steps: the first gathers what reads can change (which timelines there are and what
+ * they hold, a hybrid reader's reads and edges) into arrays of its own; the steps after it
+ * write columns from those, and from the marks and hidings, which only deliveries change
+ * (the store holds them until the last step).
  */
-export function writeTimelineSnapshot({ policies, delivered, written, table, timelines, producerPosts, marks, hidden }: TimelinesToSnapshot): Uint8Array {
+export function* timelineSnapshotSteps({ policies, delivered, written, table, timelines, producerPosts, marks, hidden }: TimelinesToSnapshot): Generator<void, Uint8Array, void> {
   // The holds of the timelines kept: a cache being built is left out, with what it holds.
   const holds = new Int32Array(table.capacity);
   let entries = 0;
@@ -55,14 +60,19 @@ export function writeTimelineSnapshot({ policies, delivered, written, table, tim
     floors[index] = timeline.floorEntry === NO_HANDLE ? NO_HANDLE : compacted.renumbered[timeline.floorEntry]!;
     lastReads[index] = lastReadAt;
   }
+  const readers = timelines.map((t) => t.reader);
+  const writeHybrid = hybridColumns(timelines.map((t) => t.timeline), producerPosts);
+  yield;
   const writer = new SnapshotWriter().strings([policies, LAYOUT]).number(delivered).number(written);
-  writeItems(writer, compacted.items);
+  yield* writeItems(writer, compacted.items);
   writer.float64s(compacted.timeMs).float64s(compacted.relevanceMs).int32s(compacted.nextVersion).int32s(compacted.holds);
-  writer.strings(timelines.map((t) => t.reader));
+  writer.strings(readers);
+  yield;
   writer.int32s(counts).int32s(floors).float64s(lastReads).int32s(handles);
-  writeHybrid(writer, timelines.map((t) => t.timeline), producerPosts);
+  writeHybrid(writer);
   writeMarks(writer, marks);
   writeHidden(writer, hidden);
+  yield;
   return writer.finish();
 }
 
@@ -70,7 +80,7 @@ export function writeTimelineSnapshot({ policies, delivered, written, table, tim
  * Per timeline its reads' count and time and its number of edges not simply pushed; the
  * edges' feeds and bounds (absent: pulled whole); then each rate window's post counts.
  */
-function writeHybrid(writer: SnapshotWriter, timelines: ReadonlyArray<HybridState>, producerPosts: readonly ProducerPosts[]): void {
+function hybridColumns(timelines: ReadonlyArray<HybridState>, producerPosts: readonly ProducerPosts[]): (writer: SnapshotWriter) => void {
   const readCounts = new Float64Array(timelines.length);
   const readAts = new Float64Array(timelines.length).fill(-Infinity);
   const edgeCounts = new Int32Array(timelines.length);
@@ -84,12 +94,14 @@ function writeHybrid(writer: SnapshotWriter, timelines: ReadonlyArray<HybridStat
     }
     edgeCounts[index] = edges?.size ?? 0;
   }
-  writer.float64s(readCounts).float64s(readAts).int32s(edgeCounts).strings(edgeFeeds).strings(edgeFroms);
   const posted = producerPosts.map((counts) => [...counts.entries()]);
-  writer.float64s(Float64Array.from(producerPosts, (counts) => counts.windowMs)).int32s(Int32Array.from(posted, (entries) => entries.length));
-  const all = posted.flat();
-  writer.strings(all.map((e) => e.feed)).float64s(Float64Array.from(all, (e) => e.count)).float64s(Float64Array.from(all, (e) => e.at)).strings(all.map((e) => e.lastId));
-  writer.strings(all.map((e) => e.newestByTime)).strings(all.map((e) => e.newestByRelevance));
+  return (writer) => {
+    writer.float64s(readCounts).float64s(readAts).int32s(edgeCounts).strings(edgeFeeds).strings(edgeFroms);
+    writer.float64s(Float64Array.from(producerPosts, (counts) => counts.windowMs)).int32s(Int32Array.from(posted, (entries) => entries.length));
+    const all = posted.flat();
+    writer.strings(all.map((e) => e.feed)).float64s(Float64Array.from(all, (e) => e.count)).float64s(Float64Array.from(all, (e) => e.at)).strings(all.map((e) => e.lastId));
+    writer.strings(all.map((e) => e.newestByTime)).strings(all.map((e) => e.newestByRelevance));
+  };
 }
 
 /**
@@ -166,7 +178,7 @@ function readHidden(reader: SnapshotReader): Map<FeedId, HiddenActivities> {
 }
 
 /**
- * Reads what {@link writeTimelineSnapshot} wrote into a new table and timelines that
+ * Reads what {@link timelineSnapshotSteps} wrote into a new table and timelines that
  * `timelineOf` makes for each reader. Throws {@link SnapshotMismatchError} for a snapshot
  * taken under another feed config, and {@link SnapshotCorruptError} for one that does not
  * hold together.

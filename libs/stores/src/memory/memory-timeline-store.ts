@@ -20,9 +20,9 @@ import {
 } from '@feedmill/feed-models';
 import type { TimelineCounters, TimelinePolicy, TimelineStore } from '../ports.js';
 import { SnapshotMismatchError } from '../snapshots/snapshot-file.js';
-import type { SnapshotState, Snapshottable } from '../snapshots/snapshottable.js';
+import { allSteps, WritesHeld, type SnapshotState, type SnapshotSteps, type Snapshottable } from '../snapshots/snapshottable.js';
 import { EntriesByTimeline } from './entries-by-timeline.js';
-import { readTimelineSnapshot, writeTimelineSnapshot } from './memory-timeline-snapshot.js';
+import { readTimelineSnapshot, timelineSnapshotSteps } from './memory-timeline-snapshot.js';
 
 /** A reader's timeline as this store keeps it: its entries, and what a `cache` build needs (one object per reader). */
 class Materialized extends CompactTimeline {
@@ -98,6 +98,8 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   private entryCount = new EntryCount();
   private activities = new ActivityTable();
   private applied = 0;
+  /** Held while a snapshot is taken in steps: deliveries wait. */
+  private readonly writes = new WritesHeld();
   /** Log positions the applied batches moved the store by, since start. */
   private advanced = 0;
   /** Entries newly written by insert deliveries: fan-out's output, counted for throughput. */
@@ -139,8 +141,22 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
    * `cache` being built is left out: a read builds it again.
    */
   takeSnapshot(): SnapshotState {
+    return allSteps(this.snapshotSteps());
+  }
+
+  /** Deliveries wait from the first step to the last: see {@link timelineSnapshotSteps}. */
+  *snapshotSteps(): SnapshotSteps {
+    this.writes.hold();
+    try {
+      return { position: this.applied, payload: yield* this.snapshotPayload() };
+    } finally {
+      this.writes.end();
+    }
+  }
+
+  private snapshotPayload(): Generator<void, Uint8Array, void> {
     const kept = [...this.timelines].filter(([, timeline]) => !timeline.held);
-    const payload = writeTimelineSnapshot({
+    return timelineSnapshotSteps({
       policies: this.policies,
       delivered: this.delivered,
       written: this.written,
@@ -150,7 +166,6 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       marks: this.marks,
       hidden: this.hidden,
     });
-    return { position: this.applied, payload };
   }
 
   restoreSnapshot(snapshot: SnapshotState): void {
@@ -183,6 +198,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   }
 
   async deliver(request: DeliverRequest): Promise<DeliverReply> {
+    if (this.writes.now) await this.writes.cleared();
     if (request.after !== this.applied) return { applied: false, position: this.applied };
     const { deliveries } = request;
     for (let index = 0; index < deliveries.length; ) {

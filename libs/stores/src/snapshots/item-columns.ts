@@ -8,27 +8,39 @@ const REFERENCE = 1;
 /**
  * Writes activities and references as columns: one strings section per field, the fields
  * few values repeat in (feed, actor, verb) as a table of distinct strings and an index per
- * item, `extra` as JSON text, then `updatedAt`, `to` and `refs`.
+ * item, `extra` as JSON text, then `updatedAt`, `to` and `refs`. Yields after each column.
  */
-export function writeItems(writer: SnapshotWriter, items: readonly TimelineItem[]): void {
+export function* writeItems(writer: SnapshotWriter, items: readonly TimelineItem[]): Generator<void, void, void> {
   const kinds = new Uint8Array(items.length);
   const activity = (item: TimelineItem): Activity | undefined => ('verb' in item ? item : undefined);
   for (let i = 0; i < items.length; i++) kinds[i] = 'verb' in items[i]! ? ACTIVITY : REFERENCE;
   writer.uint8s(kinds);
+  yield;
   writer.strings(items.map((item) => item.id));
+  yield;
   writeTable(writer, items.map((item) => item.feed));
+  yield;
   writer.strings(items.map((item) => item.time));
+  yield;
   writer.strings(items.map((item) => item.bumpedAt));
+  yield;
   writeTable(writer, items.map((item) => activity(item)?.actor));
+  yield;
   writeTable(writer, items.map((item) => activity(item)?.verb));
+  yield;
   writer.strings(items.map((item) => activity(item)?.object));
+  yield;
   writer.strings(items.map((item) => activity(item)?.foreignId));
+  yield;
   writer.strings(items.map((item) => mapDefined(activity(item)?.extra, (extra) => JSON.stringify(extra))));
+  yield;
   // Last, so that a snapshot written before updates existed fails on the next section's kind
   // (a number section where these strings were expected) rather than being read askew.
   writer.strings(items.map((item) => activity(item)?.updatedAt));
+  yield;
   // Targets, of copies and references alike, as their feeds joined by spaces (no feed id holds one).
   writer.strings(items.map((item) => item.to?.join(' ')));
+  yield;
   // Refs likewise (a ref is written like a feed id): only whole activities carry them.
   writer.strings(items.map((item) => activity(item)?.refs?.join(' ')));
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SnapshotMismatchError } from './snapshot-file.js';
 import { SnapshotKeeper } from './snapshot-keeper.js';
 import { SnapshotStore } from './snapshot-store.js';
-import type { SnapshotState, Snapshottable } from './snapshottable.js';
+import type { SnapshotState, SnapshotSteps, Snapshottable } from './snapshottable.js';
 
 /** A state that is its position: what it restores, it stands at. */
 class Counter implements Snapshottable {
@@ -27,6 +27,18 @@ class Counter implements Snapshottable {
     if (this.refuse) throw new SnapshotMismatchError(this.refuse);
     expect(Buffer.from(state.payload).toString()).toBe(String(state.position));
     this.position = state.position;
+  }
+}
+
+/** A counter whose snapshot takes five steps of 5 ms of work each. */
+class SlowCounter extends Counter {
+  *snapshotSteps(): SnapshotSteps {
+    for (let step = 0; step < 5; step++) {
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+      yield;
+    }
+    return this.takeSnapshot();
   }
 }
 
@@ -110,5 +122,19 @@ describe('SnapshotKeeper', () => {
     rebuilt.apply(5);
     await kept.close();
     expect((await readdir(dir)).sort()).toEqual(['counter.0000000000000040.snapshot', 'counter.0000000000000045.snapshot']);
+  });
+  it('takes a snapshot that comes in steps a slice at a time, letting other work run between slices', async () => {
+    const counter = new SlowCounter();
+    const kept = keeper();
+    await kept.restoreAndKeep(counter, 0);
+    counter.apply(7);
+    const turns: string[] = [];
+    const ticking = setInterval(() => turns.push('other work'), 0);
+    await kept.writeDue(true);
+    clearInterval(ticking);
+    // 25 ms of serialization in slices of about 5 ms: timers ran in between, not only after.
+    expect(turns.length).toBeGreaterThanOrEqual(2);
+    expect(messages).toContainEqual(expect.stringMatching(/^log counter: wrote .*counter\.0+7\.snapshot \(1 bytes, position 7\): serialized in \d+ ms, [2-6] slices of at most \d+ ms/));
+    await kept.close();
   });
 });

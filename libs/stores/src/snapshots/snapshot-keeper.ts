@@ -1,5 +1,9 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SnapshotLogger, SnapshotStore } from './snapshot-store.js';
-import type { Snapshottable } from './snapshottable.js';
+import type { SnapshotState, SnapshotSteps, Snapshottable } from './snapshottable.js';
+
+/** How long a snapshot taken in steps runs before it lets other work run (requests wait at most about this long). */
+const STEPS_SLICE_MS = 2;
 
 export interface SnapshotSchedule {
   /** Write once this many events were applied since the last snapshot. @defaultValue 100,000 */
@@ -29,8 +33,10 @@ interface Tracked {
 
 /**
  * Restores memory states from their newest good snapshot at start, and writes new ones
- * periodically and at shutdown. A snapshot is taken synchronously (consistent) and written
- * to disk asynchronously, so serving pauses only for the serialization.
+ * periodically and at shutdown. A state that can be taken in steps (see
+ * `Snapshottable.snapshotSteps`) is serialized a slice of a few milliseconds at a time, one
+ * state after another, with requests answered in between, its writes held until it is done;
+ * another is taken in one turn. Each is written to disk asynchronously.
  */
 export class SnapshotKeeper {
   private readonly tracked = new Map<string, Tracked>();
@@ -38,6 +44,8 @@ export class SnapshotKeeper {
   private erasedAt = 0;
   private timer?: NodeJS.Timeout;
   private closed = false;
+  /** The snapshot being taken: one state at a time, so that each holds its writes no longer than its own steps take. */
+  private taking: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly store: SnapshotStore,
@@ -128,30 +136,37 @@ export class SnapshotKeeper {
 
   private write(t: Tracked): Promise<void> {
     if (t.writing) return t.writing;
-    const started = performance.now();
-    const applied = t.state.appliedEvents;
-    const snapshot = t.state.takeSnapshot();
-    const tookMs = performance.now() - started;
-    t.appliedAtLast = applied;
-    t.at = Date.now();
-    const erasedAt = this.erasedAt;
-    t.erasureTried = erasedAt;
-    // Own events applied past the subscription's position change the state without moving
-    // it: the position alone does not say whether anything changed, the applied count does.
-    if (snapshot.position === 0) return Promise.resolve();
-    t.writing = this.store
-      .save(t.state.name, snapshot.position, snapshot.payload)
-      .then(async (file) => {
+    const taken = this.taking.then(() => this.taken(t));
+    this.taking = taken.catch(() => undefined);
+    t.writing = taken
+      .then(async ({ snapshot, took, erasedAt }) => {
+        // Own events applied past the subscription's position change the state without moving
+        // it: the position alone does not say whether anything changed, the applied count does.
+        if (snapshot.position === 0) return;
+        const started = performance.now();
+        const file = await this.store.save(t.state.name, snapshot.position, snapshot.payload);
         t.position = snapshot.position;
-        this.observer?.written(t.state.name, snapshot.position, (performance.now() - started) / 1000);
+        this.observer?.written(t.state.name, snapshot.position, (took.ms + performance.now() - started) / 1000);
         if (erasedAt > 0 && snapshot.position >= erasedAt) await this.store.deleteBefore(t.state.name, erasedAt);
-        this.logger.log(
-          `${t.state.name}: wrote ${file} (${snapshot.payload.length} bytes, position ${snapshot.position}): serialized in ${Math.round(tookMs)} ms, on disk in ${Math.round(performance.now() - started - tookMs)} ms`,
-        );
+        this.logger.log(`${t.state.name}: wrote ${file} (${snapshot.payload.length} bytes, position ${snapshot.position}): serialized in ${describeTook(took)}, on disk in ${Math.round(performance.now() - started)} ms`);
       })
-      .catch((error) => this.logger.warn(`${t.state.name}: snapshot at position ${snapshot.position} not written: ${String(error)}`))
+      .catch((error) => this.logger.warn(`${t.state.name}: snapshot not written: ${String(error)}`))
       .finally(() => (t.writing = undefined));
     return t.writing;
+  }
+
+  /** The state's snapshot, taken in steps when it can be, and what taking it cost. */
+  private async taken(t: Tracked): Promise<{ snapshot: SnapshotState; took: Took; erasedAt: number }> {
+    const started = performance.now();
+    const applied = t.state.appliedEvents;
+    // The erasure this snapshot is to cover, if the state has applied it by now.
+    const erasedAt = this.erasedAt;
+    const stepped = t.state.snapshotSteps?.();
+    const snapshot = stepped ? await inSlices(stepped) : { state: t.state.takeSnapshot(), slices: 1, longestMs: performance.now() - started };
+    t.appliedAtLast = applied;
+    t.at = Date.now();
+    t.erasureTried = erasedAt;
+    return { snapshot: snapshot.state, took: { ms: performance.now() - started, slices: snapshot.slices, longestMs: snapshot.longestMs }, erasedAt };
   }
 
   private startTimer(): void {
@@ -160,5 +175,32 @@ export class SnapshotKeeper {
     this.timer = setInterval(() => void this.writeDue(), everyMs);
     // Snapshots never keep a process alive.
     this.timer.unref();
+  }
+}
+
+interface Took {
+  ms: number;
+  slices: number;
+  longestMs: number;
+}
+
+function describeTook({ ms, slices, longestMs }: Took): string {
+  return slices === 1 ? `${Math.round(ms)} ms` : `${Math.round(ms)} ms, ${slices} slices of at most ${Math.round(longestMs)} ms`;
+}
+
+/** Runs a snapshot's steps, letting other work run once a slice of them took {@link STEPS_SLICE_MS}. */
+async function inSlices(steps: SnapshotSteps): Promise<{ state: SnapshotState; slices: number; longestMs: number }> {
+  let slices = 1;
+  let longestMs = 0;
+  let sliceStarted = performance.now();
+  for (;;) {
+    const step = steps.next();
+    const sliceMs = performance.now() - sliceStarted;
+    if (step.done) return { state: step.value, slices, longestMs: Math.max(longestMs, sliceMs) };
+    if (sliceMs < STEPS_SLICE_MS) continue;
+    longestMs = Math.max(longestMs, sliceMs);
+    await nextTurn();
+    slices++;
+    sliceStarted = performance.now();
   }
 }

@@ -10,6 +10,7 @@ import { seededRandom } from '@feedmill/feed-models/testing';
 import type { PullScope } from '@feedmill/feed-models';
 import { SnapshotCorruptError, SnapshotMismatchError } from './snapshot-file.js';
 import { SnapshotReader, SnapshotWriter } from './snapshot-sections.js';
+import { allSteps } from './snapshottable.js';
 
 const users: FeedId[] = Array.from({ length: 12 }, (_, i): FeedId => `user:u${i}`);
 const timelines: FeedId[] = Array.from({ length: 30 }, (_, i): FeedId => `timeline:t${i}`);
@@ -154,6 +155,26 @@ describe.each([
     expect(await revisionsOf(restored, log)).toEqual(await revisionsOf(full, log));
   });
 
+  it('holds its writes while a snapshot is taken in steps: the snapshot is of one position, and they apply after it', async () => {
+    const store = make();
+    await store.apply(log.slice(0, 1_000));
+    const steps = store.snapshotSteps();
+    expect(steps.next().done).toBe(false);
+    let applied = false;
+    const applying = Promise.all([store.apply(log.slice(1_000, 2_000)), store.applyOwn(log[2_000]!, feedEvents.decode(log[2_000]!)!)]).then(() => (applied = true));
+    await new Promise(setImmediate);
+    expect(applied).toBe(false);
+    const snapshot = allSteps(steps);
+    expect(snapshot.position).toBe(1_000);
+    await applying;
+    expect(await store.position()).toBe(2_000);
+    const restored = make();
+    restored.restoreSnapshot(snapshot);
+    const twin = make();
+    await twin.apply(log.slice(0, 1_000));
+    expect(JSON.stringify(await view(restored, log))).toBe(JSON.stringify(await view(twin, log)));
+  });
+
   it('refuses to restore over a projection that applied events', async () => {
     const store = make();
     await store.apply(log.slice(0, 10));
@@ -268,6 +289,28 @@ describe('timeline store: a snapshot and the log tail', () => {
     }
     return pages;
   }
+
+  it('holds deliveries while a snapshot is taken in steps and answers reads between them: the snapshot is of one position', async () => {
+    const store = new MemoryTimelineStore(policyOf, now, 'config A');
+    const followers = new FollowerIndex();
+    await fanOut(store, followers, log.slice(0, 1_500));
+    const twin = new MemoryTimelineStore(policyOf, now, 'config A');
+    await fanOut(twin, new FollowerIndex(), log.slice(0, 1_500));
+    const steps = store.snapshotSteps();
+    expect(steps.next().done).toBe(false);
+    let delivered = false;
+    const delivering = fanOut(store, followers, log.slice(1_500)).then(() => (delivered = true));
+    for (const reader of timelines) await store.readPage(reader, undefined, 3, pull(reader));
+    await new Promise(setImmediate);
+    expect(delivered).toBe(false);
+    const snapshot = allSteps(steps);
+    expect(snapshot.position).toBe(1_500);
+    await delivering;
+    expect(await store.position()).toBe(3_000);
+    const restored = new MemoryTimelineStore(policyOf, now, 'config A');
+    restored.restoreSnapshot(snapshot);
+    for (const reader of timelines.slice(0, 20)) expect([reader, await restored.size(reader)]).toEqual([reader, await twin.size(reader)]);
+  });
 
   it.each([1, 1_000, 2_999, 3_000])('reach the state a full replay reaches, reads and sizes alike (snapshot after %i events)', async (cut) => {
     const full = new MemoryTimelineStore(policyOf, now, 'config A');

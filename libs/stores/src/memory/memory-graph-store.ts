@@ -4,9 +4,11 @@ import { graphEventConcerns, graphEventTypes, graphPartlyReadEventTypes, isFollo
 import type { GraphStore } from '../ports.js';
 import { SnapshotCorruptError } from '../snapshots/snapshot-file.js';
 import type { SnapshotReader, SnapshotWriter } from '../snapshots/snapshot-sections.js';
-import { ROWS_PER_STEP } from '../snapshots/snapshottable.js';
 import { MemoryProjection } from './memory-projection.js';
 import { compareFeeds, SortedFeedSets } from './sorted-feed-sets.js';
+
+/** Edges a graph snapshot goes through between two steps: a few milliseconds' work. */
+const EDGES_PER_STEP = 20_000;
 
 /**
  * Follow edges both ways, each side a sorted set per feed ({@link SortedFeedSets}): sorted
@@ -38,31 +40,28 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
    * indexes into it. The following side is derived on restore.
    */
   protected *writeState(writer: SnapshotWriter): Generator<void, void, void> {
+    const targetFeeds = [...this.followersOf.keys()];
     const ids = new Set<FeedId>();
     let edges = 0;
-    let rows = 0;
-    for (const target of this.followersOf.keys()) {
-      ids.add(target);
-      for (const follower of this.followersOf.members(target)) ids.add(follower);
-      edges += this.followersOf.sizeOf(target);
-      if (++rows % ROWS_PER_STEP === 0) yield;
+    for (let start = 0; start < targetFeeds.length; ) {
+      const end = this.stepEnd(targetFeeds, start);
+      edges += this.collectFeeds(targetFeeds, start, end, ids);
+      start = end;
+      yield;
     }
-    yield;
     const feeds = [...ids].sort(compareFeeds);
     yield;
     const indexOf = new Map<FeedId, number>();
     feeds.forEach((feed, i) => indexOf.set(feed, i));
-    const targets: number[] = [];
-    for (const target of this.followersOf.keys()) targets.push(indexOf.get(target)!);
-    targets.sort((a, b) => a - b);
+    const targets = targetFeeds.map((target) => indexOf.get(target)!).sort((a, b) => a - b);
+    const targetsInOrder = targets.map((target) => feeds[target]!);
+    yield;
     const followers = new Uint32Array(targets.length * 2 + edges);
-    let at = 0;
-    for (const [step, target] of targets.entries()) {
-      const feed = feeds[target]!;
-      followers[at++] = target;
-      followers[at++] = this.followersOf.sizeOf(feed);
-      for (const follower of this.followersOf.members(feed)) followers[at++] = indexOf.get(follower)!;
-      if (step % ROWS_PER_STEP === 0) yield;
+    for (let start = 0, at = 0; start < targets.length; ) {
+      const end = this.stepEnd(targetsInOrder, start);
+      at = this.writeFollowers(targets, targetsInOrder, start, end, indexOf, followers, at);
+      start = end;
+      yield;
     }
     writer.strings(feeds).uint32s(followers);
     yield;
@@ -75,6 +74,36 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     writer.float64s(Float64Array.from(bounds, ({ bound }) => bound.followedAt ?? -1)).float64s(Float64Array.from(bounds, ({ bound }) => bound.unfollowedAt ?? -1));
     // Own events ahead of the snapshot's position, which an erasure in the tail replayed after a restore must apply again.
     if (this.ahead.length > 0) writer.strings(this.ahead.map((own) => JSON.stringify(own.event))).float64s(Float64Array.from(this.ahead, (own) => own.position));
+  }
+
+  /** Where a snapshot step that starts at `start` of `targets` ends: after about {@link EDGES_PER_STEP} edges, one target at least. */
+  private stepEnd(targets: readonly FeedId[], start: number): number {
+    let end = start;
+    for (let edges = 0; end < targets.length && (end === start || edges < EDGES_PER_STEP); end++) edges += this.followersOf.sizeOf(targets[end]!);
+    return end;
+  }
+
+  /** Adds the targets from `start` to `end` and their followers to `ids`; returns the number of their edges. */
+  private collectFeeds(targets: readonly FeedId[], start: number, end: number, ids: Set<FeedId>): number {
+    let edges = 0;
+    for (let index = start; index < end; index++) {
+      const target = targets[index]!;
+      ids.add(target);
+      for (const follower of this.followersOf.members(target)) ids.add(follower);
+      edges += this.followersOf.sizeOf(target);
+    }
+    return edges;
+  }
+
+  /** Writes each target's index, follower count and followers' indexes from `at` on; returns where it stopped. */
+  private writeFollowers(targets: readonly number[], feeds: readonly FeedId[], start: number, end: number, indexOf: Map<FeedId, number>, followers: Uint32Array, at: number): number {
+    for (let index = start; index < end; index++) {
+      const feed = feeds[index]!;
+      followers[at++] = targets[index]!;
+      followers[at++] = this.followersOf.sizeOf(feed);
+      for (const follower of this.followersOf.members(feed)) followers[at++] = indexOf.get(follower)!;
+    }
+    return at;
   }
 
   /**

@@ -47,17 +47,33 @@ afterEach(() => rm(dir, { recursive: true, force: true }));
 
 const post = (id: string, object: string) => ({ feed: 'user:a' as const, activity: { actor: 'a', verb: 'post', object }, id, receivedAt: '2026-01-01T00:00:00.000Z' });
 
+/**
+ * Two content replicas on one file log and one key store: A reads the log as it grows, B's
+ * log reader can be held back. With `shared`, B decides on A's content store (as replicas
+ * sharing MongoDB do), else on one of its own.
+ */
+async function twoReplicas(shared: boolean) {
+  const file = await FileEventLog.open({ dir });
+  const keys = await FileFeedKeyStore.open(dir);
+  const lagging = new HeldBackLog(file);
+  const storeA = new MemoryContentStore();
+  const replicaA = new ContentService(new SealedEventLog(file, sharedKeys(keys)), storeA);
+  const replicaB = new ContentService(new SealedEventLog(lagging, sharedKeys(keys)), shared ? storeA : new MemoryContentStore());
+  await replicaA.onApplicationBootstrap();
+  await replicaB.onApplicationBootstrap();
+  const close = async () => {
+    await replicaA.onModuleDestroy();
+    await replicaB.onModuleDestroy();
+    await file.close();
+    await keys.close();
+  };
+  return { file, keys, lagging, replicaA, replicaB, close };
+}
+
 describe('ContentService.erase across replicas', () => {
   for (const shared of [false, true]) {
     it(`fences an erasure and a post decided at the same moment on two replicas (${shared ? 'one shared content store, as with MongoDB' : 'a content store each'}): the post, acknowledged, is appended after the erasure with a new key`, async () => {
-      const file = await FileEventLog.open({ dir });
-      const keys = await FileFeedKeyStore.open(dir);
-      const lagging = new HeldBackLog(file);
-      const storeA = new MemoryContentStore();
-      const replicaA = new ContentService(new SealedEventLog(file, sharedKeys(keys)), storeA);
-      const replicaB = new ContentService(new SealedEventLog(lagging, sharedKeys(keys)), shared ? storeA : new MemoryContentStore());
-      await replicaA.onApplicationBootstrap();
-      await replicaB.onApplicationBootstrap();
+      const { file, keys, lagging, replicaA, replicaB, close } = await twoReplicas(shared);
 
       // B has posted to the feed, so it holds the feed's key as the one new posts are sealed with.
       const first = await replicaB.add(post('p1', 'before the erasure'));
@@ -80,21 +96,11 @@ describe('ContentService.erase across replicas', () => {
       expect(await replicaA.get({ ids: ['p1', 'p2'], atLeast: stream[2]!.position })).toEqual([second]);
       expect(await replicaB.get({ ids: ['p1', 'p2'], atLeast: stream[2]!.position })).toEqual([second]);
 
-      await replicaA.onModuleDestroy();
-      await replicaB.onModuleDestroy();
-      await file.close();
-      await keys.close();
+      await close();
     });
 
     it(`seals an import acknowledged after an erasure on another replica with a new key (${shared ? 'one shared content store' : 'a content store each'}): it is read whole, not as a tombstone`, async () => {
-      const file = await FileEventLog.open({ dir });
-      const keys = await FileFeedKeyStore.open(dir);
-      const lagging = new HeldBackLog(file);
-      const storeA = new MemoryContentStore();
-      const replicaA = new ContentService(new SealedEventLog(file, sharedKeys(keys)), storeA);
-      const replicaB = new ContentService(new SealedEventLog(lagging, sharedKeys(keys)), shared ? storeA : new MemoryContentStore());
-      await replicaA.onApplicationBootstrap();
-      await replicaB.onApplicationBootstrap();
+      const { file, keys, lagging, replicaA, replicaB, close } = await twoReplicas(shared);
 
       const first = await replicaB.add(post('p1', 'before the erasure'));
       await replicaA.get({ ids: [first.id], atLeast: await file.headPosition() });
@@ -114,10 +120,7 @@ describe('ContentService.erase across replicas', () => {
       expect(await rebuilt.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([imported]);
 
       await rebuilt.onModuleDestroy();
-      await replicaA.onModuleDestroy();
-      await replicaB.onModuleDestroy();
-      await file.close();
-      await keys.close();
+      await close();
     });
   }
 });

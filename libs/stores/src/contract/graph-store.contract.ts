@@ -99,6 +99,54 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.following('timeline:m', undefined, 10)).toEqual([]);
     });
 
+    it('keeps an own follow applied in the same turn as the reader applies an earlier erasure', async () => {
+      const [erasure, refollow] = recordEvents(
+        [
+          [activityStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } }],
+          [followStream('timeline:n'), { type: 'FeedFollowed', data: { follower: 'timeline:n', target: 'user:x', time: 't' } }],
+        ],
+        6,
+      );
+      await store.apply(events);
+      await Promise.all([store.applyOwn(refollow!, decidedOf(refollow!)), store.apply([erasure!])]);
+      await store.apply([refollow!]);
+      expect(await store.followers('user:x', undefined, 10)).toEqual(['timeline:n']);
+    });
+
+    it('applies again only the erased feed\'s follows of an own import applied ahead of the erasure, not those unfollowed since', async () => {
+      const log = recordEvents(
+        [
+          [activityStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } }],
+          [followsImportStream('bx'), { type: 'FeedsFollowed', data: { id: 'bx', time: 't', follows: [['timeline:n', 'user:x'], ['timeline:k', 'user:b']] } }],
+          [followStream('timeline:k'), { type: 'FeedUnfollowed', data: { follower: 'timeline:k', target: 'user:b', time: 't' } }],
+        ],
+        6,
+      );
+      await store.apply(events);
+      for (const own of log.slice(1)) await store.applyOwn(own, decidedOf(own));
+      await store.apply(log);
+      expect(await store.followers('user:x', undefined, 10)).toEqual(['timeline:n']);
+      expect(await store.followers('user:b', undefined, 10)).toEqual([]);
+    });
+
+    it('leaves no kept history of an edge an erasure removed, when its own unfollow that keeps history was applied ahead of the erasure', async () => {
+      const log = recordEvents(
+        [
+          [followStream('timeline:n'), { type: 'FeedFollowed', data: { follower: 'timeline:n', target: 'user:x', time: 't', since: 's' } }],
+          [activityStream('user:x'), { type: 'FeedErased', data: { feed: 'user:x', time: 't' } }],
+          [followStream('timeline:n'), { type: 'FeedUnfollowed', data: { follower: 'timeline:n', target: 'user:x', time: 't', keepHistory: true } }],
+        ],
+        6,
+      );
+      await store.apply(events);
+      await store.apply(log.slice(0, 1));
+      await store.applyOwn(log[2]!, decidedOf(log[2]!));
+      await store.apply(log.slice(1));
+      expect(await store.keptBy('user:x')).toEqual([]);
+      expect(await store.boundsOf('timeline:n')).toEqual([]);
+      expect(await store.followers('user:x', undefined, 10)).toEqual([]);
+    });
+
     it('applies an erasure recorded in a stream of its own, as logs written before erasures moved into the feed\'s stream hold it', async () => {
       const erased = recordEvents(
         [

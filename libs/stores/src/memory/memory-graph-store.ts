@@ -220,11 +220,21 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     for (const follower of [...this.bounded.keys()]) this.deleteBound(follower, feed);
     // What this process appended after the erasure and applied before reading it is kept, as
     // a replay in log order would have it: a follow of a reused feed id just after it was erased.
-    for (const own of this.ahead) if (own.position > position && graphEventConcerns(own.event, feed)) this.evolveLogged(own.event, own.position);
+    for (const own of this.ahead) if (own.position > position) this.applyAgain(own.event, own.position, feed);
   }
 
-  override async applyOwn(record: RecordedEvent, decided: FeedLogEvent): Promise<void> {
-    await super.applyOwn(record, decided);
+  /**
+   * Applies again what an own event did to `feed`'s edges, requests and settings: of an
+   * import of follows, only the follows `feed` is a side of (the others stand as they are,
+   * later own unfollows included); any other event that concerns `feed`, whole.
+   */
+  private applyAgain(event: FeedLogEvent, position: number, feed: FeedId): void {
+    if (event.type === 'FeedsFollowed') {
+      for (const [follower, target] of event.data.follows) if (follower === feed || target === feed) this.addEdge(follower, target);
+    } else if (graphEventConcerns(event, feed)) this.evolveLogged(event, position);
+  }
+
+  protected override appliedAhead(record: RecordedEvent, decided: FeedLogEvent): void {
     if (record.position > this.readPosition && this.eventTypes.has(record.type)) this.ahead.push({ event: decided, position: record.position });
   }
 

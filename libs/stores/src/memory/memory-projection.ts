@@ -118,7 +118,15 @@ export abstract class MemoryProjection implements Projection, Snapshottable {
     if (this.writes.now) await this.writes.cleared();
     this.applyOne(event, decided);
     this.appliedCount++;
+    this.appliedAhead(event, decided);
   }
+
+  /**
+   * Called in the same turn as an own event is applied, ahead of the log reader when its
+   * position is past {@link readPosition}: a projection that must apply such events again
+   * (see the graph's erasures) keeps them here, before the reader's next batch can run.
+   */
+  protected appliedAhead(_event: RecordedEvent, _decided: FeedLogEvent): void {}
 
   private applyOne(record: RecordedEvent, decided?: FeedLogEvent): void {
     // The type and the revision are checked before decoding: other services' events, and the

@@ -206,7 +206,8 @@ export const edgeDocuments = {
 
   /** The kept edge an unfollow at `position` leaves of a live one (with the live one's bound). */
   kept(live: EdgeDocument, position: number): ReplaceOperation<EdgeDocument> {
-    return { filter: { _id: live._id }, replacement: { ...live, u: position, w: position }, options: { upsert: true } };
+    // `w` stays the follow's: the kept edge holds what that follow brought, which an erasure between the two removes.
+    return { filter: { _id: live._id }, replacement: { ...live, u: position }, options: { upsert: true } };
   },
 
   /** A follower's edges with a bound (of the live edges' collection), or all of its edges (of the kept ones'). */

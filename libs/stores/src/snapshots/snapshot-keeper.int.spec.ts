@@ -137,4 +137,21 @@ describe('SnapshotKeeper', () => {
     expect(messages).toContainEqual(expect.stringMatching(/^log counter: wrote .*counter\.0+7\.snapshot \(1 bytes, position 7\): serialized in \d+ ms, [2-6] slices of at most \d+ ms/));
     await kept.close();
   });
+  it('takes the states taken in one turn before those taken in steps, whatever order they were kept in', async () => {
+    const timelines = new SlowCounter('timelines');
+    const followers = new Counter('followers');
+    const kept = keeper();
+    await kept.restoreAndKeep(timelines, 0);
+    await kept.restoreAndKeep(followers, 0);
+    timelines.apply(4);
+    followers.apply(4);
+    const taken: string[] = [];
+    for (const state of [timelines, followers]) {
+      const take = state.takeSnapshot.bind(state);
+      state.takeSnapshot = () => (taken.push(state.name), take());
+    }
+    await kept.writeDue(true);
+    expect(taken).toEqual(['followers', 'timelines']);
+    await kept.close();
+  });
 });

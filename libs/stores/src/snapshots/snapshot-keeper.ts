@@ -110,7 +110,11 @@ export class SnapshotKeeper {
 
   /** Writes the snapshots that are due (or every one that changed since its last, with `force`). */
   async writeDue(force = false): Promise<void> {
-    await Promise.all([...this.tracked.values()].map((t) => (this.isDue(t, force) || this.owesErasure(t) ? this.write(t) : t.writing)));
+    // States taken in one turn go first: fan-out restores its follower index from a snapshot
+    // no further on than the timelines' (which are taken in steps after it, at its position
+    // or a later one), and the index never stands ahead of the timelines.
+    const states = [...this.tracked.values()].sort((a, b) => Number(a.state.snapshotSteps !== undefined) - Number(b.state.snapshotSteps !== undefined));
+    await Promise.all(states.map((t) => (this.isDue(t, force) || this.owesErasure(t) ? this.write(t) : t.writing)));
   }
 
   /** Whether the state's snapshots on disk still predate the last erasure, and it has moved since it last tried. */

@@ -52,13 +52,13 @@ const post = (id: string, object: string) => ({ feed: 'user:a' as const, activit
  * log reader can be held back. With `shared`, B decides on A's content store (as replicas
  * sharing MongoDB do), else on one of its own.
  */
-async function twoReplicas(shared: boolean) {
+async function twoReplicas(shared: boolean, keysOfB: (keys: FeedKeyStore) => FeedKeyStore = sharedKeys) {
   const file = await FileEventLog.open({ dir });
   const keys = await FileFeedKeyStore.open(dir);
   const lagging = new HeldBackLog(file);
   const storeA = new MemoryContentStore();
   const replicaA = new ContentService(new SealedEventLog(file, sharedKeys(keys)), storeA);
-  const replicaB = new ContentService(new SealedEventLog(lagging, sharedKeys(keys)), shared ? storeA : new MemoryContentStore());
+  const replicaB = new ContentService(new SealedEventLog(lagging, keysOfB(keys)), shared ? storeA : new MemoryContentStore());
   await replicaA.onApplicationBootstrap();
   await replicaB.onApplicationBootstrap();
   const close = async () => {
@@ -119,6 +119,38 @@ describe('ContentService.erase across replicas', () => {
       await rebuilt.onApplicationBootstrap();
       expect(await rebuilt.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([imported]);
 
+      await rebuilt.onModuleDestroy();
+      await close();
+    });
+    it(`erases an import sealed with the key an erasure on another replica destroyed while it was under way (${shared ? 'one shared content store' : 'a content store each'}): no replica keeps it`, async () => {
+      let eraseOnA: (() => Promise<unknown>) | undefined;
+      let erasing: Promise<unknown> | undefined;
+      // B's check before sealing finds the key; A's erasure destroys it just after.
+      const racing = (keys: FeedKeyStore): FeedKeyStore => ({
+        ...sharedKeys(keys),
+        find: async (refs) => {
+          const found = await keys.find(refs);
+          if (eraseOnA) erasing ??= eraseOnA();
+          await erasing;
+          return found;
+        },
+      });
+      const { file, keys, lagging, replicaA, replicaB, close } = await twoReplicas(shared, racing);
+      const first = await replicaB.add(post('p1', 'before the erasure'));
+      await replicaA.get({ ids: [first.id], atLeast: await file.headPosition() });
+      // B reads nothing of the erasure until its import is sealed, with the key being destroyed.
+      lagging.holdBack();
+      eraseOnA = () => replicaA.erase({ feed: 'user:a', time: '2026-01-01T00:00:01.000Z' });
+      setTimeout(() => lagging.release(), 50);
+      const imported = await replicaB.addMany({ id: 'import-2', receivedAt: '2026-01-01T00:00:02.000Z', activities: [{ feed: 'user:a', id: 'p2', activity: { actor: 'a', verb: 'post', object: 'imported as it was erased' } }] });
+      expect(imported.map((activity) => activity.id)).toEqual(['p2']);
+
+      const head = await file.headPosition();
+      expect(await replicaA.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([]);
+      expect(await replicaB.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([]);
+      const rebuilt = new ContentService(new SealedEventLog(file, sharedKeys(keys)), new MemoryContentStore());
+      await rebuilt.onApplicationBootstrap();
+      expect(await rebuilt.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([]);
       await rebuilt.onModuleDestroy();
       await close();
     });

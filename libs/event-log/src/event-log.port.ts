@@ -45,6 +45,12 @@ export interface AppendResult {
   nextExpectedVersion: number;
   /** The global position of the last appended event. */
   position: number;
+  /**
+   * Set by the sealed log when content of the append was sealed with a key that an erasure
+   * destroyed while the append was under way: every reader gets tombstones in its place, so
+   * the appender must not apply what it decided as it wrote it, but what the log now gives.
+   */
+  contentErased?: true;
 }
 
 export interface SubscribeOptions {

@@ -49,6 +49,11 @@ export class ProjectionWriter {
     this.queued.set(stream, mine);
     const durable = appended
       .then(async (result) => {
+        // Part of it reads as erased: the projection takes it as the log gives it, from its reader.
+        if (result.contentErased) {
+          await this.projection.reach(result.position);
+          return result.position;
+        }
         await this.projection.applyOwn(
           {
             stream,

@@ -214,10 +214,11 @@ describe('SealedEventLog', () => {
     await log.appendToStream('feed-user:a', [feedEvents.encode(post('a3', 'user:a'))], { expectedVersion: 3 });
     await log.appendToStream('feed-user:a', [feedEvents.encode(post('a4', 'user:a'))], { expectedVersion: 4 });
     expect(keys.calls).toEqual(['current 1', 'find 1']);
-    // An import goes to a new stream of its own, which no erasure can be in: its cached keys are always checked.
+    // An import goes to a new stream of its own, which no erasure can be in: its cached keys are
+    // always checked before (the one of user:a; user:c's is new), and all its keys once it is durable.
     const items = [post('a5', 'user:a'), post('c0', 'user:c')].map((event) => (event.data as { activity: Activity }).activity);
     await log.appendToStream('import-2', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-2', activities: items } })], { expectedVersion: 'no_stream' });
-    expect(keys.calls).toEqual(['current 1', 'find 1', 'current 1', 'find 1']);
+    expect(keys.calls).toEqual(['current 1', 'find 1', 'current 1', 'find 1', 'find 2']);
     await log.close();
     await store.close();
   });
@@ -237,6 +238,36 @@ describe('SealedEventLog', () => {
     const read = await readAll(new SealedEventLog(file, unclosed));
     expect(read.map((record) => record.type)).toEqual(['ContentErased', 'FeedErased', 'ActivitiesAdded']);
     expect((read[2]!.data as { activities: Activity[] }).activities.map((item) => item.id)).toEqual(['a1']);
+    await file.close();
+    await store.close();
+  });
+  it('says so when an import was sealed with a key another replica destroyed while the import was under way', async () => {
+    const file = await FileEventLog.open({ dir });
+    const store = await FileFeedKeyStore.open(dir);
+    const unclosed: FeedKeyStore = { currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined };
+    const eraser = new SealedEventLog(file, unclosed);
+    let erasing: Promise<unknown> | undefined;
+    // The importer's check finds the key, and the erasure destroys it just after: the two meet.
+    const racing: FeedKeyStore = {
+      ...unclosed,
+      find: async (refs) => {
+        const found = await store.find(refs);
+        erasing ??= readAll(eraser).then(() => eraser.appendToStream('feed-user:a', [feedEvents.encode(erase('user:a'))], { expectedVersion: 0 }));
+        await erasing;
+        return found;
+      },
+    };
+    const importer = new SealedEventLog(file, racing);
+    await importer.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))], { expectedVersion: 'no_stream' });
+    const items = [post('a1', 'user:a'), post('b1', 'user:b')].map((event) => (event.data as { activity: Activity }).activity);
+    const result = await importer.appendToStream('import-4', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-4', activities: items } })], { expectedVersion: 'no_stream' });
+    expect(result.contentErased).toBe(true);
+    const read = await readAll(new SealedEventLog(file, unclosed));
+    expect(read.map((record) => record.type)).toEqual(['ContentErased', 'FeedErased', 'ActivitiesAdded']);
+    expect((read[2]!.data as { activities: Activity[] }).activities.map((item) => item.id)).toEqual(['b1']);
+    // An import nothing raced is not marked.
+    const calm = await new SealedEventLog(file, unclosed).appendToStream('import-5', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-5', activities: [items[1]!] } })], { expectedVersion: 'no_stream' });
+    expect(calm.contentErased).toBeUndefined();
     await file.close();
     await store.close();
   });

@@ -74,12 +74,15 @@ export class SealedEventLog implements EventLog {
     const keysWritten = missing.length > 0 ? this.keysMade(missing) : undefined;
     const called = (this.waiting ?? Promise.resolve()).then(async () => {
       await keysWritten;
-      if (recheck.length > 0 && (await this.forgetDestroyed(recheck))) {
-        const again = this.missingKeys(events);
-        if (again.length > 0) await this.keysMade(again);
-      }
+      if (recheck.length > 0) await this.forgetDestroyed(recheck);
       const filled = await Promise.all(events.map((event) => (event.type === 'FeedErased' ? this.withKeys(event) : event)));
-      return { appended: this.appendedInOrder(stream, this.sealed(filled), options), filled };
+      // Keys the check found destroyed, or that an erasure this log read meanwhile dropped, are
+      // made anew: nothing is sealed with a key known to be gone. No wait comes after this one.
+      for (let missing = this.missingKeys(events); missing.length > 0; missing = this.missingKeys(events)) await this.keysMade(missing);
+      // An import, which its stream does not fence, may be sealed with a key an erasure
+      // elsewhere destroys before it is durable: its keys are asked for again after it.
+      const sealedWith = isImport(events) ? this.currentRefs(this.sealedFeedsOf(events)) : [];
+      return { appended: this.appendedInOrder(stream, this.sealed(filled), options), filled, sealedWith };
     });
     const turn = called.then(
       () => undefined,
@@ -89,9 +92,10 @@ export class SealedEventLog implements EventLog {
     void turn.then(() => {
       if (this.waiting === turn) this.waiting = undefined;
     });
-    return called.then(async ({ appended, filled }) => {
+    return called.then(async ({ appended, filled, sealedWith }) => {
       const result = await appended;
       for (const event of filled) if (event.type === 'FeedErased') await this.erased(event.data as FeedErasedData, result.position);
+      if (sealedWith.length > 0 && (await this.keyStore.find(sealedWith)).size < sealedWith.length) return { ...result, contentErased: true };
       return result;
     });
   }
@@ -104,13 +108,13 @@ export class SealedEventLog implements EventLog {
    * of them may be an erasure that destroyed the key cached here, and a content replica
    * deciding on a store it shares with others (MongoDB) reads the erasure's revision there
    * before its own subscription has read the erasure, so the expected revision does not stop
-   * it. Nor is an append to a new stream (an import's own): no erasure can be in it, so its
-   * revision fences nothing, and without the check an import on a replica behind the log
+   * it. Nor is an import: it goes to a new stream of its own, which no erasure can be in, so
+   * its revision fences nothing, and without the check an import on a replica behind the log
    * would be sealed, and acknowledged, with a key an erasure already destroyed.
    */
   private unfenced(stream: string, events: readonly NewEvent[], options: AppendOptions | undefined): boolean {
-    if (!events.some((event) => SEALED_EVENT_TYPES.has(event.type))) return false;
-    if (typeof options?.expectedVersion !== 'number') return true;
+    if (isImport(events)) return true;
+    if (typeof options?.expectedVersion !== 'number' || !events.some((event) => SEALED_EVENT_TYPES.has(event.type))) return false;
     return this.ownRevisions.get(stream) !== options.expectedVersion;
   }
 
@@ -136,6 +140,11 @@ export class SealedEventLog implements EventLog {
     return appended;
   }
 
+  /** The feeds of the sealed content in `events`. */
+  private sealedFeedsOf(events: readonly NewEvent[]): FeedId[] {
+    return events.flatMap((event) => (SEALED_EVENT_TYPES.has(event.type) ? feedsToSeal(event.type, event.data) : []));
+  }
+
   /** The feeds of the sealed content in `events` whose key is cached here. */
   private cachedKeysOf(events: readonly NewEvent[]): FeedId[] {
     const feeds: FeedId[] = [];
@@ -146,28 +155,26 @@ export class SealedEventLog implements EventLog {
     return feeds;
   }
 
+  /** The keys `feeds` are sealed with now. */
+  private currentRefs(feeds: readonly FeedId[]): FeedKeyRef[] {
+    return feeds.flatMap((feed) => {
+      const key = this.current.get(feed);
+      return key ? [{ feed, id: key.id }] : [];
+    });
+  }
+
   /**
    * Asks the key store whether the keys cached for `feeds` still exist, and stops sealing with
    * those it does not find (an erasure elsewhere destroyed them), so that new ones are made.
    * An erasure's keys are destroyed before its revision reaches any store a replica decides
    * on. The key itself is not marked destroyed: only an erasure read from the log says so (a
-   * store may miss a key it holds), and a key still there is simply found again. True when
-   * one was not found.
+   * store may miss a key it holds), and a key still there is simply found again.
    */
-  private async forgetDestroyed(feeds: readonly FeedId[]): Promise<boolean> {
-    const refs = feeds.flatMap((feed) => {
-      const key = this.current.get(feed);
-      return key ? [{ feed, id: key.id }] : [];
-    });
-    if (refs.length === 0) return false;
+  private async forgetDestroyed(feeds: readonly FeedId[]): Promise<void> {
+    const refs = this.currentRefs(feeds);
+    if (refs.length === 0) return;
     const standing = await this.keyStore.find(refs);
-    let forgot = false;
-    for (const ref of refs) {
-      if (standing.has(ref.id)) continue;
-      if (this.current.get(ref.feed)?.id === ref.id) this.current.delete(ref.feed);
-      forgot = true;
-    }
-    return forgot;
+    for (const ref of refs) if (!standing.has(ref.id) && this.current.get(ref.feed)?.id === ref.id) this.current.delete(ref.feed);
   }
 
   /**
@@ -324,6 +331,11 @@ export class SealedEventLog implements EventLog {
     if (erasures) for (const record of erasures) await this.erased(record.data as FeedErasedData, record.position);
     return out;
   }
+}
+
+/** Whether the append holds an import (`ActivitiesAdded`, in a stream of its own). */
+function isImport(events: readonly NewEvent[]): boolean {
+  return events.some((event) => event.type === 'ActivitiesAdded');
 }
 
 /**

@@ -123,15 +123,15 @@ describe('ContentService.erase across replicas', () => {
       await close();
     });
     it(`erases an import sealed with the key an erasure on another replica destroyed while it was under way (${shared ? 'one shared content store' : 'a content store each'}): no replica keeps it`, async () => {
-      let eraseOnA: (() => Promise<unknown>) | undefined;
-      let erasing: Promise<unknown> | undefined;
+      // Set once B has posted: the erasure B's check sets off.
+      const race: { eraseOnA?: () => Promise<unknown>; erasing?: Promise<unknown> } = {};
       // B's check before sealing finds the key; A's erasure destroys it just after.
       const racing = (keys: FeedKeyStore): FeedKeyStore => ({
         ...sharedKeys(keys),
         find: async (refs) => {
           const found = await keys.find(refs);
-          if (eraseOnA) erasing ??= eraseOnA();
-          await erasing;
+          if (race.eraseOnA) race.erasing ??= race.eraseOnA();
+          await race.erasing;
           return found;
         },
       });
@@ -140,7 +140,7 @@ describe('ContentService.erase across replicas', () => {
       await replicaA.get({ ids: [first.id], atLeast: await file.headPosition() });
       // B reads nothing of the erasure until its import is sealed, with the key being destroyed.
       lagging.holdBack();
-      eraseOnA = () => replicaA.erase({ feed: 'user:a', time: '2026-01-01T00:00:01.000Z' });
+      race.eraseOnA = () => replicaA.erase({ feed: 'user:a', time: '2026-01-01T00:00:01.000Z' });
       setTimeout(() => lagging.release(), 50);
       const imported = await replicaB.addMany({ id: 'import-2', receivedAt: '2026-01-01T00:00:02.000Z', activities: [{ feed: 'user:a', id: 'p2', activity: { actor: 'a', verb: 'post', object: 'imported as it was erased' } }] });
       expect(imported.map((activity) => activity.id)).toEqual(['p2']);

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, type Activity, type FeedId, type TimelineModel } from '@feedmill/contracts';
+import { MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, sortKeyOf, type Activity, type FeedId, type TimelineModel } from '@feedmill/contracts';
 import { FeedmillClient, type FeedmillApiError } from '@feedmill/client';
 import { FeedClient, nextStreamEvent, waitFor, type Deployment, type TokenFor } from '@feedmill/harness';
 import { mongoTimelineModels } from '@feedmill/stores';
@@ -242,6 +242,8 @@ export function describeFeedScenarios(
       const [bob, alice] = [feed('user', 'bob'), feed('timeline', 'alice')];
       const older: Activity[] = [];
       for (let i = 0; i < 3 * SCENARIO_CAP; i++) older.unshift((await api.post(bob, { actor: 'bob', verb: 'post', object: `o${i}` })).body);
+      // Feeds order by time, then id: two posts answered within one millisecond share a time.
+      older.sort((a, b) => (sortKeyOf(a) < sortKeyOf(b) ? 1 : -1));
       await api.follow(alice, bob);
       await timelineEquals(alice, () => older);
       const first = await api.page(alice, 4);

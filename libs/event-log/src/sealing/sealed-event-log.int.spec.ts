@@ -25,6 +25,9 @@ function counting(store: FeedKeyStore): FeedKeyStore & { calls: string[] } {
   };
 }
 
+/** The key store as several logs share it: closing one of them leaves it open (the test closes it). */
+const unclosedKeys = (store: FeedKeyStore): FeedKeyStore => ({ currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined });
+
 async function openSealed(): Promise<{ log: SealedEventLog; keys: ReturnType<typeof counting> }> {
   const keys = counting(await FileFeedKeyStore.open(dir));
   return { log: new SealedEventLog(await FileEventLog.open({ dir }), keys), keys };
@@ -202,7 +205,7 @@ describe('SealedEventLog', () => {
   it('asks the key store whether its cached key stands only when another writer appended to the stream since its own appends', async () => {
     const file = await FileEventLog.open({ dir });
     const store = await FileFeedKeyStore.open(dir);
-    const unclosed: FeedKeyStore = { currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined };
+    const unclosed = unclosedKeys(store);
     const keys = counting(unclosed);
     const log = new SealedEventLog(file, keys);
     // Appends of its own, called one after another before the first is durable: no question.
@@ -226,7 +229,7 @@ describe('SealedEventLog', () => {
   it('seals an import with a new key when another replica destroyed the cached one, so that it is not acknowledged and then read as a tombstone', async () => {
     const file = await FileEventLog.open({ dir });
     const store = await FileFeedKeyStore.open(dir);
-    const unclosed: FeedKeyStore = { currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined };
+    const unclosed = unclosedKeys(store);
     const importer = new SealedEventLog(file, unclosed);
     const eraser = new SealedEventLog(file, unclosed);
     await importer.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))], { expectedVersion: 'no_stream' });
@@ -244,7 +247,7 @@ describe('SealedEventLog', () => {
   it('says so when an import was sealed with a key another replica destroyed while the import was under way', async () => {
     const file = await FileEventLog.open({ dir });
     const store = await FileFeedKeyStore.open(dir);
-    const unclosed: FeedKeyStore = { currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined };
+    const unclosed = unclosedKeys(store);
     const eraser = new SealedEventLog(file, unclosed);
     let erasing: Promise<unknown> | undefined;
     // The importer's check finds the key, and the erasure destroys it just after: the two meet.

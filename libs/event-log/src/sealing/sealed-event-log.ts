@@ -147,12 +147,7 @@ export class SealedEventLog implements EventLog {
 
   /** The feeds of the sealed content in `events` whose key is cached here. */
   private cachedKeysOf(events: readonly NewEvent[]): FeedId[] {
-    const feeds: FeedId[] = [];
-    for (const event of events) {
-      if (!SEALED_EVENT_TYPES.has(event.type)) continue;
-      for (const feed of feedsToSeal(event.type, event.data)) if (this.current.has(feed)) feeds.push(feed);
-    }
-    return feeds;
+    return this.sealedFeedsOf(events).filter((feed) => this.current.has(feed));
   }
 
   /** The keys `feeds` are sealed with now. */
@@ -225,13 +220,9 @@ export class SealedEventLog implements EventLog {
   }
 
   private missingKeys(events: readonly NewEvent[]): FeedId[] {
-    const missing: FeedId[] = [];
-    for (const event of events) {
-      if (!SEALED_EVENT_TYPES.has(event.type)) continue;
-      for (const feed of feedsToSeal(event.type, event.data)) if (!this.current.has(feed)) missing.push(feed);
-    }
-    return missing;
+    return this.sealedFeedsOf(events).filter((feed) => !this.current.has(feed));
   }
+
 
   private sealed(events: readonly NewEvent[]): NewEvent[] {
     return events.map((event) => {

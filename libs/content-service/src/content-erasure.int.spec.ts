@@ -124,7 +124,7 @@ describe('ContentService.erase across replicas', () => {
     });
     it(`erases an import sealed with the key an erasure on another replica destroyed while it was under way (${shared ? 'one shared content store' : 'a content store each'}): no replica keeps it`, async () => {
       // Set once B has posted: the erasure B's check sets off.
-      const race: { eraseOnA?: () => Promise<unknown>; erasing?: Promise<unknown> } = {};
+      const race: { eraseOnA?: () => Promise<unknown>; erasing?: Promise<unknown>; sealed?: () => void; finds: number } = { finds: 0 };
       // B's check before sealing finds the key; A's erasure destroys it just after.
       const racing = (keys: FeedKeyStore): FeedKeyStore => ({
         ...sharedKeys(keys),
@@ -132,6 +132,8 @@ describe('ContentService.erase across replicas', () => {
           const found = await keys.find(refs);
           if (race.eraseOnA) race.erasing ??= race.eraseOnA();
           await race.erasing;
+          // The second question is asked once the import is durable, sealed with the destroyed key.
+          if (race.eraseOnA && ++race.finds === 2) race.sealed?.();
           return found;
         },
       });
@@ -141,7 +143,7 @@ describe('ContentService.erase across replicas', () => {
       // B reads nothing of the erasure until its import is sealed, with the key being destroyed.
       lagging.holdBack();
       race.eraseOnA = () => replicaA.erase({ feed: 'user:a', time: '2026-01-01T00:00:01.000Z' });
-      setTimeout(() => lagging.release(), 50);
+      race.sealed = () => lagging.release();
       const imported = await replicaB.addMany({ id: 'import-2', receivedAt: '2026-01-01T00:00:02.000Z', activities: [{ feed: 'user:a', id: 'p2', activity: { actor: 'a', verb: 'post', object: 'imported as it was erased' } }] });
       expect(imported.map((activity) => activity.id)).toEqual(['p2']);
 

@@ -81,16 +81,15 @@ export class BenchDeployment {
     return (await this.api().readiness()).services;
   }
 
-  /** Waits until graph and fan-out have applied everything content has; returns the log head. */
+  /**
+   * Waits until content, graph and fan-out have applied everything the log held when asked
+   * (fan-out's status names the head); returns that head.
+   */
   async settled(timeoutMs = 600_000): Promise<number> {
     return waitFor(
       async () => {
         const readiness = await this.api().readiness().catch(() => undefined);
-        if (!readiness?.ready) return undefined;
-        const services = readiness.services;
-        const at = new Map(services.map((s) => [s.service, s.position]));
-        const head = at.get('content')!;
-        return at.get('fanout') === head && at.get('graph') === head ? head : undefined;
+        return readiness?.ready ? settledHead(readiness.services) : undefined;
       },
       { timeoutMs, intervalMs: 20, what: 'the deployment to settle' },
     );
@@ -121,6 +120,17 @@ export class BenchDeployment {
     await this.nats?.stop();
     for (const dir of [this.dataDir, this.configDir]) if (dir) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The log head the services have all reached (content, graph and fan-out, which delivers to
+ * the timelines), as fan-out's status names it; undefined while one stands behind it.
+ */
+export function settledHead(services: readonly ServiceStatus[]): number | undefined {
+  const status = new Map(services.map((s) => [s.service, s]));
+  const head = status.get('fanout')?.counters?.['logHead'];
+  if (head === undefined) throw new Error("fan-out's status names no log head");
+  return ['content', 'graph', 'fanout'].every((service) => (status.get(service)?.position ?? -1) >= head) ? head : undefined;
 }
 
 /**

@@ -1,4 +1,26 @@
-import { startFailureReason } from './deployment.js';
+import type { ServiceStatus } from '@feedmill/contracts';
+import { settledHead, startFailureReason } from './deployment.js';
+
+describe('settledHead', () => {
+  const at = (content: number, graph: number, fanout: number, logHead: number): ServiceStatus[] => [
+    { service: 'content', ready: true, position: content },
+    { service: 'graph', ready: true, position: graph },
+    { service: 'fanout', ready: true, position: fanout, counters: { logHead, deadLettered: 0 } },
+  ];
+
+  it('is the log head once content, graph and fan-out have all reached it', () => {
+    expect(settledHead(at(120, 120, 120, 120))).toBe(120);
+  });
+
+  it('is nothing while the services stand together behind the head', () => {
+    expect(settledHead(at(100, 100, 100, 120))).toBeUndefined();
+    expect(settledHead(at(120, 120, 100, 120))).toBeUndefined();
+  });
+
+  it('refuses a fan-out that names no head', () => {
+    expect(() => settledHead([{ service: 'fanout', ready: true, position: 3 }])).toThrow(/names no log head/);
+  });
+});
 
 describe('startFailureReason', () => {
   it('is the line in which a process refused its configuration', () => {

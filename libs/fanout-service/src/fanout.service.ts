@@ -254,11 +254,15 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
    * which only the planner moves and which is where it stands.
    */
   async status(): Promise<ServiceStatus> {
-    if (!this.cluster) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { deadLettered: this.deadLettered.size } };
+    // The log's head, read before the position: once the position reaches it, every event
+    // appended before this status was asked for is delivered (the other services' positions
+    // do not say so: they may stand together behind the head).
+    const logHead = await this.log.headPosition();
+    if (!this.cluster) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { logHead, deadLettered: this.deadLettered.size } };
     const jobs = { ...this.worker.counters(), jobsPublished: this.jobsPublished };
-    if (this.term) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { planner: 1, deadLettered: this.deadLettered.size, ...jobs } };
+    if (this.term) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { logHead, planner: 1, deadLettered: this.deadLettered.size, ...jobs } };
     const [planner, timeline] = await Promise.all([this.cluster.election.planner(), this.client.request(subjects.timeline.status, {})]);
-    return { service: 'fanout', ready: planner?.caughtUp === true, position: timeline.position, counters: { planner: 0, ...jobs } };
+    return { service: 'fanout', ready: planner?.caughtUp === true, position: timeline.position, counters: { logHead, planner: 0, ...jobs } };
   }
 
   /**

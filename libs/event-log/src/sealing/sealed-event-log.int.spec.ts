@@ -81,6 +81,27 @@ describe('SealedEventLog', () => {
     await plain.close();
   });
 
+  it("does not hold up a feed whose key is known while another feed's key is being written", async () => {
+    const store = await FileFeedKeyStore.open(dir);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const log = new SealedEventLog(await FileEventLog.open({ dir }), { ...unclosedKeys(store), currentKeys: async (feeds) => (feeds.includes('user:b') && (await held), store.currentKeys(feeds)) });
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))], { expectedVersion: 'no_stream' });
+    let newFeedDone = false;
+    const newFeed = log.appendToStream('feed-user:b', [feedEvents.encode(post('b0', 'user:b'))], { expectedVersion: 'no_stream' }).then((result) => ((newFeedDone = true), result));
+    // Its stream's next append, and a follow of nobody's content, go on meanwhile.
+    const known = await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))], { expectedVersion: 0 });
+    const follow = await log.appendToStream('graph-x', [{ type: 'FeedFollowed', data: { source: 'timeline:x', target: 'user:a' } }]);
+    expect({ known: known.position, follow: follow.position, newFeedDone }).toEqual({ known: 2, follow: 3, newFeedDone: false });
+    // A second post of the waiting feed waits behind its first, in its stream's order.
+    const second = log.appendToStream('feed-user:b', [feedEvents.encode(post('b1', 'user:b'))], { expectedVersion: 0 });
+    release();
+    expect([(await newFeed).position, (await second).position]).toEqual([4, 5]);
+    expect((await log.readStream('feed-user:b')).map((record) => (record.data as { activity: Activity }).activity.object)).toEqual([`${secret} b0`, `${secret} b1`]);
+    await log.close();
+    await store.close();
+  });
+
   it('erases: keys named in the event and destroyed once it is durable; the content reads as tombstones in place, positions and revisions kept', async () => {
     let { log } = await openSealed();
     await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);

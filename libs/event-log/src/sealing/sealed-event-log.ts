@@ -23,9 +23,10 @@ interface FeedErasedData {
  * change, so a replay is as deterministic as before; events written before sealing existed
  * read as they were.
  *
- * Keys are cached: an append or a read whose keys are known does no other I/O. Appends keep
- * the order they were called in (the writers queue appends to one stream with consecutive
- * expected revisions), also while a key is being made.
+ * Keys are cached: an append or a read whose keys are known does no other I/O. Appends to one
+ * stream, and appends of one feed's content, keep the order they were called in (the writers
+ * queue appends to one stream with consecutive expected revisions), also while a key is being
+ * made; appends that share neither do not wait for each other.
  */
 export class SealedEventLog implements EventLog {
   /** Keys by id; null for one an erasure seen here destroyed. */
@@ -43,8 +44,15 @@ export class SealedEventLog implements EventLog {
    * the log keeps the record.
    */
   private readonly plainOf = new WeakMap<object, unknown>();
-  /** Set while an append waits for keys: later appends wait behind it, to keep their order. */
-  private waiting: Promise<unknown> | undefined;
+  /**
+   * The turn of the last append that had to wait (for keys, a key check or an erasure's keys),
+   * per lane: its stream (`s:`) and each feed whose content it seals or erases (`f:`). Later
+   * appends sharing a lane wait behind it, so that a stream's appends keep their expected
+   * revisions' order and a feed's content is sealed after the erasure called before it; the
+   * others go on, so that a feed's first post, waiting for its key to be written, holds up
+   * no other feed.
+   */
+  private readonly turns = new Map<string, Promise<void>>();
   /** Feeds whose keys the next write to the key store makes, and when that write is done. */
   private keyBatch: { feeds: Set<FeedId>; written: Promise<void> } | undefined;
   /** The write to the key store under way, if one is. */
@@ -67,12 +75,14 @@ export class SealedEventLog implements EventLog {
 
   appendToStream(stream: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     const erasures = events.filter((event) => event.type === 'FeedErased');
+    const lanes = [`s:${stream}`, ...this.sealedFeedsOf(events).map((feed) => `f:${feed}`), ...erasures.map((event) => `f:${(event.data as FeedErasedData).feed}`)];
+    const before = lanes.flatMap((lane) => this.turns.get(lane) ?? []);
     const recheck = this.unfenced(stream, events, options) ? this.cachedKeysOf(events) : [];
     const missing = this.missingKeys(events);
-    if (this.waiting === undefined && missing.length === 0 && erasures.length === 0 && recheck.length === 0) return this.appendedInOrder(stream, this.sealed(events), options);
+    if (before.length === 0 && missing.length === 0 && erasures.length === 0 && recheck.length === 0) return this.appendedInOrder(stream, this.sealed(events), options);
     // The inner append is called in turn; its result is awaited outside the turn.
     const keysWritten = missing.length > 0 ? this.keysMade(missing) : undefined;
-    const called = (this.waiting ?? Promise.resolve()).then(async () => {
+    const called = Promise.all(before).then(async () => {
       await keysWritten;
       if (recheck.length > 0) await this.forgetDestroyed(recheck);
       const filled = await Promise.all(events.map((event) => (event.type === 'FeedErased' ? this.withKeys(event) : event)));
@@ -88,9 +98,9 @@ export class SealedEventLog implements EventLog {
       () => undefined,
       () => undefined,
     );
-    this.waiting = turn;
+    for (const lane of lanes) this.turns.set(lane, turn);
     void turn.then(() => {
-      if (this.waiting === turn) this.waiting = undefined;
+      for (const lane of lanes) if (this.turns.get(lane) === turn) this.turns.delete(lane);
     });
     return called.then(async ({ appended, filled, sealedWith }) => {
       const result = await appended;
@@ -214,7 +224,7 @@ export class SealedEventLog implements EventLog {
   }
 
   async close(): Promise<void> {
-    await this.waiting;
+    await Promise.all(this.turns.values());
     await this.inner.close();
     await this.keyStore.close();
   }

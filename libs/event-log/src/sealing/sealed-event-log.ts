@@ -74,12 +74,15 @@ export class SealedEventLog implements EventLog {
   }
 
   appendToStream(stream: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+    // Every post goes through here: what it needs is worked out once, and the lanes only when some append waits.
     const erasures = events.filter((event) => event.type === 'FeedErased');
-    const lanes = [`s:${stream}`, ...this.sealedFeedsOf(events).map((feed) => `f:${feed}`), ...erasures.map((event) => `f:${(event.data as FeedErasedData).feed}`)];
+    const sealedFeeds = this.sealedFeedsOf(events);
+    const lanes = this.turns.size > 0 || erasures.length > 0 ? [`s:${stream}`, ...sealedFeeds.map((feed) => `f:${feed}`), ...erasures.map((event) => `f:${(event.data as FeedErasedData).feed}`)] : [];
     const before = lanes.flatMap((lane) => this.turns.get(lane) ?? []);
-    const recheck = this.unfenced(stream, events, options) ? this.cachedKeysOf(events) : [];
-    const missing = this.missingKeys(events);
+    const recheck = this.unfenced(stream, events, options) ? sealedFeeds.filter((feed) => this.current.has(feed)) : [];
+    const missing = this.missingKeys(sealedFeeds);
     if (before.length === 0 && missing.length === 0 && erasures.length === 0 && recheck.length === 0) return this.appendedInOrder(stream, this.sealed(events), options);
+    if (lanes.length === 0) lanes.push(`s:${stream}`, ...sealedFeeds.map((feed) => `f:${feed}`));
     // The inner append is called in turn; its result is awaited outside the turn.
     const keysWritten = missing.length > 0 ? this.keysMade(missing) : undefined;
     const called = Promise.all(before).then(async () => {
@@ -88,10 +91,10 @@ export class SealedEventLog implements EventLog {
       const filled = await Promise.all(events.map((event) => (event.type === 'FeedErased' ? this.withKeys(event) : event)));
       // Keys the check found destroyed, or that an erasure this log read meanwhile dropped, are
       // made anew: nothing is sealed with a key known to be gone. No wait comes after this one.
-      for (let missing = this.missingKeys(events); missing.length > 0; missing = this.missingKeys(events)) await this.keysMade(missing);
+      for (let missing = this.missingKeys(sealedFeeds); missing.length > 0; missing = this.missingKeys(sealedFeeds)) await this.keysMade(missing);
       // An import, which its stream does not fence, may be sealed with a key an erasure
       // elsewhere destroys before it is durable: its keys are asked for again after it.
-      const sealedWith = isImport(events) ? this.currentRefs(this.sealedFeedsOf(events)) : [];
+      const sealedWith = isImport(events) ? this.currentRefs(sealedFeeds) : [];
       return { appended: this.appendedInOrder(stream, this.sealed(filled), options), filled, sealedWith };
     });
     const turn = called.then(
@@ -138,11 +141,13 @@ export class SealedEventLog implements EventLog {
     const sealsContent = events.some((event) => SEALED_EVENT_TYPES.has(event.type));
     if (sealsContent) {
       const end = typeof expected === 'number' ? expected + events.length : expected === 'no_stream' ? events.length - 1 : undefined;
-      this.ownRevisions.delete(stream);
-      if (end !== undefined) {
+      if (end === undefined) this.ownRevisions.delete(stream);
+      else {
+        // The first remembered goes first: forgetting one costs its stream a key check at its
+        // next append, no more. (Moving a stream to the end at each append, to forget the
+        // least recently used instead, cost a post several microseconds.)
+        if (this.ownRevisions.size >= MOST_OWN_REVISIONS && !this.ownRevisions.has(stream)) this.ownRevisions.delete(this.ownRevisions.keys().next().value!);
         this.ownRevisions.set(stream, end);
-        // Oldest first: forgetting one costs its stream a key check at its next append, no more.
-        if (this.ownRevisions.size > MOST_OWN_REVISIONS) this.ownRevisions.delete(this.ownRevisions.keys().next().value!);
       }
     }
     const appended = this.inner.appendToStream(stream, events, options);
@@ -153,11 +158,6 @@ export class SealedEventLog implements EventLog {
   /** The feeds of the sealed content in `events`. */
   private sealedFeedsOf(events: readonly NewEvent[]): FeedId[] {
     return events.flatMap((event) => (SEALED_EVENT_TYPES.has(event.type) ? feedsToSeal(event.type, event.data) : []));
-  }
-
-  /** The feeds of the sealed content in `events` whose key is cached here. */
-  private cachedKeysOf(events: readonly NewEvent[]): FeedId[] {
-    return this.sealedFeedsOf(events).filter((feed) => this.current.has(feed));
   }
 
   /** The keys `feeds` are sealed with now. */
@@ -229,8 +229,9 @@ export class SealedEventLog implements EventLog {
     await this.keyStore.close();
   }
 
-  private missingKeys(events: readonly NewEvent[]): FeedId[] {
-    return this.sealedFeedsOf(events).filter((feed) => !this.current.has(feed));
+  /** Of `feeds`, those this log has no key to seal with. */
+  private missingKeys(feeds: readonly FeedId[]): FeedId[] {
+    return feeds.filter((feed) => !this.current.has(feed));
   }
 
 

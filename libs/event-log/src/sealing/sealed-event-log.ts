@@ -31,6 +31,8 @@ interface FeedErasedData {
 export class SealedEventLog implements EventLog {
   /** Keys by id; null for one an erasure seen here destroyed. */
   private readonly keys = new Map<string, FeedKey | null>();
+  /** How many keys an erasure seen here destroyed. */
+  private destroyedKeys = 0;
   /** The key each feed's new content is sealed with. */
   private readonly current = new Map<FeedId, FeedKey>();
   /** Per stream this log appended sealed content to: the revision its own appends end at (see `unfenced`). */
@@ -288,7 +290,10 @@ export class SealedEventLog implements EventLog {
       const exist = await this.keyStore.find(standing);
       if (exist.size > 0) await this.keyStore.destroy([...exist.values()]);
     }
-    for (const ref of refs) this.keys.set(ref.id, null);
+    for (const ref of refs) {
+      if (this.keys.get(ref.id) !== null) this.destroyedKeys++;
+      this.keys.set(ref.id, null);
+    }
     for (const listener of this.listeners) listener({ feed: data.feed, position });
   }
 
@@ -300,9 +305,14 @@ export class SealedEventLog implements EventLog {
   private async opened(records: readonly RecordedEvent[]): Promise<RecordedEvent[]> {
     let unknown: Map<string, FeedKeyRef> | undefined;
     let erasures: RecordedEvent[] | undefined;
-    for (const record of records) {
+    // Until a key is destroyed here, what this process sealed or opened whole reads as it was,
+    // with no key to look at: every post, in a standalone, for each of its four readers.
+    const known = new Array<unknown>(records.length);
+    for (let index = 0; index < records.length; index++) {
+      const record = records[index]!;
       if (record.type === 'FeedErased') (erasures ??= []).push(record);
       if (!SEALED_EVENT_TYPES.has(record.type)) continue;
+      if (this.destroyedKeys === 0 && (known[index] = this.plainOf.get(record.data as object)) !== undefined) continue;
       for (const ref of sealedKeyRefs(record.type, record.data)) if (!this.keys.has(ref.id)) (unknown ??= new Map()).set(ref.id, ref);
     }
     if (unknown) {
@@ -318,6 +328,10 @@ export class SealedEventLog implements EventLog {
       const record = records[index]!;
       if (!SEALED_EVENT_TYPES.has(record.type)) {
         out[index] = record;
+        continue;
+      }
+      if (known[index] !== undefined) {
+        out[index] = { ...record, data: known[index] };
         continue;
       }
       // A destroyed key is looked for first, whatever this process knows of the plain data.

@@ -52,13 +52,13 @@ const post = (id: string, object: string) => ({ feed: 'user:a' as const, activit
  * log reader can be held back. With `shared`, B decides on A's content store (as replicas
  * sharing MongoDB do), else on one of its own.
  */
-async function twoReplicas(shared: boolean, keysOfB: (keys: FeedKeyStore) => FeedKeyStore = sharedKeys) {
+async function twoReplicas(shared: boolean, keysOfB: (keys: FeedKeyStore) => FeedKeyStore = sharedKeys, storeOfB: MemoryContentStore = new MemoryContentStore()) {
   const file = await FileEventLog.open({ dir });
   const keys = await FileFeedKeyStore.open(dir);
   const lagging = new HeldBackLog(file);
   const storeA = new MemoryContentStore();
   const replicaA = new ContentService(new SealedEventLog(file, sharedKeys(keys)), storeA);
-  const replicaB = new ContentService(new SealedEventLog(lagging, keysOfB(keys)), shared ? storeA : new MemoryContentStore());
+  const replicaB = new ContentService(new SealedEventLog(lagging, keysOfB(keys)), shared ? storeA : storeOfB);
   await replicaA.onApplicationBootstrap();
   await replicaB.onApplicationBootstrap();
   const close = async () => {
@@ -157,4 +157,56 @@ describe('ContentService.erase across replicas', () => {
       await close();
     });
   }
+
+});
+
+describe('ContentService: a repeated foreignId across replicas', () => {
+  /** A content store that says when a lookup by foreignId has found an activity. */
+  class FindingStore extends MemoryContentStore {
+    onFound: () => void = () => undefined;
+    override async byForeignId(...args: Parameters<MemoryContentStore['byForeignId']>): ReturnType<MemoryContentStore['byForeignId']> {
+      const found = await super.byForeignId(...args);
+      if (found) this.onFound();
+      return found;
+    }
+  }
+
+  const withForeignId = (id: string, object: string) => ({ ...post(id, object), activity: { actor: 'a', verb: 'post', object, foreignId: 'f1' } });
+  const gone = {
+    erased: (replica: ContentService) => replica.erase({ feed: 'user:a', time: '2026-01-01T00:00:01.000Z' }),
+    removed: (replica: ContentService) => replica.remove({ feed: 'user:a', id: 'p1', time: '2026-01-01T00:00:01.000Z' }),
+  };
+  for (const [how, makeGone] of Object.entries(gone)) {
+    for (const many of [false, true]) {
+      it(`adds anew ${many ? 'an import item' : 'a post'} whose foreignId names an activity another replica ${how}, which this replica has not read yet: it is not answered with the activity that is gone`, async () => {
+        const storeOfB = new FindingStore();
+        const { file, lagging, replicaA, replicaB, close } = await twoReplicas(false, sharedKeys, storeOfB);
+        const first = await replicaB.add(withForeignId('p1', 'first'));
+        await replicaA.get({ ids: [first.id], atLeast: await file.headPosition() });
+        // B falls behind; A removes or erases the post, and says so.
+        lagging.holdBack();
+        await makeGone(replicaA);
+        // B finds the foreignId in its own store, then reads on.
+        storeOfB.onFound = () => lagging.release();
+        const [again] = many
+          ? await replicaB.addMany({ id: 'import-3', receivedAt: '2026-01-01T00:00:02.000Z', activities: [{ feed: 'user:a', id: 'p2', activity: withForeignId('p2', 'again').activity }] })
+          : [await replicaB.add(withForeignId('p2', 'again'))];
+        expect(again).toMatchObject({ id: 'p2', object: 'again', foreignId: 'f1' });
+        const head = await file.headPosition();
+        expect(await replicaA.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([again]);
+        expect(await replicaB.get({ ids: ['p1', 'p2'], atLeast: head })).toEqual([again]);
+        await close();
+      });
+    }
+  }
+
+  it('answers a repeated foreignId with the activity it names once the log confirms it still stands', async () => {
+    const { file, replicaA, replicaB, close } = await twoReplicas(false);
+    const first = await replicaA.add(withForeignId('p1', 'first'));
+    await replicaB.get({ ids: [first.id], atLeast: await file.headPosition() });
+    expect(await replicaB.add(withForeignId('p2', 'again'))).toEqual(first);
+    expect(await replicaB.addMany({ id: 'import-4', receivedAt: '2026-01-01T00:00:02.000Z', activities: [{ feed: 'user:a', id: 'p3', activity: withForeignId('p3', 'again').activity }] })).toEqual([first]);
+    expect(await file.headPosition()).toBe(1);
+    await close();
+  });
 });

@@ -65,13 +65,37 @@ export class ContentService extends ProjectedService {
     // A second add with the same foreignId while the first is on its way to disk gets the first.
     const inFlight = key === undefined ? undefined : this.addsInFlight.get(key);
     if (inFlight) return inFlight;
-    const sameForeignId = foreignId === undefined ? undefined : await this.store.byForeignId(request.feed, foreignId);
+    const sameForeignId = foreignId === undefined ? undefined : await this.confirmed([{ feed: request.feed, foreignId }]).then((held) => held.get(key!));
     const [added] = decideActivity({ type: 'AddActivity', data: request }, sameForeignId);
     if (!added) return { activity: sameForeignId!, durable: Promise.resolve() };
     const { durable } = await this.writer.enqueue(streamOf(added), added);
     const pending = { activity: evolveActivity(undefined, added)!, durable };
     if (key !== undefined) this.markInFlight(key, pending);
     return pending;
+  }
+
+  /**
+   * The activities these foreignIds name, by `foreignIdKey`. An add that names one appends
+   * nothing, so no stream revision fences it: one found here is confirmed once this replica
+   * has read the log as far as it goes, since a removal or an erasure another replica made
+   * of it, and acknowledged, may not have reached this projection yet, and an add answered
+   * with it would be acknowledged and gone.
+   */
+  private async confirmed(named: ReadonlyArray<{ feed: Activity['feed']; foreignId: string }>): Promise<Map<string, Activity>> {
+    const found = async () => {
+      const held = new Map<string, Activity>();
+      await Promise.all(
+        named.map(async ({ feed, foreignId }) => {
+          const activity = await this.store.byForeignId(feed, foreignId);
+          if (activity) held.set(foreignIdKey(feed, foreignId), activity);
+        }),
+      );
+      return held;
+    };
+    const held = await found();
+    if (held.size === 0) return held;
+    await this.writer.caughtUp();
+    return found();
   }
 
   /** Until `pending` is durable, a second add with its foreignId gets it instead of deciding. */
@@ -116,13 +140,7 @@ export class ContentService extends ProjectedService {
     // Adds of these foreignIds still on their way to disk are waited for, so that the batch
     // decides on what is durable: one that fails leaves nothing the batch could name.
     await Promise.allSettled([...keys.keys()].flatMap((key) => this.addsInFlight.get(key)?.durable ?? []));
-    const held = new Map<string, Activity>();
-    await Promise.all(
-      [...keys].map(async ([key, { feed, foreignId }]) => {
-        const activity = await this.store.byForeignId(feed, foreignId);
-        if (activity) held.set(key, activity);
-      }),
-    );
+    const held = await this.confirmed([...keys.values()]);
     const { events, activities } = decideAddActivities({ type: 'AddActivities', data: request }, (feed, foreignId) => held.get(foreignIdKey(feed, foreignId)));
     const [added] = events;
     if (!added) return { activities, durable: Promise.resolve() };

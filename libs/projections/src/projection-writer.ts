@@ -86,8 +86,13 @@ export class ProjectionWriter {
         return await decideAndAppend();
       } catch (error) {
         if (!(error instanceof WrongExpectedVersionError) || tries > retries) throw error;
-        await this.projection.reach(await this.log.headPosition());
+        await this.caughtUp();
       }
     }
+  }
+
+  /** Waits until the projection has applied everything the log held when called, other writers' events included. */
+  async caughtUp(): Promise<void> {
+    await this.projection.reach(await this.log.headPosition());
   }
 }

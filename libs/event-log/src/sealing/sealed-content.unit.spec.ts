@@ -71,6 +71,13 @@ describe('sealed content', () => {
     expect(() => openEventData('ActivityAdded', { activity: { ...stored.activity, id: 'a2' } }, () => v1Key)).toThrow(SealedContentError);
   });
 
+  it('makes every key anew, across refills of the random bytes it draws from', () => {
+    const keys = Array.from({ length: 600 }, () => newFeedKey('user:x'));
+    expect(new Set(keys.map((made) => made.id)).size).toBe(600);
+    expect(new Set(keys.map((made) => made.secret.toString('hex'))).size).toBe(600);
+    expect(keys.every((made) => made.id.length === 16 && made.secret.length === 32 && made.secret.some((byte) => byte !== 0))).toBe(true);
+  });
+
   it('never seals two boxes alike, even of the same content', () => {
     const boxes = new Set(Array.from({ length: 2_000 }, () => (sealEventData('ActivityAdded', { activity }, () => key) as { activity: { sealed: string } }).activity.sealed));
     expect(boxes.size).toBe(2_000);

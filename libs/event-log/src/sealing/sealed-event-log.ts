@@ -264,8 +264,7 @@ export class SealedEventLog implements EventLog {
    * The keys a record's boxes name, as they stand now: a record opened later (its data read
    * after an erasure further on destroyed them) opens as it was classified here.
    */
-  private keysHeldNow(record: RecordedEvent): (ref: FeedKeyRef) => FeedKey | undefined {
-    const refs = sealedKeyRefs(record.type, record.data);
+  private keysHeldNow(refs: readonly FeedKeyRef[]): (ref: FeedKeyRef) => FeedKey | undefined {
     if (refs.length === 1) {
       const only = this.keys.get(refs[0]!.id) ?? undefined;
       return () => only;
@@ -276,9 +275,9 @@ export class SealedEventLog implements EventLog {
   }
 
   /** Whether every key a record's boxes name is held: a batch of several feeds' activities loses those of an erased feed. */
-  private holdsEveryKey(record: RecordedEvent): boolean {
+  private holdsEveryKey(record: RecordedEvent, refs: readonly FeedKeyRef[]): boolean {
     if (record.type !== 'ActivitiesAdded') return true; // one box: a destroyed key already made it a tombstone
-    return sealedKeyRefs(record.type, record.data).every((ref) => this.keys.get(ref.id));
+    return refs.every((ref) => this.keys.get(ref.id));
   }
 
   /** Destroys an erasure's keys (again, harmlessly, when a read meets one already done) and tells the listeners. */
@@ -308,12 +307,15 @@ export class SealedEventLog implements EventLog {
     // Until a key is destroyed here, what this process sealed or opened whole reads as it was,
     // with no key to look at: every post, in a standalone, for each of its four readers.
     const known = new Array<unknown>(records.length);
+    // The keys each record's boxes name, read once per record.
+    const refsOf = new Array<FeedKeyRef[]>(records.length);
     for (let index = 0; index < records.length; index++) {
       const record = records[index]!;
       if (record.type === 'FeedErased') (erasures ??= []).push(record);
       if (!SEALED_EVENT_TYPES.has(record.type)) continue;
       if (this.destroyedKeys === 0 && (known[index] = this.plainOf.get(record.data as object)) !== undefined) continue;
-      for (const ref of sealedKeyRefs(record.type, record.data)) if (!this.keys.has(ref.id)) (unknown ??= new Map()).set(ref.id, ref);
+      const refs = (refsOf[index] = sealedKeyRefs(record.type, record.data));
+      for (const ref of refs) if (!this.keys.has(ref.id)) (unknown ??= new Map()).set(ref.id, ref);
     }
     if (unknown) {
       const found = await this.keyStore.find([...unknown.values()]);
@@ -335,13 +337,14 @@ export class SealedEventLog implements EventLog {
         continue;
       }
       // A destroyed key is looked for first, whatever this process knows of the plain data.
-      const tombstone = tombstoneOf(record.type, record.data, keyOf);
+      const refs = refsOf[index]!;
+      const tombstone = tombstoneOf(record.type, record.data, keyOf, refs);
       if (tombstone) out[index] = { ...record, type: tombstone.type, data: tombstone.data, metadata: { v: 1 } };
       else {
         // Opened whole (every key held), it is what any reader opening it now would get.
-        const whole = this.holdsEveryKey(record);
+        const whole = this.holdsEveryKey(record, refs);
         const plain = whole ? this.plainOf.get(record.data as object) : undefined;
-        out[index] = plain !== undefined ? { ...record, data: plain } : openedOnRead(record, this.keysHeldNow(record), whole ? this.plainOf : undefined);
+        out[index] = plain !== undefined ? { ...record, data: plain } : openedOnRead(record, this.keysHeldNow(refs), whole ? this.plainOf : undefined);
       }
     }
     if (erasures) for (const record of erasures) await this.erased(record.data as FeedErasedData, record.position);

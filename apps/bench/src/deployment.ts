@@ -124,12 +124,13 @@ export class BenchDeployment {
 
 /**
  * The log head the services have all reached (content, graph and fan-out, which delivers to
- * the timelines), as fan-out's status names it; undefined while one stands behind it.
+ * the timelines), as fan-out's status names it; undefined while one stands behind it, or
+ * while fan-out names no head (its log did not answer).
  */
 export function settledHead(services: readonly ServiceStatus[]): number | undefined {
   const status = new Map(services.map((s) => [s.service, s]));
   const head = status.get('fanout')?.counters?.['logHead'];
-  if (head === undefined) throw new Error("fan-out's status names no log head");
+  if (head === undefined) return undefined;
   return ['content', 'graph', 'fanout'].every((service) => (status.get(service)?.position ?? -1) >= head) ? head : undefined;
 }
 

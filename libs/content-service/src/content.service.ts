@@ -41,7 +41,7 @@ export class ContentService extends ProjectedService {
   private readonly addsInFlight = new Map<string, PendingAdd>();
 
   constructor(
-    @Inject(EVENT_LOG) log: EventLog,
+    @Inject(EVENT_LOG) private readonly log: EventLog,
     @Inject(CONTENT_STORE) private readonly store: ContentStore,
   ) {
     super(log, store);
@@ -79,7 +79,8 @@ export class ContentService extends ProjectedService {
    * nothing, so no stream revision fences it: one found here is confirmed once this replica
    * has read the log as far as it goes, since a removal or an erasure another replica made
    * of it, and acknowledged, may not have reached this projection yet, and an add answered
-   * with it would be acknowledged and gone.
+   * with it would be acknowledged and gone. A log this process alone appends to has no
+   * other replica: what its projection holds is current.
    */
   private async confirmed(named: ReadonlyArray<{ feed: Activity['feed']; foreignId: string }>): Promise<Map<string, Activity>> {
     const found = async () => {
@@ -93,7 +94,7 @@ export class ContentService extends ProjectedService {
       return held;
     };
     const held = await found();
-    if (held.size === 0) return held;
+    if (held.size === 0 || this.log.soleWriter) return held;
     await this.writer.caughtUp();
     return found();
   }

@@ -85,6 +85,12 @@ export interface EventLog {
   subscribeToAll(options: SubscribeOptions): Subscription;
   /** Subscriptions started and not yet stopped: a stopped one is forgotten. */
   readonly openSubscriptions: number;
+  /**
+   * True when no other process can append to this log (the file log holds its directory's
+   * lock), so that what this process's projections hold is all there is once its own
+   * appends are applied; a log that may have other writers leaves it unset.
+   */
+  readonly soleWriter?: boolean;
   /** Position of the last durable event (0 when the log is empty). */
   headPosition(): Promise<number>;
   saveCheckpoint(consumer: string, position: number): Promise<void>;

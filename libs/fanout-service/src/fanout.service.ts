@@ -256,13 +256,17 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   async status(): Promise<ServiceStatus> {
     // The log's head, read before the position: once the position reaches it, every event
     // appended before this status was asked for is delivered (the other services' positions
-    // do not say so: they may stand together behind the head).
-    const logHead = await this.log.headPosition();
-    if (!this.cluster) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { logHead, deadLettered: this.deadLettered.size } };
+    // do not say so: they may stand together behind the head). A log that does not answer
+    // leaves it out rather than fail the status.
+    const logHead = await this.log.headPosition().then(
+      (head) => ({ logHead: head }),
+      () => ({}),
+    );
+    if (!this.cluster) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { ...logHead, deadLettered: this.deadLettered.size } };
     const jobs = { ...this.worker.counters(), jobsPublished: this.jobsPublished };
-    if (this.term) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { logHead, planner: 1, deadLettered: this.deadLettered.size, ...jobs } };
+    if (this.term) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { ...logHead, planner: 1, deadLettered: this.deadLettered.size, ...jobs } };
     const [planner, timeline] = await Promise.all([this.cluster.election.planner(), this.client.request(subjects.timeline.status, {})]);
-    return { service: 'fanout', ready: planner?.caughtUp === true, position: timeline.position, counters: { logHead, planner: 0, ...jobs } };
+    return { service: 'fanout', ready: planner?.caughtUp === true, position: timeline.position, counters: { ...logHead, planner: 0, ...jobs } };
   }
 
   /**

@@ -38,6 +38,10 @@ export class MeasuredEventLog implements EventLog {
     return this.log.openSubscriptions;
   }
 
+  get soleWriter(): boolean | undefined {
+    return this.log.soleWriter;
+  }
+
   headPosition(): Promise<number> {
     return this.log.headPosition();
   }

@@ -255,6 +255,9 @@ export class FileEventLog implements EventLog {
     return this.subscriptions.size;
   }
 
+  /** The directory's lock keeps every other process from appending. */
+  readonly soleWriter = true;
+
   async headPosition(): Promise<number> {
     return this.committed.length;
   }

@@ -111,9 +111,14 @@ export function seal(key: FeedKey, activityId: string, plain: unknown): string {
  * asks.
  */
 function separatorOf(box: string): number {
-  const colon = box.indexOf(XCHACHA_SEPARATOR);
-  return colon >= 0 ? colon : box.indexOf('.');
+  for (let index = 0; index < box.length; index++) {
+    const char = box.charCodeAt(index);
+    if (char === COLON || char === DOT) return index;
+  }
+  return -1;
 }
+const COLON = XCHACHA_SEPARATOR.charCodeAt(0);
+const DOT = '.'.charCodeAt(0);
 
 /** The id of the key a box was sealed with. */
 export function keyIdOf(box: string): string {

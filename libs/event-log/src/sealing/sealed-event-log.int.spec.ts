@@ -56,7 +56,7 @@ async function readAll(log: SealedEventLog | FileEventLog): Promise<RecordedEven
 }
 
 describe('SealedEventLog', () => {
-  it('makes the keys of new feeds posted to at once in shared writes, and keeps the order appends were called in', async () => {
+  it('makes the keys of new feeds posted to at once in shared writes, and appends those waiting for one write in the order they were called', async () => {
     const { log, keys } = await openSealed();
     const feeds = Array.from({ length: 40 }, (_, n) => `user:n${n}` as FeedId);
     const results = await Promise.all(feeds.map((feed, n) => log.appendToStream(`feed-${feed}`, [feedEvents.encode(post(`p${n}`, feed))])));
@@ -89,10 +89,11 @@ describe('SealedEventLog', () => {
     await log.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))], { expectedVersion: 'no_stream' });
     let newFeedDone = false;
     const newFeed = log.appendToStream('feed-user:b', [feedEvents.encode(post('b0', 'user:b'))], { expectedVersion: 'no_stream' }).then((result) => ((newFeedDone = true), result));
-    // Its stream's next append, and a follow of nobody's content, go on meanwhile.
-    const known = await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))], { expectedVersion: 0 });
-    const follow = await log.appendToStream('graph-x', [{ type: 'FeedFollowed', data: { source: 'timeline:x', target: 'user:a' } }]);
-    expect({ known: known.position, follow: follow.position, newFeedDone }).toEqual({ known: 2, follow: 3, newFeedDone: false });
+    // Its stream's next append, and a follow of nobody's content, go on meanwhile (held up, they would wait for the release).
+    const withinASecond = <T>(append: Promise<T>) => Promise.race([append, new Promise<'held up'>((resolve) => setTimeout(() => resolve('held up'), 1_000))]);
+    const known = await withinASecond(log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))], { expectedVersion: 0 }));
+    const follow = await withinASecond(log.appendToStream('graph-x', [{ type: 'FeedFollowed', data: { source: 'timeline:x', target: 'user:a' } }]));
+    expect({ known, follow, newFeedDone }).toEqual({ known: expect.objectContaining({ position: 2 }), follow: expect.objectContaining({ position: 3 }), newFeedDone: false });
     // A second post of the waiting feed waits behind its first, in its stream's order.
     const second = log.appendToStream('feed-user:b', [feedEvents.encode(post('b1', 'user:b'))], { expectedVersion: 0 });
     release();
@@ -100,6 +101,23 @@ describe('SealedEventLog', () => {
     expect((await log.readStream('feed-user:b')).map((record) => (record.data as { activity: Activity }).activity.object)).toEqual([`${secret} b0`, `${secret} b1`]);
     await log.close();
     await store.close();
+  });
+
+  it('seals a post called right after an erasure of its feed with a new key, not with the one the erasure destroys', async () => {
+    let { log } = await openSealed();
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))], { expectedVersion: 'no_stream' });
+    // Called one after the other, neither awaited: the post is not to wait for the erasure to be durable before its call.
+    const erasure = log.appendToStream('feed-user:a', [feedEvents.encode(erase('user:a'))], { expectedVersion: 0 });
+    const after = log.appendToStream('feed-user:a', [feedEvents.encode(post('a2', 'user:a'))], { expectedVersion: 1 });
+    await Promise.all([erasure, after]);
+    await log.close();
+    ({ log } = await openSealed());
+    expect((await log.readStream('feed-user:a')).map((record) => [record.type, (record.data as { activity?: Activity }).activity?.object])).toEqual([
+      ['ContentErased', undefined],
+      ['FeedErased', undefined],
+      ['ActivityAdded', `${secret} a2`],
+    ]);
+    await log.close();
   });
 
   it('erases: keys named in the event and destroyed once it is durable; the content reads as tombstones in place, positions and revisions kept', async () => {

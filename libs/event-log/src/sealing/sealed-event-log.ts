@@ -75,6 +75,10 @@ export class SealedEventLog implements EventLog {
     return this.inner.openSubscriptions;
   }
 
+  get soleWriter(): boolean | undefined {
+    return this.inner.soleWriter;
+  }
+
   appendToStream(stream: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     // Every post goes through here: what it needs is worked out once, and the lanes only when some append waits.
     const erasures = events.filter((event) => event.type === 'FeedErased');
@@ -99,7 +103,15 @@ export class SealedEventLog implements EventLog {
       const sealedWith = isImport(events) ? this.currentRefs(sealedFeeds) : [];
       return { appended: this.appendedInOrder(stream, this.sealed(filled), options), filled, sealedWith };
     });
-    const turn = called.then(
+    const done = called.then(async ({ appended, filled, sealedWith }): Promise<AppendResult> => {
+      const result = await appended;
+      for (const event of filled) if (event.type === 'FeedErased') await this.erased(event.data as FeedErasedData, result.position);
+      if (sealedWith.length > 0 && (await this.keyStore.find(sealedWith)).size < sealedWith.length) return { ...result, contentErased: true };
+      return result;
+    });
+    // An erasure's turn lasts until its keys are destroyed: its feed's content appended after
+    // it asks for a key once the old ones are gone from the store, so it is sealed with a new one.
+    const turn = (erasures.length > 0 ? done : called).then(
       () => undefined,
       () => undefined,
     );
@@ -107,12 +119,7 @@ export class SealedEventLog implements EventLog {
     void turn.then(() => {
       for (const lane of lanes) if (this.turns.get(lane) === turn) this.turns.delete(lane);
     });
-    return called.then(async ({ appended, filled, sealedWith }) => {
-      const result = await appended;
-      for (const event of filled) if (event.type === 'FeedErased') await this.erased(event.data as FeedErasedData, result.position);
-      if (sealedWith.length > 0 && (await this.keyStore.find(sealedWith)).size < sealedWith.length) return { ...result, contentErased: true };
-      return result;
-    });
+    return done;
   }
 
   /**
@@ -140,14 +147,14 @@ export class SealedEventLog implements EventLog {
    */
   private appendedInOrder(stream: string, events: NewEvent[], options: AppendOptions | undefined): Promise<AppendResult> {
     const expected = options?.expectedVersion;
-    const sealsContent = events.some((event) => SEALED_EVENT_TYPES.has(event.type));
+    // An import's stream is its own and checked anyway (see `unfenced`): not worth remembering.
+    const sealsContent = !isImport(events) && events.some((event) => SEALED_EVENT_TYPES.has(event.type));
     if (sealsContent) {
       const end = typeof expected === 'number' ? expected + events.length : expected === 'no_stream' ? events.length - 1 : undefined;
       if (end === undefined) this.ownRevisions.delete(stream);
       else {
         // The first remembered goes first: forgetting one costs its stream a key check at its
-        // next append, no more. (Moving a stream to the end at each append, to forget the
-        // least recently used instead, cost a post several microseconds.)
+        // next append, no more.
         if (this.ownRevisions.size >= MOST_OWN_REVISIONS && !this.ownRevisions.has(stream)) this.ownRevisions.delete(this.ownRevisions.keys().next().value!);
         this.ownRevisions.set(stream, end);
       }
@@ -307,13 +314,14 @@ export class SealedEventLog implements EventLog {
     // Until a key is destroyed here, what this process sealed or opened whole reads as it was,
     // with no key to look at: every post, in a standalone, for each of its four readers.
     const known = new Array<unknown>(records.length);
+    const noneDestroyed = this.destroyedKeys === 0;
     // The keys each record's boxes name, read once per record.
     const refsOf = new Array<FeedKeyRef[]>(records.length);
     for (let index = 0; index < records.length; index++) {
       const record = records[index]!;
       if (record.type === 'FeedErased') (erasures ??= []).push(record);
       if (!SEALED_EVENT_TYPES.has(record.type)) continue;
-      if (this.destroyedKeys === 0 && (known[index] = this.plainOf.get(record.data as object)) !== undefined) continue;
+      if (noneDestroyed && (known[index] = this.plainOf.get(record.data as object)) !== undefined) continue;
       const refs = (refsOf[index] = sealedKeyRefs(record.type, record.data));
       for (const ref of refs) if (!this.keys.has(ref.id)) (unknown ??= new Map()).set(ref.id, ref);
     }
@@ -332,11 +340,13 @@ export class SealedEventLog implements EventLog {
         out[index] = record;
         continue;
       }
-      if (known[index] !== undefined) {
+      // Known plain data stands as long as no key was destroyed meanwhile (the key lookup above may have let an erasure through).
+      if (known[index] !== undefined && this.destroyedKeys === 0) {
         out[index] = { ...record, data: known[index] };
         continue;
       }
-      // A destroyed key is looked for first, whatever this process knows of the plain data.
+      refsOf[index] ??= sealedKeyRefs(record.type, record.data);
+      // Otherwise a destroyed key is looked for first, whatever this process knows of the plain data.
       const refs = refsOf[index]!;
       const tombstone = tombstoneOf(record.type, record.data, keyOf, refs);
       if (tombstone) out[index] = { ...record, type: tombstone.type, data: tombstone.data, metadata: { v: 1 } };

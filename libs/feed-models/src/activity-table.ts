@@ -1,6 +1,6 @@
 import { IdIndex, NOT_INDEXED } from './id-index.js';
 import { sameJson } from './same-json.js';
-import { referenceTo, sortKeyOf, relevanceKeyOf, type Activity, type SortKey, type TimelineItem } from '@feedmill/contracts';
+import { referenceTo, sortKeyOf, relevanceKeyOf, type Activity, type FeedId, type SortKey, type TimelineItem } from '@feedmill/contracts';
 
 /** An activity version's place in an {@link ActivityTable}: a small integer, reused once freed. */
 export type ActivityHandle = number;
@@ -163,6 +163,15 @@ export class ActivityTable {
 
   itemOf(handle: ActivityHandle): TimelineItem {
     return this.items[handle]!;
+  }
+
+  /** The live versions of `feed`'s activities, marked by handle (1); undefined when the table holds none. */
+  markFeed(feed: FeedId): Uint8Array | undefined {
+    let marked: Uint8Array | undefined;
+    for (let handle = 0; handle < this.items.length; handle++) {
+      if (this.items[handle]?.feed === feed) (marked ??= new Uint8Array(this.items.length))[handle] = 1;
+    }
+    return marked;
   }
 
   /** One live version of an id (or {@link NO_HANDLE}); {@link nextVersionOf} goes round the others. */

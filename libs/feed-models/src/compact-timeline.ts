@@ -115,14 +115,29 @@ export class CompactTimeline implements StoredTimeline {
    * timeline stays exact above its floor.
    */
   removeFeed(feed: FeedId, reader: FeedId | undefined): number {
+    return this.removeWhere((handle) => {
+      const item = this.table.itemOf(handle);
+      return item.feed === feed && (reader === undefined || !isAddressedTo(item, reader));
+    });
+  }
+
+  /**
+   * Drops the entries whose handles are marked (`marked[handle] === 1`): an erasure marks its
+   * feed's versions in the table once, and each timeline then looks at an integer per entry.
+   */
+  removeMarked(marked: Uint8Array): number {
+    return this.removeWhere((handle) => marked[handle] === 1);
+  }
+
+  private removeWhere(drops: (handle: ActivityHandle) => boolean): number {
     let kept = this.start;
     for (let index = this.start; index < this.end; index++) {
       const handle = this.handles[index]!;
-      const item = this.table.itemOf(handle);
-      if (item.feed === feed && (reader === undefined || !isAddressedTo(item, reader))) this.table.release(handle);
+      if (drops(handle)) this.table.release(handle);
       else this.handles[kept++] = handle;
     }
     const removed = this.end - kept;
+    if (removed === 0) return 0;
     this.count.entries -= removed;
     this.end = kept;
     this.refreshNewest();

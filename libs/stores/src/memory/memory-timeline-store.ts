@@ -364,9 +364,14 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
    * timeline: erasures are rare.
    */
   private erase(feed: FeedId): void {
+    // The feed's versions are marked once in the table: each timeline then drops its entries
+    // by an integer look-up each, and none is touched when nothing of the feed is held. A
+    // cache being built takes activities later, so it drops them by feed when it applies.
+    const marked = this.activities.markFeed(feed);
     const removeAll = (timeline: Materialized) => timeline.removeFeed(feed, undefined);
     for (const timeline of this.timelines.values()) {
-      this.change(timeline, removeAll);
+      if (timeline.held) timeline.held.push(removeAll);
+      else if (marked) timeline.removeMarked(marked);
       timeline.pulledEdges?.delete(feed);
     }
     this.discard(feed);

@@ -94,6 +94,26 @@ describe('MemoryTimelineStore, one activity table for all readers', () => {
     expect(await store.counters()).toMatchObject({ timelines: 0 });
   });
 
+  it('erases a feed from every timeline, entries addressed to a reader and a cache being built included, and frees what they held', async () => {
+    const { store, deliver, page, follow } = storeOf();
+    await deliver(follow('timeline:r1'), follow('timeline:r1', 'user:b'), follow('ranked:r2'), follow('ranked:r2', 'user:b'), follow('cached:r3'));
+    const kept = activityAt('b1', 'user:b', 2);
+    await deliver(...[activityAt('a1', 'user:a', 1), kept].map((activity): TimelineDelivery => ({ kind: 'insert', readers: ['timeline:r1', 'ranked:r2'], activity })));
+    await deliver({ kind: 'insert', readers: ['timeline:r4'], activity: { ...activityAt('a2', 'user:a', 3), to: ['timeline:r4'] } });
+    // cached:r3 is being built: its pull, read before the erasure, is answered after it.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const reading = store.readPage('cached:r3', undefined, 10, async () => {
+      await answered;
+      return [activityAt('a0', 'user:a', 0)];
+    });
+    await deliver({ kind: 'insert', readers: ['cached:r3'], activity: activityAt('a3', 'user:a', 4) }, { kind: 'erase', reader: 'user:a' });
+    answer();
+    await reading;
+    expect({ r1: await page('timeline:r1'), r2: await page('ranked:r2'), r3: await page('cached:r3'), r4: await page('timeline:r4') }).toEqual({ r1: [kept], r2: [kept], r3: [], r4: [] });
+    expect(store.storedVersions()).toBe(1);
+  });
+
   it('shows each reader the version delivered to it, and frees the old one once none holds it', async () => {
     const { store, deliver, page, follow } = storeOf();
     await deliver(follow('timeline:r1'), follow('timeline:r2'), follow('ranked:r3'));

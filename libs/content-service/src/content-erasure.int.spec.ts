@@ -13,8 +13,14 @@ import { ContentService } from './content.service.js';
 class HeldBackLog implements EventLog {
   private gate: Promise<void> = Promise.resolve();
   private open: () => void = () => undefined;
+  /** How often the log's head was asked for. */
+  heads = 0;
 
-  constructor(private readonly inner: EventLog) {}
+  /** Two replicas append to the one file log here: neither is its only writer, unless said so. */
+  constructor(
+    private readonly inner: EventLog,
+    readonly soleWriter = false,
+  ) {}
 
   holdBack(): void {
     this.gate = new Promise((resolve) => (this.open = resolve));
@@ -29,7 +35,7 @@ class HeldBackLog implements EventLog {
   }
   appendToStream: EventLog['appendToStream'] = (stream, events, options) => this.inner.appendToStream(stream, events, options);
   readStream: EventLog['readStream'] = (stream) => this.inner.readStream(stream);
-  headPosition: EventLog['headPosition'] = () => this.inner.headPosition();
+  headPosition: EventLog['headPosition'] = () => (this.heads++, this.inner.headPosition());
   saveCheckpoint: EventLog['saveCheckpoint'] = (consumer, position) => this.inner.saveCheckpoint(consumer, position);
   loadCheckpoint: EventLog['loadCheckpoint'] = (consumer) => this.inner.loadCheckpoint(consumer);
   subscribeToAll(options: SubscribeOptions): Subscription {
@@ -57,7 +63,7 @@ async function twoReplicas(shared: boolean, keysOfB: (keys: FeedKeyStore) => Fee
   const keys = await FileFeedKeyStore.open(dir);
   const lagging = new HeldBackLog(file);
   const storeA = new MemoryContentStore();
-  const replicaA = new ContentService(new SealedEventLog(file, sharedKeys(keys)), storeA);
+  const replicaA = new ContentService(new SealedEventLog(new HeldBackLog(file), sharedKeys(keys)), storeA);
   const replicaB = new ContentService(new SealedEventLog(lagging, keysOfB(keys)), shared ? storeA : storeOfB);
   await replicaA.onApplicationBootstrap();
   await replicaB.onApplicationBootstrap();
@@ -199,6 +205,25 @@ describe('ContentService: a repeated foreignId across replicas', () => {
       });
     }
   }
+
+  it('looks at the log only where another process may append: on a log it alone writes, a repeated foreignId is answered from its own store', async () => {
+    const file = await FileEventLog.open({ dir });
+    const keys = await FileFeedKeyStore.open(dir);
+    const heads: number[] = [];
+    for (const soleWriter of [true, false]) {
+      const log = new HeldBackLog(file, soleWriter);
+      const content = new ContentService(new SealedEventLog(log, sharedKeys(keys)), new MemoryContentStore());
+      await content.onApplicationBootstrap();
+      const first = await content.add(withForeignId(`p-${soleWriter}`, 'first'));
+      const before = log.heads;
+      expect(await content.add(withForeignId(`q-${soleWriter}`, 'again'))).toEqual(first);
+      heads.push(log.heads - before);
+      await content.onModuleDestroy();
+    }
+    expect(heads).toEqual([0, 1]);
+    await file.close();
+    await keys.close();
+  });
 
   it('answers a repeated foreignId with the activity it names once the log confirms it still stands', async () => {
     const { file, replicaA, replicaB, close } = await twoReplicas(false);

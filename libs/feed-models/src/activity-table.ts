@@ -165,6 +165,12 @@ export class ActivityTable {
     return this.items[handle]!;
   }
 
+  /** A version of the same activity without its content (a reference): the handle itself when it is one; not held. */
+  referenceOf(handle: ActivityHandle): ActivityHandle {
+    const item = this.items[handle]!;
+    return isEmbedded(item) ? this.internReference(item) : handle;
+  }
+
   /** The live versions of `feed`'s activities, marked by handle (1); undefined when the table holds none. */
   markFeed(feed: FeedId): Uint8Array | undefined {
     let marked: Uint8Array | undefined;

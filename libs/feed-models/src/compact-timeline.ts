@@ -178,6 +178,21 @@ export class CompactTimeline implements StoredTimeline {
   }
 
   /**
+   * Keeps the floor's key without its content, once an erasure took its activity: a
+   * reference (id, feed, times) takes its place, so that the timeline stays exact above the
+   * same key and no snapshot writes the erased content.
+   */
+  keepFloorAsReference(): void {
+    const floor = this.floorHandle;
+    if (floor === NO_HANDLE) return;
+    const reference = this.table.referenceOf(floor);
+    if (reference === floor) return;
+    this.table.hold(reference);
+    this.table.release(floor);
+    this.setFloor(reference);
+  }
+
+  /**
    * Fills an empty timeline with the entries and floor a snapshot kept of it ({@link
    * entryHandles}, {@link floorEntry}), in a table restored with their holds
    * ({@link ActivityTable.restore}). Throws for more entries than the cap.

@@ -90,7 +90,7 @@ describe('SealedEventLog', () => {
     let newFeedDone = false;
     const newFeed = log.appendToStream('feed-user:b', [feedEvents.encode(post('b0', 'user:b'))], { expectedVersion: 'no_stream' }).then((result) => ((newFeedDone = true), result));
     // Its stream's next append, and a follow of nobody's content, go on meanwhile (held up, they would wait for the release).
-    const withinASecond = <T>(append: Promise<T>) => Promise.race([append, new Promise<'held up'>((resolve) => setTimeout(() => resolve('held up'), 1_000))]);
+    const withinASecond = <T>(append: Promise<T>) => Promise.race([append, new Promise<'held up'>((resolve) => setTimeout(() => resolve('held up'), 1_000).unref())]);
     const known = await withinASecond(log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))], { expectedVersion: 0 }));
     const follow = await withinASecond(log.appendToStream('graph-x', [{ type: 'FeedFollowed', data: { source: 'timeline:x', target: 'user:a' } }]));
     expect({ known, follow, newFeedDone }).toEqual({ known: expect.objectContaining({ position: 2 }), follow: expect.objectContaining({ position: 3 }), newFeedDone: false });

@@ -367,11 +367,18 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     // The feed's versions are marked once in the table: each timeline then drops its entries
     // by an integer look-up each, and none is touched when nothing of the feed is held. A
     // cache being built takes activities later, so it drops them by feed when it applies.
+    // A floor that is one of the feed's versions keeps its key, not its content.
     const marked = this.activities.markFeed(feed);
-    const removeAll = (timeline: Materialized) => timeline.removeFeed(feed, undefined);
+    const removeAll = (timeline: Materialized) => {
+      timeline.removeFeed(feed, undefined);
+      if (timeline.floorEntry !== NO_HANDLE && this.activities.itemOf(timeline.floorEntry).feed === feed) timeline.keepFloorAsReference();
+    };
     for (const timeline of this.timelines.values()) {
       if (timeline.held) timeline.held.push(removeAll);
-      else if (marked) timeline.removeMarked(marked);
+      else if (marked) {
+        timeline.removeMarked(marked);
+        if (marked[timeline.floorEntry] === 1) timeline.keepFloorAsReference();
+      }
       timeline.pulledEdges?.delete(feed);
     }
     this.discard(feed);

@@ -107,11 +107,17 @@ describe('MemoryTimelineStore, one activity table for all readers', () => {
       await answered;
       return [activityAt('a0', 'user:a', 0)];
     });
+    // timeline:r5 took more of user:a than its cap of 5: the newest one dropped is its floor.
+    await deliver(follow('timeline:r5'));
+    const typed = (id: string, second: number) => activityAt(id, 'user:a', second, { object: `ERASED-TEXT ${id}` });
+    await deliver(...[10, 11, 12, 13, 14, 15, 16].map((second): TimelineDelivery => ({ kind: 'insert', readers: ['timeline:r5'], activity: typed(`f${second}`, second) })));
     await deliver({ kind: 'insert', readers: ['cached:r3'], activity: activityAt('a3', 'user:a', 4) }, { kind: 'erase', reader: 'user:a' });
     answer();
     await reading;
-    expect({ r1: await page('timeline:r1'), r2: await page('ranked:r2'), r3: await page('cached:r3'), r4: await page('timeline:r4') }).toEqual({ r1: [kept], r2: [kept], r3: [], r4: [] });
-    expect(store.storedVersions()).toBe(1);
+    expect({ r1: await page('timeline:r1'), r2: await page('ranked:r2'), r3: await page('cached:r3'), r4: await page('timeline:r4'), r5: await page('timeline:r5') }).toEqual({ r1: [kept], r2: [kept], r3: [], r4: [], r5: [] });
+    // What is left of user:a: the floor's key, as a reference without its content, in memory and in a snapshot.
+    expect(store.storedVersions()).toBe(2);
+    expect(Buffer.from(store.takeSnapshot().payload).includes('ERASED-TEXT')).toBe(false);
   });
 
   it('shows each reader the version delivered to it, and frees the old one once none holds it', async () => {

@@ -229,6 +229,30 @@ describe('SealedEventLog', () => {
     await log.close();
   });
 
+  it('reads a record it sealed as a tombstone when an erasure destroys its key while the batch waits for another record\'s key', async () => {
+    const file = await FileEventLog.open({ dir });
+    const store = await FileFeedKeyStore.open(dir);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let lookedUp!: () => void;
+    const lookingUp = new Promise<void>((resolve) => (lookedUp = resolve));
+    let finds = 0;
+    // The reader's first key look-up (for user:b's key, which this log has not met) waits.
+    const log = new SealedEventLog(file, { ...unclosedKeys(store), find: async (refs) => (++finds === 1 && (lookedUp(), await held), store.find(refs)) });
+    const other = new SealedEventLog(file, unclosedKeys(store));
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);
+    await other.appendToStream('feed-user:b', [feedEvents.encode(post('b1', 'user:b'))]);
+    const reading = readAll(log);
+    await lookingUp;
+    await log.appendToStream('erased-user:a', [feedEvents.encode(erase('user:a'))]);
+    release();
+    const records = await reading;
+    // The batch read up to the head before the erasure: user:a's post erased, user:b's whole.
+    expect(records.map((record) => record.type)).toEqual(['ContentErased', 'ActivityAdded']);
+    await log.close();
+    await store.close();
+  });
+
   it('leaves out an erased feed\'s items of an import another reader opened whole before the erasure', async () => {
     const { log } = await openSealed();
     const items = [post('a1', 'user:a'), post('b1', 'user:b')].map((event) => (event.data as { activity: Activity }).activity);

@@ -104,6 +104,9 @@ export function seal(key: FeedKey, activityId: string, plain: unknown): string {
   return `${key.id}${XCHACHA_SEPARATOR}${box.toString('base64')}`;
 }
 
+const COLON = XCHACHA_SEPARATOR.charCodeAt(0);
+const DOT = '.'.charCodeAt(0);
+
 /**
  * Where a box's key id ends: at the separator naming its cipher, `:` (XChaCha20-Poly1305) or
  * `.` (AES-GCM). Neither is in a key id (base64url) nor in the base64 after it, so the first
@@ -117,8 +120,6 @@ function separatorOf(box: string): number {
   }
   return -1;
 }
-const COLON = XCHACHA_SEPARATOR.charCodeAt(0);
-const DOT = '.'.charCodeAt(0);
 
 /** The id of the key a box was sealed with. */
 export function keyIdOf(box: string): string {

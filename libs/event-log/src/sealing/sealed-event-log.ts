@@ -83,12 +83,12 @@ export class SealedEventLog implements EventLog {
     // Every post goes through here: what it needs is worked out once, and the lanes only when some append waits.
     const erasures = events.filter((event) => event.type === 'FeedErased');
     const sealedFeeds = this.sealedFeedsOf(events);
-    const lanes = this.turns.size > 0 || erasures.length > 0 ? [`s:${stream}`, ...sealedFeeds.map((feed) => `f:${feed}`), ...erasures.map((event) => `f:${(event.data as FeedErasedData).feed}`)] : [];
-    const before = lanes.flatMap((lane) => this.turns.get(lane) ?? []);
+    const lanesOf = () => [`s:${stream}`, ...sealedFeeds.map((feed) => `f:${feed}`), ...erasures.map((event) => `f:${(event.data as FeedErasedData).feed}`)];
+    const before = this.turns.size > 0 ? lanesOf().flatMap((lane) => this.turns.get(lane) ?? []) : [];
     const recheck = this.unfenced(stream, events, options) ? sealedFeeds.filter((feed) => this.current.has(feed)) : [];
     const missing = this.missingKeys(sealedFeeds);
     if (before.length === 0 && missing.length === 0 && erasures.length === 0 && recheck.length === 0) return this.appendedInOrder(stream, this.sealed(events), options);
-    if (lanes.length === 0) lanes.push(`s:${stream}`, ...sealedFeeds.map((feed) => `f:${feed}`));
+    const lanes = lanesOf();
     // The inner append is called in turn; its result is awaited outside the turn.
     const keysWritten = missing.length > 0 ? this.keysMade(missing) : undefined;
     const called = Promise.all(before).then(async () => {
@@ -242,7 +242,6 @@ export class SealedEventLog implements EventLog {
   private missingKeys(feeds: readonly FeedId[]): FeedId[] {
     return feeds.filter((feed) => !this.current.has(feed));
   }
-
 
   private sealed(events: readonly NewEvent[]): NewEvent[] {
     return events.map((event) => {

@@ -1,0 +1,40 @@
+// Measures a rebuild of the content and graph projections in this process: writes a sealed
+// file log of --events events shaped like the benchmark's medium workload (its graph as bulk
+// imports, then single posts, as `npm run bench:restart` writes it) into --dir unless one is
+// there, reads it back (opening every box), and applies it to a new memory graph and content
+// store. Prints the seconds of each part and events/s of the two applies. After `npm run build`.
+// Usage: node scripts/replay-throughput.mjs [--events 200000] [--dir /tmp/feedmill-replay-200000]
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { profiles } from '@feedmill/bench/dist/profiles.js';
+import { writeWorkloadLog } from '@feedmill/bench/dist/restart-log.js';
+import { Workload } from '@feedmill/bench/dist/workload.js';
+import { openSealedFileLog } from '@feedmill/event-log';
+import { readAllEvents } from '@feedmill/harness';
+import { MemoryContentStore, MemoryGraphStore } from '@feedmill/stores';
+
+const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, dir: { type: 'string' } } });
+const events = Number(values.events);
+const dir = values.dir ?? `/tmp/feedmill-replay-${events}`;
+if (!existsSync(dir)) {
+  await mkdir(dir, { recursive: true });
+  console.log(`writing ${events} events to ${dir}`);
+  await writeWorkloadLog(dir, new Workload(profiles.medium, 42), events, () => undefined);
+}
+
+const log = await openSealedFileLog({ dir });
+let started = performance.now();
+const records = await readAllEvents(log);
+const readSeconds = (performance.now() - started) / 1000;
+await log.close();
+started = performance.now();
+await new MemoryGraphStore().apply(records);
+const graphSeconds = (performance.now() - started) / 1000;
+started = performance.now();
+await new MemoryContentStore().apply(records);
+const contentSeconds = (performance.now() - started) / 1000;
+const round = (seconds) => Math.round(seconds * 1000) / 1000;
+console.log(
+  JSON.stringify({ events: records.length, readSeconds: round(readSeconds), graphSeconds: round(graphSeconds), contentSeconds: round(contentSeconds), appliedPerSecond: Math.round(records.length / (graphSeconds + contentSeconds)) }),
+);

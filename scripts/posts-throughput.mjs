@@ -1,0 +1,69 @@
+// Posts alone against a standalone started for the purpose, with wrk (a C load generator, so
+// that the server keeps its core): imports the benchmark's medium graph (`ring` timelines, so
+// every post is fanned out), then posts the medium workload's draws over --connections for
+// --seconds and prints posts/s and the standalone's CPU seconds. With --warm every producer
+// posts once first, so that no post in the window is a feed's first (which waits for its key
+// to be written); without, most producers' first posts fall in the window, as in the
+// benchmark's posts-only phase. Needs wrk (apt-get install -y wrk) and `npm run build`.
+// Usage: node scripts/posts-throughput.mjs [--seconds 8] [--connections 64] [--warm]
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { profiles } from '@feedmill/bench/dist/profiles.js';
+import { Workload } from '@feedmill/bench/dist/workload.js';
+import { startStandalone, waitFor } from '@feedmill/harness';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '64' }, warm: { type: 'boolean', default: false } } });
+const dir = await mkdtemp(join(tmpdir(), 'feedmill-posts-'));
+await writeFile(join(dir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
+const standalone = await startStandalone({ dataDir: join(dir, 'data'), env: { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn' } });
+const post = async (producer, object) => {
+  const answer = await fetch(`${standalone.baseUrl}/v1/feeds/user/p${producer}/activities`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actor: `p${producer}`, verb: 'post', object }) });
+  if (answer.status !== 201) throw new Error(`a post answered ${answer.status}: ${await answer.text()}`);
+};
+try {
+  const workload = new Workload(profiles.medium, 42);
+  for (let from = 0; from < workload.edges.length; from += 10_000) {
+    const follows = workload.edges.slice(from, from + 10_000).map(([reader, producer]) => ({ source: `timeline:r${reader}`, target: `user:p${producer}` }));
+    const answer = await fetch(`${standalone.baseUrl}/v1/follows`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ follows }) });
+    if (!answer.ok) throw new Error(`an import answered ${answer.status}: ${await answer.text()}`);
+  }
+  // Posting starts once every service has applied the imports.
+  await waitFor(async () => {
+    const { services } = await (await fetch(`${standalone.baseUrl}/readyz`)).json();
+    return new Set(services.map((service) => service.position)).size === 1 || undefined;
+  }, { timeoutMs: 120_000, intervalMs: 100, what: 'the imports to be applied' });
+  if (values.warm) {
+    let next = 0;
+    await Promise.all(Array.from({ length: 64 }, async () => { while (next < profiles.medium.producers) await post(next++, 'first'); }));
+  }
+  const requests = Array.from({ length: 40_000 }, () => {
+    const producer = workload.nextPoster();
+    return { path: `/v1/feeds/user/p${producer}/activities`, body: JSON.stringify({ actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` }) };
+  });
+  // wrk cycles through the posts from a random start, one connection at a time.
+  await writeFile(
+    join(dir, 'posts.lua'),
+    `local requests, next = {}, 0
+function init(args)
+  local file = io.open("${join(dir, 'requests.tsv')}")
+  for line in file:lines() do
+    local path, body = line:match("^([^\\t]*)\\t(.*)$")
+    requests[#requests + 1] = wrk.format("POST", path, { ["content-type"] = "application/json" }, body)
+  end
+  next = math.random(#requests)
+end
+function request() next = next % #requests + 1; return requests[next] end
+`,
+  );
+  await writeFile(join(dir, 'requests.tsv'), requests.map(({ path, body }) => `${path}\t${body}`).join('\n') + '\n');
+  const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', join(dir, 'posts.lua'), standalone.baseUrl], { encoding: 'utf8' });
+  const failed = Number(output.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
+  const cpuSeconds = execFileSync('ps', ['-o', 'times=', '-p', String(standalone.processes[0].child.pid)], { encoding: 'utf8' }).trim();
+  console.log(JSON.stringify({ postsPerSecond: Number(output.match(/Requests\/sec:\s+([\d.]+)/)[1]), failed, warm: values.warm, standaloneCpuSeconds: Number(cpuSeconds) }));
+} finally {
+  await standalone.stop();
+  await rm(dir, { recursive: true, force: true });
+}

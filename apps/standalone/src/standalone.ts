@@ -65,6 +65,7 @@ export async function createStandaloneApp(config: RuntimeConfig, options: Standa
   const { module, server } = await services(config, options, true);
   const app = await createHttpApp(module, httpAppOptions(config));
   app.connectMicroservice({ strategy: server });
+  server.callControllersOf(app);
   await app.startAllMicroservices();
   return app;
 }
@@ -73,6 +74,7 @@ export async function createStandaloneApp(config: RuntimeConfig, options: Standa
 export async function createServicesApp(config: RuntimeConfig, options: StandaloneOptions = {}): Promise<{ app: INestMicroservice; client: ServiceClient; realtimeBus: RealtimeBus }> {
   const { module, server, client, realtimeBus } = await services(config, options, false);
   const app = await NestFactory.createMicroservice(module, { strategy: server, logger: processLogger(config.LOG_LEVEL) });
+  server.callControllersOf(app);
   return { app, client, realtimeBus };
 }
 

@@ -7,6 +7,7 @@ export function activityPageJson(itemsJson: string, cursor: string | null, newes
   return `{"items":[${itemsJson}],"next":${jsonCursor(cursor)},"newest":${jsonCursor(newest)}}`;
 }
 
+/** A cursor is base64url text, which JSON takes as it is between quotes. */
 function jsonCursor(cursor: string | null): string {
-  return cursor === null ? 'null' : JSON.stringify(cursor);
+  return cursor === null ? 'null' : `"${cursor}"`;
 }

@@ -18,9 +18,12 @@ export interface RunningProcess {
   kill(): Promise<void>;
 }
 
-/** Starts a built app (`apps/<app>/dist/main.js`) as its own Node process, named `name`. */
-export function startApp(app: string, env: Record<string, string>, name = app): RunningProcess {
-  const child = spawn(process.execPath, [resolve(repoRoot, 'apps', app, 'dist', 'main.js')], {
+/**
+ * Starts a built app (`apps/<app>/dist/main.js`) as its own Node process, named `name`, with
+ * `nodeArgs` before the script (such as `--cpu-prof`, which `NODE_OPTIONS` does not take).
+ */
+export function startApp(app: string, env: Record<string, string>, name = app, nodeArgs: readonly string[] = []): RunningProcess {
+  const child = spawn(process.execPath, [...nodeArgs, resolve(repoRoot, 'apps', app, 'dist', 'main.js')], {
     // A short shutdown grace: test requests are quick.
     env: { ...process.env, LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: '250', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -84,9 +87,10 @@ function sharedServersApart(key: string): Record<string, string> {
 }
 
 /** The embedded default: one process, file log in `dataDir`. */
-export async function startStandalone(options: { dataDir: string; env?: Record<string, string>; port?: number; readyTimeoutMs?: number }): Promise<Deployment> {
+export async function startStandalone(options: { dataDir: string; env?: Record<string, string>; port?: number; readyTimeoutMs?: number; nodeArgs?: readonly string[] }): Promise<Deployment> {
   const port = options.port ?? (await freePort());
-  const app = startApp('standalone', { PORT: String(port), FEEDMILL_DATA_DIR: options.dataDir, ...sharedServersApart(basename(options.dataDir)), ...options.env });
+  const env = { PORT: String(port), FEEDMILL_DATA_DIR: options.dataDir, ...sharedServersApart(basename(options.dataDir)), ...options.env };
+  const app = startApp('standalone', env, 'standalone', options.nodeArgs);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilReady(baseUrl, [app], options.readyTimeoutMs);
   return { baseUrl, processes: [app], stop: () => app.stop() };

@@ -1,12 +1,11 @@
 import { ClientProxyFactory, NatsRecordBuilder, Transport, type ClientProxy } from '@nestjs/microservices';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { currentRequestId, REQUEST_ID_HEADER } from '@feedmill/observability';
-import { firstValueFrom, lastValueFrom, timeout } from 'rxjs';
+import { firstValueFrom, timeout } from 'rxjs';
 import { partitionSubject, type PartitionedSubject, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
 import { checkedReply } from './checked-reply.js';
 import { toFeedmillError } from './error-body.js';
 import type { InProcessServer } from './in-process.server.js';
-import { handOver } from './message-handlers.js';
 import { writeArrivedPage, writeHeldPage, type PageSubject, type WrittenPage } from './written-page.js';
 
 /**
@@ -91,7 +90,7 @@ export class InProcessServiceClient implements ServiceClient {
 
   async request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>> {
     try {
-      return (await lastValueFrom(await this.server.dispatch(routedSubject(subject, route), handOver(payload)), { defaultValue: undefined })) as ReplyOf<S>;
+      return (await this.server.call(routedSubject(subject, route), payload)) as ReplyOf<S>;
     } catch (error) {
       throw toFeedmillError(error, subject);
     }

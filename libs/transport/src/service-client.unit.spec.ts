@@ -1,5 +1,6 @@
-import { Logger } from '@nestjs/common';
-import type { ClientProxy } from '@nestjs/microservices';
+import { Controller, Logger, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MessagePattern, Payload, type ClientProxy } from '@nestjs/microservices';
 import { of, throwError } from 'rxjs';
 import { FeedmillError, subjects } from '@feedmill/contracts';
 import { InProcessServer } from './in-process.server.js';
@@ -55,6 +56,58 @@ describe('service clients', () => {
     const request = { feed: 'timeline:alice', limit: 25 } as const;
     expect(await new InProcessServiceClient(server).request(subjects.timeline.read, request)).toBe(page);
     expect(received).toBe(request);
+  });
+
+  it('in-process, call the controllers’ message methods directly once found, trusting a request parsed first thing and no other', async () => {
+    const page = { items: [activity], next: null };
+    const received: unknown[] = [];
+    @Controller()
+    class Handlers {
+      @MessagePattern(subjects.timeline.read)
+      read(@Payload() payload: unknown) {
+        received.push(parseRequest(subjects.timeline.read, payload));
+        return page;
+      }
+
+      /** Parses only after an await: the request is no longer being handed over then. */
+      @MessagePattern(subjects.timeline.hidden)
+      async hidden(@Payload() payload: unknown) {
+        await Promise.resolve();
+        received.push(parseRequest(subjects.timeline.hidden, payload));
+        return { items: [], next: null };
+      }
+
+      @MessagePattern(subjects.graph.counts)
+      counts() {
+        throw new FeedmillError('activity_not_found', 'activity a9 is not in feed user:bob', 'activityId');
+      }
+
+      @MessagePattern(subjects.graph.status)
+      status() {
+        throw new Error('a bug');
+      }
+    }
+    @Module({ controllers: [Handlers] })
+    class HandlersModule {}
+    const app = await NestFactory.createApplicationContext(HandlersModule, { logger: false });
+    try {
+      // Nest registered no handler here (no microservice was connected): only a direct call answers.
+      const server = new InProcessServer();
+      const client = new InProcessServiceClient(server);
+      await expect(client.request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).rejects.toThrow(expect.objectContaining({ code: 'unavailable' }));
+      server.callControllersOf(app);
+      const request = { feed: 'timeline:alice', limit: 25 } as const;
+      expect(await client.request(subjects.timeline.read, request)).toBe(page);
+      expect(received[0]).toBe(request);
+      // A request built wrongly (here on purpose, past the compiler) is caught once the hand-over is over.
+      const late = client.request(subjects.timeline.hidden, { feed: 'timeline:alice', limit: 0 } as never);
+      await expect(late).rejects.toThrow(expect.objectContaining({ code: 'invalid_request', field: 'limit' }));
+      // Failures arrive as the error filter would send them: a service's own error as it was, any other as internal.
+      await expect(client.request(subjects.graph.counts, { feed: 'user:nobody' })).rejects.toThrow(expect.objectContaining({ code: 'activity_not_found', field: 'activityId' }));
+      await expect(client.request(subjects.graph.status, {})).rejects.toThrow(expect.objectContaining({ code: 'internal' }));
+    } finally {
+      await app.close();
+    }
   });
 
   it('parse a request that was not handed over in-process, as one from another process', () => {

@@ -1,10 +1,7 @@
-import { Logger } from '@nestjs/common';
 import { throwError } from 'rxjs';
-import { FeedmillError } from '@feedmill/contracts';
-import { WrongExpectedVersionError } from '@feedmill/event-log';
-import { toErrorBody } from './error-body.js';
 import type { DrainingNatsServer } from './draining-nats.server.js';
 import type { InProcessServer } from './in-process.server.js';
+import { failureBody } from './rpc-error.filter.js';
 
 /** Answers a request arriving on a subject: the payload as it arrives, the reply to send. */
 export type SubjectHandler = (payload: unknown) => Promise<unknown>;
@@ -27,16 +24,13 @@ export interface SubjectServer {
 
 export const SUBJECT_SERVER = Symbol('SubjectServer');
 
-const logger = new Logger('rpc');
-
 /** The handler as a Nest message handler: a failure becomes the error body a controller's filter would send. */
 function asMessageHandler(handler: SubjectHandler) {
   return async (payload: unknown) => {
     try {
       return await handler(payload);
     } catch (error) {
-      if (!(error instanceof FeedmillError) && !(error instanceof WrongExpectedVersionError)) logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-      return throwError(() => toErrorBody(error));
+      return throwError(() => failureBody(error));
     }
   };
 }
@@ -73,7 +67,7 @@ export class NatsSubjectServer implements SubjectServer {
   }
 }
 
-/** Over the standalone's {@link InProcessServer}: the handler is called as a controller's would be. */
+/** Over the standalone's {@link InProcessServer}: the handler is called directly, as the controllers' methods are. */
 export class InProcessSubjectServer implements SubjectServer {
   /** The standalone stops its HTTP side first: nothing arrives here while it stops. */
   readonly stopping = new AbortController().signal;
@@ -81,7 +75,7 @@ export class InProcessSubjectServer implements SubjectServer {
   constructor(private readonly server: InProcessServer) {}
 
   async answer(subject: string, handler: SubjectHandler): Promise<{ stop(): void }> {
-    this.server.addHandler(subject, asMessageHandler(handler));
+    this.server.answerDirectly(subject, handler);
     return { stop: () => this.server.removeHandler(subject) };
   }
 }

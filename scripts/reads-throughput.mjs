@@ -1,0 +1,88 @@
+// Timeline reads alone against a standalone started for the purpose, with wrk (a C load
+// generator, so that the server keeps its core): imports the benchmark's medium graph (`ring`
+// timelines), posts --posts of the medium workload's draws in bulk requests and waits until
+// every service has applied them, then reads the newest 20 of the workload's readers (drawn as
+// the benchmark draws them) over --connections for --seconds, and prints reads/s, wrk's latency
+// percentiles and the standalone's CPU microseconds per read. With --profile DIR the standalone
+// writes a CPU profile of the whole run there (`--cpu-prof`). Needs wrk (apt-get install -y wrk)
+// and `npm run build`.
+// Usage: node scripts/reads-throughput.mjs [--seconds 10] [--connections 16] [--posts 40000] [--profile DIR]
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { profiles } from '@feedmill/bench/dist/profiles.js';
+import { Workload } from '@feedmill/bench/dist/workload.js';
+import { startStandalone, waitFor } from '@feedmill/harness';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '16' },
+    posts: { type: 'string', default: '40000' },
+    profile: { type: 'string' },
+  },
+});
+const dir = await mkdtemp(join(tmpdir(), 'feedmill-reads-'));
+await writeFile(join(dir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
+const env = { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn' };
+const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values.profile)}`] : [];
+const standalone = await startStandalone({ dataDir: join(dir, 'data'), env, nodeArgs });
+const send = async (path, body) => {
+  const answer = await fetch(`${standalone.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!answer.ok) throw new Error(`POST ${path} answered ${answer.status}: ${await answer.text()}`);
+};
+// User and system CPU time of the standalone, in clock ticks (1/100 s on Linux).
+const cpuTicks = async () => {
+  const fields = (await readFile(`/proc/${standalone.processes[0].child.pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+};
+try {
+  const workload = new Workload(profiles.medium, 42);
+  for (let from = 0; from < workload.edges.length; from += 10_000) {
+    await send('/v1/follows', { follows: workload.edges.slice(from, from + 10_000).map(([reader, producer]) => ({ source: `timeline:r${reader}`, target: `user:p${producer}` })) });
+  }
+  for (let posted = 0; posted < Number(values.posts); posted += 1_000) {
+    const activities = Array.from({ length: 1_000 }, () => {
+      const producer = workload.nextPoster();
+      return { feed: `user:p${producer}`, actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` };
+    });
+    await send('/v1/activities', { activities });
+  }
+  // Reading starts once every service has applied every post.
+  await waitFor(async () => {
+    const { services } = await (await fetch(`${standalone.baseUrl}/readyz`)).json();
+    return new Set(services.map((service) => service.position)).size === 1 || undefined;
+  }, { timeoutMs: 300_000, intervalMs: 200, what: 'the posts to be applied' });
+  const paths = Array.from({ length: 20_000 }, () => `/v1/feeds/timeline/r${workload.nextReader()}?limit=20`);
+  await writeFile(join(dir, 'paths.txt'), paths.join('\n') + '\n');
+  // wrk cycles through the readers from a random start, one connection at a time.
+  await writeFile(
+    join(dir, 'reads.lua'),
+    `local requests, next = {}, 0
+function init(args)
+  for path in io.lines("${join(dir, 'paths.txt')}") do requests[#requests + 1] = wrk.format("GET", path) end
+  next = math.random(#requests)
+end
+function request() next = next % #requests + 1; return requests[next] end
+`,
+  );
+  const ticksBefore = await cpuTicks();
+  const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '--latency', '-s', join(dir, 'reads.lua'), standalone.baseUrl], { encoding: 'utf8' });
+  const cpuSeconds = ((await cpuTicks()) - ticksBefore) / 100;
+  const reads = Number(output.match(/(\d+) requests in/)[1]);
+  const latency = (percent) => output.match(new RegExp(`\\s${percent}%\\s+([\\d.]+\\w+)`))?.[1];
+  console.log(
+    JSON.stringify({
+      readsPerSecond: Number(output.match(/Requests\/sec:\s+([\d.]+)/)[1]),
+      p50: latency(50),
+      p99: latency(99),
+      failed: Number(output.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0),
+      cpuMicrosecondsPerRead: Math.round((cpuSeconds * 1e6) / reads),
+    }),
+  );
+} finally {
+  await standalone.stop();
+  await rm(dir, { recursive: true, force: true });
+}

@@ -5,20 +5,22 @@
 // posts once first, so that no post in the window is a feed's first (which waits for its key
 // to be written); without, most producers' first posts fall in the window, as in the
 // benchmark's posts-only phase. Needs wrk (apt-get install -y wrk) and `npm run build`.
-// Usage: node scripts/posts-throughput.mjs [--seconds 8] [--connections 64] [--warm]
+// With --profile DIR the standalone writes a CPU profile of the whole run there (`--cpu-prof`).
+// Usage: node scripts/posts-throughput.mjs [--seconds 8] [--connections 64] [--warm] [--profile DIR]
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { profiles } from '@feedmill/bench/dist/profiles.js';
 import { Workload } from '@feedmill/bench/dist/workload.js';
 import { startStandalone, waitFor } from '@feedmill/harness';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '64' }, warm: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '64' }, warm: { type: 'boolean', default: false }, profile: { type: 'string' } } });
 const dir = await mkdtemp(join(tmpdir(), 'feedmill-posts-'));
 await writeFile(join(dir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
-const standalone = await startStandalone({ dataDir: join(dir, 'data'), env: { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn' } });
+const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values.profile)}`] : [];
+const standalone = await startStandalone({ dataDir: join(dir, 'data'), env: { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn' }, nodeArgs });
 const post = async (producer, object) => {
   const answer = await fetch(`${standalone.baseUrl}/v1/feeds/user/p${producer}/activities`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actor: `p${producer}`, verb: 'post', object }) });
   if (answer.status !== 201) throw new Error(`a post answered ${answer.status}: ${await answer.text()}`);

@@ -5,8 +5,9 @@
 // the benchmark draws them) over --connections for --seconds, and prints reads/s, wrk's latency
 // percentiles and the standalone's CPU microseconds per read. With --profile DIR the standalone
 // writes a CPU profile of the whole run there (`--cpu-prof`). Needs wrk (apt-get install -y wrk)
-// and `npm run build`.
-// Usage: node scripts/reads-throughput.mjs [--seconds 10] [--connections 16] [--posts 40000] [--profile DIR]
+// and `npm run build`. --http-workers N puts N HTTP worker processes in front of the services
+// (`HTTP_WORKERS`); CPU per read then counts the services' process only.
+// Usage: node scripts/reads-throughput.mjs [--seconds 10] [--connections 16] [--posts 40000] [--http-workers N] [--profile DIR]
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,11 +23,12 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     posts: { type: 'string', default: '40000' },
     profile: { type: 'string' },
+    'http-workers': { type: 'string', default: '0' },
   },
 });
 const dir = await mkdtemp(join(tmpdir(), 'feedmill-reads-'));
 await writeFile(join(dir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
-const env = { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn' };
+const env = { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn', HTTP_WORKERS: values['http-workers'] };
 const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values.profile)}`] : [];
 const standalone = await startStandalone({ dataDir: join(dir, 'data'), env, nodeArgs });
 const send = async (path, body) => {

@@ -77,6 +77,9 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   async call(subject: string, payload: unknown): Promise<unknown> {
     const handler = this.direct.get(subject);
     if (!handler) return lastValueFrom(await this.dispatch(subject, handOver(payload as never)), { defaultValue: undefined });
+    // The handler runs after the caller's synchronous code, as it does over any transport:
+    // a caller may change its state after asking, before awaiting the reply.
+    await Promise.resolve();
     try {
       const reply = await callHandingOver(handler, payload);
       return isObservable(reply) ? await lastValueFrom(reply, { defaultValue: undefined }) : reply;

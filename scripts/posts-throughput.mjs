@@ -1,7 +1,7 @@
 // Posts alone against a standalone started for the purpose, with wrk (a C load generator, so
 // that the server keeps its core): imports the benchmark's medium graph (`ring` timelines, so
 // every post is fanned out), then posts the medium workload's draws over --connections for
-// --seconds and prints posts/s and the standalone's CPU seconds. With --warm every producer
+// --seconds and prints posts/s and the standalone's CPU microseconds per post. With --warm every producer
 // posts once first, so that no post in the window is a feed's first (which waits for its key
 // to be written); without, most producers' first posts fall in the window, as in the
 // benchmark's posts-only phase. Needs wrk (apt-get install -y wrk) and `npm run build`.
@@ -12,6 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import pidusage from 'pidusage';
 import { profiles } from '@feedmill/bench/dist/profiles.js';
 import { Workload } from '@feedmill/bench/dist/workload.js';
 import { startStandalone, waitFor } from '@feedmill/harness';
@@ -61,10 +62,14 @@ function request() next = next % #requests + 1; return requests[next] end
 `,
   );
   await writeFile(join(dir, 'requests.tsv'), requests.map(({ path, body }) => `${path}\t${body}`).join('\n') + '\n');
+  const cpuMs = async () => (await pidusage(standalone.processes[0].child.pid)).ctime;
+  const cpuBefore = await cpuMs();
   const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', join(dir, 'posts.lua'), standalone.baseUrl], { encoding: 'utf8' });
   const failed = Number(output.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
-  const cpuSeconds = execFileSync('ps', ['-o', 'times=', '-p', String(standalone.processes[0].child.pid)], { encoding: 'utf8' }).trim();
-  console.log(JSON.stringify({ postsPerSecond: Number(output.match(/Requests\/sec:\s+([\d.]+)/)[1]), failed, warm: values.warm, standaloneCpuSeconds: Number(cpuSeconds) }));
+  const cpuMsUsed = (await cpuMs()) - cpuBefore;
+  const posts = Number(output.match(/(\d+) requests in/)[1]);
+  // The CPU of the window: the posts accepted, and as much of their fan-out as was done by then.
+  console.log(JSON.stringify({ postsPerSecond: Number(output.match(/Requests\/sec:\s+([\d.]+)/)[1]), failed, warm: values.warm, cpuMicrosecondsPerPost: Math.round((cpuMsUsed * 1000) / posts) }));
 } finally {
   await standalone.stop();
   await rm(dir, { recursive: true, force: true });

@@ -9,10 +9,11 @@
 // (`HTTP_WORKERS`); CPU per read then counts the services' process only.
 // Usage: node scripts/reads-throughput.mjs [--seconds 10] [--connections 16] [--posts 40000] [--http-workers N] [--profile DIR]
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import pidusage from 'pidusage';
 import { profiles } from '@feedmill/bench/dist/profiles.js';
 import { Workload } from '@feedmill/bench/dist/workload.js';
 import { startStandalone, waitFor } from '@feedmill/harness';
@@ -35,11 +36,8 @@ const send = async (path, body) => {
   const answer = await fetch(`${standalone.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!answer.ok) throw new Error(`POST ${path} answered ${answer.status}: ${await answer.text()}`);
 };
-// User and system CPU time of the standalone, in clock ticks (1/100 s on Linux).
-const cpuTicks = async () => {
-  const fields = (await readFile(`/proc/${standalone.processes[0].child.pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-};
+// User and system CPU milliseconds of the standalone so far.
+const cpuMs = async () => (await pidusage(standalone.processes[0].child.pid)).ctime;
 try {
   const workload = new Workload(profiles.medium, 42);
   for (let from = 0; from < workload.edges.length; from += 10_000) {
@@ -70,9 +68,9 @@ end
 function request() next = next % #requests + 1; return requests[next] end
 `,
   );
-  const ticksBefore = await cpuTicks();
+  const cpuBefore = await cpuMs();
   const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '--latency', '-s', join(dir, 'reads.lua'), standalone.baseUrl], { encoding: 'utf8' });
-  const cpuSeconds = ((await cpuTicks()) - ticksBefore) / 100;
+  const cpuSeconds = ((await cpuMs()) - cpuBefore) / 1000;
   const reads = Number(output.match(/(\d+) requests in/)[1]);
   const latency = (percent) => output.match(new RegExp(`\\s${percent}%\\s+([\\d.]+\\w+)`))?.[1];
   console.log(

@@ -28,6 +28,8 @@ async function timelineEndpoint(natsUrl: string | undefined): Promise<{ client: 
   if (natsUrl === undefined) {
     const server = new InProcessServer();
     const app = await NestFactory.createMicroservice(rootModule([TimelineModule], core), { strategy: server, logger: ['error'] });
+    // As the standalone does: its services are called directly.
+    server.callControllersOf(app);
     await app.listen();
     return { client: new InProcessServiceClient(server), close: () => app.close() };
   }

@@ -260,7 +260,10 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     // leaves it out rather than fail the status.
     const logHead = await this.log.headPosition().then(
       (head) => ({ logHead: head }),
-      () => ({}),
+      (error: unknown) => {
+        this.logger.warn(`status without the log's head: reading it failed: ${String(error)}`);
+        return {};
+      },
     );
     if (!this.cluster) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { ...logHead, deadLettered: this.deadLettered.size } };
     const jobs = { ...this.worker.counters(), jobsPublished: this.jobsPublished };

@@ -1,9 +1,10 @@
-import { Controller, Logger, Module } from '@nestjs/common';
+import { Controller, Logger, Module, UsePipes, type PipeTransform } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { MessagePattern, Payload, type ClientProxy } from '@nestjs/microservices';
+import { Ctx, EventPattern, MessagePattern, Payload, type ClientProxy } from '@nestjs/microservices';
 import { of, throwError } from 'rxjs';
 import { FeedmillError, subjects } from '@feedmill/contracts';
 import { InProcessServer } from './in-process.server.js';
+import { InProcessSubjectServer } from './subject-server.js';
 import { parseRequest } from './message-handlers.js';
 import { InProcessServiceClient, ProxyServiceClient, type ServiceClient } from './service-client.js';
 
@@ -86,6 +87,27 @@ describe('service clients', () => {
       status() {
         throw new Error('a bug');
       }
+
+      // Each of these needs Nest's pipeline, so it is left to Nest's handler (none here).
+      @MessagePattern(subjects.content.get)
+      @UsePipes(new (class Untouched implements PipeTransform {
+        transform(value: unknown) {
+          return value;
+        }
+      })())
+      get(@Payload() payload: unknown) {
+        return parseRequest(subjects.content.get, payload) && [];
+      }
+
+      @MessagePattern(subjects.graph.counts + '.context')
+      withContext(@Payload() payload: unknown, @Ctx() context: unknown) {
+        return { payload, context };
+      }
+
+      @EventPattern(subjects.content.status)
+      event() {
+        return { service: 'content', ready: true, position: 0 };
+      }
     }
     @Module({ controllers: [Handlers] })
     class HandlersModule {}
@@ -105,9 +127,31 @@ describe('service clients', () => {
       // Failures arrive as the error filter would send them: a service's own error as it was, any other as internal.
       await expect(client.request(subjects.graph.counts, { feed: 'user:nobody' })).rejects.toThrow(expect.objectContaining({ code: 'activity_not_found', field: 'activityId' }));
       await expect(client.request(subjects.graph.status, {})).rejects.toThrow(expect.objectContaining({ code: 'internal' }));
+      for (const subject of [subjects.content.get, `${subjects.graph.counts}.context`, subjects.content.status]) {
+        await expect(server.call(subject, { ids: [] })).rejects.toThrow(expect.objectContaining({ code: 'unavailable' }));
+      }
     } finally {
       await app.close();
     }
+  });
+
+  it('in-process, run a handler after the caller’s synchronous code, and never one let go before it ran', async () => {
+    const server = new InProcessServer();
+    const client = new InProcessServiceClient(server);
+    const order: string[] = [];
+    const answering = await new InProcessSubjectServer(server).answer(subjects.timeline.status, async () => {
+      order.push('handler');
+      return { service: 'timeline', ready: true, position: 3 };
+    });
+    const reply = client.request(subjects.timeline.status, {});
+    order.push('caller');
+    expect(await reply).toEqual({ service: 'timeline', ready: true, position: 3 });
+    expect(order).toEqual(['caller', 'handler']);
+    // Asked, then let go in the same turn (a partition handed over): the request is refused, not answered.
+    const late = client.request(subjects.timeline.status, {});
+    answering.stop();
+    await expect(late).rejects.toThrow(expect.objectContaining({ code: 'unavailable' }));
+    expect(order).toEqual(['caller', 'handler']);
   });
 
   it('parse a request that was not handed over in-process, as one from another process', () => {

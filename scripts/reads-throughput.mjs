@@ -1,13 +1,15 @@
-// Timeline reads alone against a standalone started for the purpose, with wrk (a C load
+// Timeline reads alone against a standalone (or, with --mode cluster, a cluster on a private
+// nats-server) started for the purpose, with wrk (a C load
 // generator, so that the server keeps its core): imports the benchmark's medium graph (`ring`
 // timelines), posts --posts of the medium workload's draws in bulk requests and waits until
 // every service has applied them, then reads the newest 20 of the workload's readers (drawn as
 // the benchmark draws them) over --connections for --seconds, and prints reads/s, wrk's latency
-// percentiles and the standalone's CPU microseconds per read. With --profile DIR the standalone
+// percentiles and the CPU microseconds per read of each process. With --profile DIR every process
 // writes a CPU profile of the whole run there (`--cpu-prof`). Needs wrk (apt-get install -y wrk)
 // and `npm run build`. --http-workers N puts N HTTP worker processes in front of the services
-// (`HTTP_WORKERS`); CPU per read then counts the services' process only.
-// Usage: node scripts/reads-throughput.mjs [--seconds 10] [--connections 16] [--posts 40000] [--http-workers N] [--profile DIR]
+// (`HTTP_WORKERS`); CPU per read then counts the services' process only. A cluster's CPU per
+// read is given per process.
+// Usage: node scripts/reads-throughput.mjs [--mode standalone|cluster] [--seconds 10] [--connections 16] [--posts 40000] [--http-workers N] [--profile DIR]
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +18,7 @@ import { parseArgs } from 'node:util';
 import pidusage from 'pidusage';
 import { profiles } from '@feedmill/bench/dist/profiles.js';
 import { Workload } from '@feedmill/bench/dist/workload.js';
-import { startStandalone, waitFor } from '@feedmill/harness';
+import { startCluster, startNatsServer, startStandalone, waitFor } from '@feedmill/harness';
 
 const { values } = parseArgs({
   options: {
@@ -25,19 +27,21 @@ const { values } = parseArgs({
     posts: { type: 'string', default: '40000' },
     profile: { type: 'string' },
     'http-workers': { type: 'string', default: '0' },
+    mode: { type: 'string', default: 'standalone' },
   },
 });
 const dir = await mkdtemp(join(tmpdir(), 'feedmill-reads-'));
 await writeFile(join(dir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
 const env = { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn', HTTP_WORKERS: values['http-workers'] };
 const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values.profile)}`] : [];
-const standalone = await startStandalone({ dataDir: join(dir, 'data'), env, nodeArgs });
+const nats = values.mode === 'cluster' ? await startNatsServer() : undefined;
+const deployment = nats ? await startCluster({ natsUrl: nats.url, stream: 'READS', env, nodeArgs }) : await startStandalone({ dataDir: join(dir, 'data'), env, nodeArgs });
 const send = async (path, body) => {
-  const answer = await fetch(`${standalone.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await fetch(`${deployment.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!answer.ok) throw new Error(`POST ${path} answered ${answer.status}: ${await answer.text()}`);
 };
-// User and system CPU milliseconds of the standalone so far.
-const cpuMs = async () => (await pidusage(standalone.processes[0].child.pid)).ctime;
+// User and system CPU milliseconds of each process so far.
+const cpuMs = async () => Object.fromEntries(await Promise.all(deployment.processes.map(async (process) => [process.name, (await pidusage(process.child.pid)).ctime])));
 try {
   const workload = new Workload(profiles.medium, 42);
   for (let from = 0; from < workload.edges.length; from += 10_000) {
@@ -52,7 +56,7 @@ try {
   }
   // Reading starts once every service has applied every post.
   await waitFor(async () => {
-    const { services } = await (await fetch(`${standalone.baseUrl}/readyz`)).json();
+    const { services } = await (await fetch(`${deployment.baseUrl}/readyz`)).json();
     return new Set(services.map((service) => service.position)).size === 1 || undefined;
   }, { timeoutMs: 300_000, intervalMs: 200, what: 'the posts to be applied' });
   const paths = Array.from({ length: 20_000 }, () => `/v1/feeds/timeline/r${workload.nextReader()}?limit=20`);
@@ -69,8 +73,8 @@ function request() next = next % #requests + 1; return requests[next] end
 `,
   );
   const cpuBefore = await cpuMs();
-  const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '--latency', '-s', join(dir, 'reads.lua'), standalone.baseUrl], { encoding: 'utf8' });
-  const cpuSeconds = ((await cpuMs()) - cpuBefore) / 1000;
+  const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '--latency', '-s', join(dir, 'reads.lua'), deployment.baseUrl], { encoding: 'utf8' });
+  const cpuAfter = await cpuMs();
   const reads = Number(output.match(/(\d+) requests in/)[1]);
   const latency = (percent) => output.match(new RegExp(`\\s${percent}%\\s+([\\d.]+\\w+)`))?.[1];
   console.log(
@@ -79,10 +83,11 @@ function request() next = next % #requests + 1; return requests[next] end
       p50: latency(50),
       p99: latency(99),
       failed: Number(output.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0),
-      cpuMicrosecondsPerRead: Math.round((cpuSeconds * 1e6) / reads),
+      cpuMicrosecondsPerRead: Object.fromEntries(Object.entries(cpuAfter).map(([name, ms]) => [name, Math.round(((ms - cpuBefore[name]) * 1000) / reads)])),
     }),
   );
 } finally {
-  await standalone.stop();
+  await deployment.stop();
+  await nats?.stop();
   await rm(dir, { recursive: true, force: true });
 }

@@ -112,6 +112,8 @@ export interface ClusterOptions {
    * (`TIMELINE_REPLICA_INDEX`), or by leases they claim. @defaultValue 'fixed'
    */
   timelineOwnership?: 'fixed' | 'leases';
+  /** Node's options for every process, before the script (such as `--cpu-prof`). */
+  nodeArgs?: readonly string[];
 }
 
 /**
@@ -131,7 +133,7 @@ export async function startCluster(options: ClusterOptions): Promise<ClusterDepl
   const replicas = options.timelineReplicas ?? 1;
   const env = { NATS_URL: options.natsUrl, LOG: 'jetstream', ...sharedServersApart(options.stream), JETSTREAM_STREAM: options.stream, TIMELINE_PARTITIONS: String(partitions), TIMELINE_REPLICAS: String(replicas), ...options.env };
   const starts = new Map<string, () => RunningProcess>();
-  const add = (app: string, appEnv: Record<string, string>, name = app) => starts.set(name, () => startApp(app, appEnv, name));
+  const add = (app: string, appEnv: Record<string, string>, name = app) => starts.set(name, () => startApp(app, appEnv, name, options.nodeArgs));
   for (const name of ['content', 'graph']) add(name, env);
   const place = (i: number): Record<string, string> => (options.timelineOwnership === 'leases' ? {} : { TIMELINE_REPLICA_INDEX: String(i) });
   for (let i = 0; i < replicas; i++) {

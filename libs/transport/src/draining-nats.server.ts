@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { ServerNats, type NatsOptions } from '@nestjs/microservices';
+import { ServerNats, type MessageHandler, type NatsOptions } from '@nestjs/microservices';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REQUEST_ID_HEADER, withRequestId } from '@feedmill/observability';
@@ -82,6 +82,15 @@ export class DrainingNatsServer extends ServerNats {
   /** Resolves once NATS has every subscription made so far, and no-ops once stopping. */
   async flush(): Promise<void> {
     if (!this.stopping.aborted) await this.unwrap<NatsConnection>().flush();
+  }
+
+  /**
+   * Subjects are plain strings, registered as they are: looked up as they are. Nest's own
+   * lookup first tries each one as JSON, which throws (and builds a stack trace) on every
+   * message.
+   */
+  override getHandlerByPattern(pattern: string): MessageHandler | null {
+    return this.messageHandlers.get(pattern) ?? super.getHandlerByPattern(pattern);
   }
 
   override async handleMessage(channel: string, message: Msg): Promise<unknown> {

@@ -105,8 +105,8 @@ describe('service clients', () => {
       }
 
       @EventPattern(subjects.content.status)
-      event() {
-        return { service: 'content', ready: true, position: 0 };
+      event(@Payload() payload: unknown) {
+        return { service: 'content', ready: true, position: 0, payload };
       }
     }
     @Module({ controllers: [Handlers] })

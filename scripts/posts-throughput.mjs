@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pidusage from 'pidusage';
-import { profiles } from '@feedmill/bench/dist/profiles.js';
-import { Workload } from '@feedmill/bench/dist/workload.js';
-import { startStandalone, waitFor } from '@feedmill/harness';
+import { startStandalone } from '@feedmill/harness';
+import { mediumWorkloadImported } from './medium-workload.mjs';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '64' }, warm: { type: 'boolean', default: false }, profile: { type: 'string' } } });
 const dir = await mkdtemp(join(tmpdir(), 'feedmill-posts-'));
@@ -27,20 +26,11 @@ const post = async (producer, object) => {
   if (answer.status !== 201) throw new Error(`a post answered ${answer.status}: ${await answer.text()}`);
 };
 try {
-  const workload = new Workload(profiles.medium, 42);
-  for (let from = 0; from < workload.edges.length; from += 10_000) {
-    const follows = workload.edges.slice(from, from + 10_000).map(([reader, producer]) => ({ source: `timeline:r${reader}`, target: `user:p${producer}` }));
-    const answer = await fetch(`${standalone.baseUrl}/v1/follows`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ follows }) });
-    if (!answer.ok) throw new Error(`an import answered ${answer.status}: ${await answer.text()}`);
-  }
   // Posting starts once every service has applied the imports.
-  await waitFor(async () => {
-    const { services } = await (await fetch(`${standalone.baseUrl}/readyz`)).json();
-    return new Set(services.map((service) => service.position)).size === 1 || undefined;
-  }, { timeoutMs: 120_000, intervalMs: 100, what: 'the imports to be applied' });
+  const workload = await mediumWorkloadImported(standalone.baseUrl);
   if (values.warm) {
     let next = 0;
-    await Promise.all(Array.from({ length: 64 }, async () => { while (next < profiles.medium.producers) await post(next++, 'first'); }));
+    await Promise.all(Array.from({ length: 64 }, async () => { while (next < workload.profile.producers) await post(next++, 'first'); }));
   }
   const requests = Array.from({ length: 40_000 }, () => {
     const producer = workload.nextPoster();

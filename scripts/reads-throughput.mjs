@@ -16,9 +16,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pidusage from 'pidusage';
-import { profiles } from '@feedmill/bench/dist/profiles.js';
-import { Workload } from '@feedmill/bench/dist/workload.js';
-import { startCluster, startNatsServer, startStandalone, waitFor } from '@feedmill/harness';
+import { startCluster, startNatsServer, startStandalone } from '@feedmill/harness';
+import { everythingApplied, mediumWorkloadImported } from './medium-workload.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -43,10 +42,7 @@ const send = async (path, body) => {
 // User and system CPU milliseconds of each process so far.
 const cpuMs = async () => Object.fromEntries(await Promise.all(deployment.processes.map(async (process) => [process.name, (await pidusage(process.child.pid)).ctime])));
 try {
-  const workload = new Workload(profiles.medium, 42);
-  for (let from = 0; from < workload.edges.length; from += 10_000) {
-    await send('/v1/follows', { follows: workload.edges.slice(from, from + 10_000).map(([reader, producer]) => ({ source: `timeline:r${reader}`, target: `user:p${producer}` })) });
-  }
+  const workload = await mediumWorkloadImported(deployment.baseUrl);
   for (let posted = 0; posted < Number(values.posts); posted += 1_000) {
     const activities = Array.from({ length: 1_000 }, () => {
       const producer = workload.nextPoster();
@@ -55,10 +51,7 @@ try {
     await send('/v1/activities', { activities });
   }
   // Reading starts once every service has applied every post.
-  await waitFor(async () => {
-    const { services } = await (await fetch(`${deployment.baseUrl}/readyz`)).json();
-    return new Set(services.map((service) => service.position)).size === 1 || undefined;
-  }, { timeoutMs: 300_000, intervalMs: 200, what: 'the posts to be applied' });
+  await everythingApplied(deployment.baseUrl);
   const paths = Array.from({ length: 20_000 }, () => `/v1/feeds/timeline/r${workload.nextReader()}?limit=20`);
   await writeFile(join(dir, 'paths.txt'), paths.join('\n') + '\n');
   // wrk cycles through the readers from a random start, one connection at a time.

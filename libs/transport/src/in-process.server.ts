@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { EXCEPTION_FILTERS_METADATA, GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA } from '@nestjs/common/constants.js';
 import { MetadataScanner, ModulesContainer } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
-import { BaseRpcContext, Server, type CustomTransportStrategy, type MessageHandler } from '@nestjs/microservices';
+import { BaseRpcContext, Server, type CustomTransportStrategy } from '@nestjs/microservices';
 import { PARAM_ARGS_METADATA, PATTERN_HANDLER_METADATA, PATTERN_METADATA } from '@nestjs/microservices/constants.js';
 import { PatternHandler } from '@nestjs/microservices/enums/pattern-handler.enum.js';
 import { RpcParamtype } from '@nestjs/microservices/enums/rpc-paramtype.enum.js';
@@ -43,7 +43,6 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
     return this as unknown as T;
   }
 
-  private readonly handlerCache = new Map<string, MessageHandler>();
   private readonly direct = new Map<string, DirectHandler>();
 
   /** Answers `subject` with `handler`, called as it is. */
@@ -75,7 +74,6 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   /** Stops answering `subject` (a timeline partition let go). */
   removeHandler(subject: string): void {
     this.messageHandlers.delete(subject);
-    this.handlerCache.delete(subject);
     this.direct.delete(subject);
   }
 
@@ -99,12 +97,8 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
 
   /** Through the handler Nest registered for `subject`, as a transport calls it. */
   async dispatch(subject: string, payload: unknown): Promise<Observable<unknown>> {
-    // Nest normalizes the pattern on every lookup; subjects are plain strings, so once is enough.
-    let handler = this.handlerCache.get(subject) ?? null;
-    if (!handler) {
-      handler = this.getHandlerByPattern(subject);
-      if (handler) this.handlerCache.set(subject, handler);
-    }
+    // Subjects are plain strings, registered as they are: Nest's own lookup first tries each as JSON.
+    const handler = this.messageHandlers.get(subject) ?? this.getHandlerByPattern(subject);
     if (!handler) throw new FeedmillError('unavailable', `no handler for ${subject} in this process`);
     return this.transformToObservable(await handler(payload, new BaseRpcContext([subject])));
   }

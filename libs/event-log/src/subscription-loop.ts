@@ -22,9 +22,22 @@ export function runSubscription(
   const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
 
   const loop = (async () => {
-    const target = await source.headPosition();
-    if (position >= target) markCaughtUp();
     let attempt = 0;
+    // The head it begins at is asked for until the log answers (a server may be down at
+    // start): without it the subscription can never say it has caught up.
+    let target: number | undefined;
+    while (target === undefined && !abort.signal.aborted) {
+      try {
+        target = await source.headPosition();
+      } catch (error) {
+        attempt += 1;
+        options.onError?.(error, attempt);
+        await sleep(backoffMs(attempt), abort.signal);
+      }
+    }
+    if (target === undefined) return;
+    if (position >= target) markCaughtUp();
+    attempt = 0;
     while (!abort.signal.aborted) {
       try {
         const batch = await source.readAfter(position, position < target ? catchUpBatch : maxBatch);
@@ -40,7 +53,7 @@ export function runSubscription(
       } catch (error) {
         attempt += 1;
         options.onError?.(error, attempt);
-        await sleep(Math.min(50 * 2 ** attempt, 5_000), abort.signal);
+        await sleep(backoffMs(attempt), abort.signal);
       }
     }
   })();
@@ -57,6 +70,9 @@ export function runSubscription(
   };
 }
 
+/** How long to wait before the `attempt`th retry: doubling from 100 ms, at most 5 s. */
+const backoffMs = (attempt: number) => Math.min(50 * 2 ** attempt, 5_000);
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -72,7 +88,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /**
  * A subscription fed by a server push stream (JetStream, KurrentDB): a pump copies the
  * stream into a buffer, pausing while the handler is far behind, and the shared loop reads
- * the buffer by position, so that a failed batch is read again rather than lost.
+ * the buffer by position, so that a failed batch is read again rather than lost. A push
+ * stream that cannot be opened (its server is down or restarting) or that ends or fails
+ * before the subscription is stopped is opened again after the last event it gave, with the
+ * loop's backoff; each failure is told to `onError`.
  */
 export function bufferedSubscription(
   options: SubscribeOptions,
@@ -85,27 +104,55 @@ export function bufferedSubscription(
   const from = options.from ?? 0;
   const buffer: RecordedEvent[] = [];
   const waiters = new Set<() => void>();
-  let stopped = false;
+  const stopping = new AbortController();
   let closeStream: (() => Promise<void>) | undefined;
   const wake = () => {
     for (const waiter of [...waiters]) waiter();
     waiters.clear();
   };
-  const pump = (async () => {
-    const stream = await source.open(from);
+  /** Position of the last event copied into the buffer: a stream opened again starts after it. */
+  let copied = from;
+  /** Copies one opening of the push stream into the buffer, until it ends or fails. */
+  const copy = async (): Promise<void> => {
+    closeStream = undefined;
+    const stream = await source.open(copied);
     closeStream = stream.close;
     // Stopped while it opened: closed now, and its events still iterated (they end at once): a
     // JetStream consumer's close completes only once its iterator has ended.
-    const closed = stopped ? stream.close() : undefined;
-    for await (const event of stream.events) {
-      if (stopped) break;
-      buffer.push(event);
-      wake();
-      while (buffer.length > 8192 && !stopped) await new Promise<void>((resolve) => waiters.add(resolve));
-      if (stopped) break;
+    const closed = stopping.signal.aborted ? stream.close() : undefined;
+    try {
+      for await (const event of stream.events) {
+        if (stopping.signal.aborted) break;
+        // A stream opened again may give again what the one before gave.
+        if (event.position <= copied) continue;
+        copied = event.position;
+        buffer.push(event);
+        wake();
+        while (buffer.length > 8192 && !stopping.signal.aborted) await new Promise<void>((resolve) => waiters.add(resolve));
+        if (stopping.signal.aborted) break;
+      }
+    } finally {
+      await closed;
     }
-    await closed;
-  })().catch(() => undefined);
+  };
+  const pump = (async () => {
+    let attempt = 0;
+    while (!stopping.signal.aborted) {
+      const openedAfter = copied;
+      try {
+        await copy();
+        if (stopping.signal.aborted) return;
+        throw new Error(`the log's push stream ended after position ${copied}`);
+      } catch (error) {
+        if (stopping.signal.aborted) return;
+        await closeStream?.().catch(() => undefined);
+        // A stream that gave events before it failed starts the backoff again.
+        attempt = copied > openedAfter ? 1 : attempt + 1;
+        options.onError?.(error, attempt);
+        await sleep(backoffMs(attempt), stopping.signal);
+      }
+    }
+  })();
 
   const subscription = runSubscription(
     { ...options, from },
@@ -140,8 +187,8 @@ export function bufferedSubscription(
       return subscription.position;
     },
     async stop() {
-      stopped = true;
-      await closeStream?.();
+      stopping.abort();
+      await closeStream?.().catch(() => undefined);
       wake();
       await subscription.stop();
       await pump;

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from './event-log.port.js';
-import { runSubscription } from './subscription-loop.js';
+import { bufferedSubscription, runSubscription } from './subscription-loop.js';
 
 /** A log in an array: what the loop reads, and a way to append while it runs. */
 function arrayLog(count: number) {
@@ -62,6 +62,77 @@ describe('runSubscription', () => {
     const subscription = runSubscription({ maxBatch: 100, onEvents: (events) => void sizes.push(events.length) }, source);
     await subscription.caughtUp;
     expect(sizes).toEqual([100, 100, 50]);
+    await subscription.stop();
+  });
+});
+
+const recorded = (position: number): RecordedEvent => ({ stream: 's', revision: position - 1, position, type: 'Happened', data: {}, metadata: {}, recordedAt: 't' });
+
+/** Resolves once `condition` holds, polled; fails the test after a second. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 5) {
+    if (waited > 1_000) throw new Error('not reached within a second');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('runSubscription when the log does not answer', () => {
+  it('asks for the head again until the log answers, telling onError, and then catches up', async () => {
+    const { source } = arrayLog(3);
+    let refusals = 2;
+    const errors: unknown[] = [];
+    const seen: number[] = [];
+    const subscription = runSubscription(
+      { onEvents: (events) => void seen.push(...events.map((event) => event.position)), onError: (error) => void errors.push(error) },
+      {
+        ...source,
+        headPosition: () => {
+          if (refusals-- > 0) throw new Error('no answer');
+          return source.headPosition();
+        },
+      },
+    );
+    await subscription.caughtUp;
+    expect(seen).toEqual([1, 2, 3]);
+    expect(errors.map(String)).toEqual(['Error: no answer', 'Error: no answer']);
+    await subscription.stop();
+  });
+});
+
+describe('bufferedSubscription', () => {
+  it('opens the push stream again when it cannot be opened, and after it ends, from after the last event it gave', async () => {
+    const log = [1, 2, 3, 4, 5].map(recorded);
+    const openedAfter: number[] = [];
+    const errors: string[] = [];
+    const seen: number[] = [];
+    const subscription = bufferedSubscription(
+      { onEvents: (events) => void seen.push(...events.map((event) => event.position)), onError: (error) => void errors.push(String(error)) },
+      {
+        headPosition: async () => log.length,
+        open: async (from) => {
+          openedAfter.push(from);
+          // The first opening fails; the second gives two events and ends, as a stream cut by a server's restart.
+          if (openedAfter.length === 1) throw new Error('server down');
+          const events = openedAfter.length === 2 ? log.slice(from, from + 2) : log.slice(from);
+          const last = openedAfter.length > 2;
+          let close!: () => void;
+          const closed = new Promise<void>((resolve) => (close = resolve));
+          return {
+            events: (async function* () {
+              yield* events;
+              // The last one stays open, as a live stream does, until closed.
+              if (last) await closed;
+            })(),
+            close: async () => close(),
+          };
+        },
+      },
+    );
+    await subscription.caughtUp;
+    await until(() => seen.length === 5);
+    expect(seen).toEqual([1, 2, 3, 4, 5]);
+    expect(openedAfter).toEqual([0, 0, 2]);
+    expect(errors).toEqual(['Error: server down', "Error: the log's push stream ended after position 2"]);
     await subscription.stop();
   });
 });

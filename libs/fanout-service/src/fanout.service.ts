@@ -448,7 +448,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       onEvents: (events) => this.turns.run('timeline', () => this.fanOut(events)),
       onError: (error, attempt) => {
         if (error instanceof TimelineMovedError) return this.rewind(error.position, term);
-        if (!(error instanceof FanoutStoppingError)) this.logger.error(`fan-out batch failed (attempt ${attempt}): ${String(error)}`);
+        if (!(error instanceof FanoutStoppingError)) this.logger.error(`fan-out batch, or its read of the log, failed (attempt ${attempt}): ${String(error)}`);
       },
     });
     this.subscription = subscription;

@@ -30,7 +30,7 @@ export function startApp(app: string, env: Record<string, string>, name = app, n
   });
   let output = '';
   const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
+    output = (output + chunk.toString()).slice(-200_000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);

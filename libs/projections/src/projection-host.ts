@@ -33,7 +33,7 @@ export class ProjectionHost {
     if (this.running) return;
     this.began = Date.now();
     this.running = runProjection(this.log, this.projection, (error, attempt) =>
-      this.logger.error(`projection batch failed (attempt ${attempt}): ${String(error)}`),
+      this.logger.error(`projection batch, or its read of the log, failed (attempt ${attempt}): ${String(error)}`),
     );
     // Heard by start(); not left unhandled when the application stops before it.
     this.running.catch(() => undefined);

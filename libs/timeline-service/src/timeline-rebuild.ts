@@ -70,7 +70,7 @@ export class TimelineRebuild {
         this.current.position = last;
         this.current.events += events.length;
       },
-      onError: (error, attempt) => this.logger.error(`rebuild batch failed (attempt ${attempt}): ${String(error)}`),
+      onError: (error, attempt) => this.logger.error(`rebuild batch, or its read of the log, failed (attempt ${attempt}): ${String(error)}`),
     });
     this.subscription = subscription;
     void subscription.caughtUp

@@ -124,7 +124,10 @@ it(`keeps every acknowledged write and delivers every post to ${FOLLOWERS} follo
       // What the services said of their positions, and the processes of their replays, go with a timeout.
       const { body: stood } = await api.call('GET', '/readyz').catch(() => ({ body: 'no answer' }));
       const said = cluster!.processes.map((p) => `${p.name}: ${p.output().split('\n').filter((line) => /stands|replay|position|rewind|lease|planner|error|warn/i.test(line)).slice(-12).join('\n')}`);
-      throw new Error(`${String(error)} after killing ${victim}\n/readyz: ${JSON.stringify(stood)}\n${said.join('\n')}`);
+      // Every process's whole output is kept apart, outside the suite's directory, which is removed.
+      const kept = await mkdtemp(join(tmpdir(), `feedmill-cluster-kills-${SEED}-`));
+      await Promise.all(cluster!.processes.map((p) => writeFile(join(kept, `${p.name}.log`), p.output())));
+      throw new Error(`${String(error)} after killing ${victim}\n/readyz: ${JSON.stringify(stood)}\nwhole output of each process in ${kept}\n${said.join('\n')}`);
     });
     const exited = cluster.processes.filter((p) => p.child.exitCode !== null || p.child.signalCode !== null).map((p) => `${p.name}\n${p.output().slice(-2000)}`);
     expect(exited).toEqual([]);

@@ -68,6 +68,26 @@ describe('SealedEventLog', () => {
     await log.close();
   });
 
+  it('reads a record it opens as a plain record: its data an own field that a copy, Object.keys and JSON see, opened once', async () => {
+    const first = await openSealed();
+    await first.log.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))]);
+    await first.log.close();
+    // Opened anew: this process sealed nothing, so the record is opened when its data is read.
+    const { log } = await openSealed();
+    const [record] = await readAll(log);
+    const data = record!.data as { activity: Activity };
+    expect(data.activity.object).toBe(`${secret} a0`);
+    expect(record!.data).toBe(data);
+    const plain = await FileEventLog.open({ dir: join(dir, 'plain') });
+    await plain.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))]);
+    const [inner] = await readAll(plain);
+    await plain.close();
+    expect(Object.keys(record!).sort()).toEqual(Object.keys(inner!).sort());
+    expect({ ...record }.data).toBe(data);
+    expect(JSON.parse(JSON.stringify(record))).toMatchObject({ stream: 'feed-user:a', revision: 0, position: 1, type: 'ActivityAdded', data: { activity: { object: `${secret} a0` } } });
+    await log.close();
+  });
+
   it('keeps appends in the order they were called while a key is made, and seals what users typed', async () => {
     const { log } = await openSealed();
     const appends = [0, 1, 2].map((n) => log.appendToStream('feed-user:a', [feedEvents.encode(post(`a${n}`, 'user:a'))], { expectedVersion: n === 0 ? 'no_stream' : n - 1 }));

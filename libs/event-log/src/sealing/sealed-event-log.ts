@@ -353,7 +353,7 @@ export class SealedEventLog implements EventLog {
         // Opened whole (every key held), it is what any reader opening it now would get.
         const whole = this.holdsEveryKey(record, refs);
         const plain = whole ? this.plainOf.get(record.data as object) : undefined;
-        out[index] = plain !== undefined ? { ...record, data: plain } : openedOnRead(record, this.keysHeldNow(refs), whole ? this.plainOf : undefined);
+        out[index] = plain !== undefined ? { ...record, data: plain } : new RecordOpenedOnRead(record, this.keysHeldNow(refs), whole ? this.plainOf : undefined);
       }
     }
     if (erasures) for (const record of erasures) await this.erased(record.data as FeedErasedData, record.position);
@@ -367,31 +367,69 @@ function isImport(events: readonly NewEvent[]): boolean {
 }
 
 /**
- * The record with its boxes opened when its `data` is first read, not before: most readers
+ * A record whose boxes are opened when its `data` is first read, not before: most readers
  * of the log skip most events by their type (graph skips every post), and a box costs a
  * cipher to open. Its keys were looked up with its batch, so opening is synchronous. With
  * `plainOf` (the record opens whole), what another reader of the record opened is taken
  * from there, and what this one opens is left there for the others.
+ *
+ * A replay makes one per sealed record, so it is kept small: `data` is an own enumerable
+ * accessor (a copy with spread, `Object.keys` and JSON see it as a plain record's) that all
+ * of them share, and what it needs is in private fields; a getter of its own per record made
+ * each one a dictionary, which took a third of a replay's time in the garbage collector.
  */
-function openedOnRead(record: RecordedEvent, keyOf: (ref: FeedKeyRef) => FeedKey | undefined, plainOf: WeakMap<object, unknown> | undefined): RecordedEvent {
-  const opened = { ...record };
-  let data: unknown;
-  let open = true;
-  Object.defineProperty(opened, 'data', {
+class RecordOpenedOnRead implements RecordedEvent {
+  static readonly #data: PropertyDescriptor = {
     enumerable: true,
     configurable: true,
-    get() {
-      if (open) {
-        data = plainOf?.get(record.data as object);
-        if (data === undefined) {
-          const result = openEventData(record.type, record.data, keyOf);
-          data = result.data;
-          if (result.whole) plainOf?.set(record.data as object, data);
-        }
-        open = false;
-      }
-      return data;
+    get(this: RecordOpenedOnRead) {
+      return this.#opened();
     },
-  });
-  return opened;
+  };
+
+  readonly stream: string;
+  readonly revision: number;
+  readonly position: number;
+  readonly type: string;
+  readonly metadata: Record<string, unknown>;
+  readonly recordedAt: string;
+  declare readonly data: unknown;
+  declare readonly trusted?: boolean;
+  #sealed: unknown;
+  #plain: unknown;
+  /** Undefined once opened. */
+  #keyOf: ((ref: FeedKeyRef) => FeedKey | undefined) | undefined;
+  #plainOf: WeakMap<object, unknown> | undefined;
+
+  constructor(record: RecordedEvent, keyOf: (ref: FeedKeyRef) => FeedKey | undefined, plainOf: WeakMap<object, unknown> | undefined) {
+    this.stream = record.stream;
+    this.revision = record.revision;
+    this.position = record.position;
+    this.type = record.type;
+    this.metadata = record.metadata;
+    this.recordedAt = record.recordedAt;
+    if (record.trusted !== undefined) (this as { trusted?: boolean }).trusted = record.trusted;
+    this.#sealed = record.data;
+    this.#keyOf = keyOf;
+    this.#plainOf = plainOf;
+    Object.defineProperty(this, 'data', RecordOpenedOnRead.#data);
+  }
+
+  #opened(): unknown {
+    const keyOf = this.#keyOf;
+    if (keyOf) {
+      const sealed = this.#sealed as object;
+      let plain = this.#plainOf?.get(sealed);
+      if (plain === undefined) {
+        const result = openEventData(this.type, sealed, keyOf);
+        plain = result.data;
+        if (result.whole) this.#plainOf?.set(sealed, plain);
+      }
+      this.#plain = plain;
+      this.#keyOf = undefined;
+      this.#plainOf = undefined;
+      this.#sealed = undefined;
+    }
+    return this.#plain;
+  }
 }

@@ -119,6 +119,19 @@ export const activityPageSchema = z.strictObject({
 });
 export type ActivityPage = z.output<typeof activityPageSchema>;
 
+/**
+ * A page of activities as the process that holds them wrote it: the items' JSON, comma
+ * separated without the array's brackets, which the answering gateway frames as it is, with
+ * the page's keys. Its items are not checked on arrival (they would be parsed again, which is
+ * what this reply is for): the writer is the timeline service, from the activities it holds.
+ */
+export const writtenActivityPageSchema = z.strictObject({
+  itemsJson: z.string(),
+  next: sortKeySchema.nullable(),
+  newest: sortKeySchema.nullable().optional(),
+});
+export type WrittenActivityPage = z.output<typeof writtenActivityPageSchema>;
+
 /** One page per feed asked, in the same order; `null` for a feed past the byte budget. */
 export const recentEachReplySchema = z.strictObject({ pages: z.array(activityPageSchema.nullable()) });
 export type RecentEachReply = z.output<typeof recentEachReplySchema>;

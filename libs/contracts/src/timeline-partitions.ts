@@ -28,6 +28,7 @@ export function timelinePartitionOf(feed: FeedId | string, partitions: number): 
 /** The timeline subjects a partition answers on a subject of its own. */
 export type PartitionedSubject =
   | typeof subjects.timeline.read
+  | typeof subjects.timeline.readWritten
   | typeof subjects.timeline.readGroups
   | typeof subjects.timeline.mark
   | typeof subjects.timeline.hide
@@ -43,6 +44,7 @@ export type PartitionedSubject =
 
 export const partitionedSubjects: readonly PartitionedSubject[] = [
   subjects.timeline.read,
+  subjects.timeline.readWritten,
   subjects.timeline.readGroups,
   subjects.timeline.mark,
   subjects.timeline.hide,

@@ -12,6 +12,7 @@ import {
   hiddenPageSchema,
   readGroupsRequestSchema,
   activityPageSchema,
+  writtenActivityPageSchema,
   addActivitiesRequestSchema,
   addActivityRequestSchema,
   bumpActivityRequestSchema,
@@ -87,6 +88,8 @@ export const subjects = {
   },
   timeline: {
     read: 'feed.timeline.read',
+    /** `read`, answered with the page written as JSON (see `writtenActivityPageSchema`): what the gateway asks over NATS. */
+    readWritten: 'feed.timeline.read-written',
     readGroups: 'feed.timeline.read-groups',
     mark: 'feed.timeline.mark',
     hide: 'feed.timeline.hide',
@@ -157,6 +160,7 @@ export const wire = {
   [subjects.graph.counts]: exchange(countsRequestSchema, followCountsSchema),
   [subjects.graph.status]: exchange(noParametersSchema, serviceStatusSchema),
   [subjects.timeline.read]: exchange(readTimelineRequestSchema, activityPageSchema, activityPageCheck),
+  [subjects.timeline.readWritten]: exchange(readTimelineRequestSchema, writtenActivityPageSchema),
   [subjects.timeline.readGroups]: exchange(readGroupsRequestSchema, groupPageSchema),
   [subjects.timeline.mark]: exchange(markRequestSchema, markReplySchema),
   [subjects.timeline.hide]: exchange(hideRequestSchema, hideReplySchema),

@@ -14,6 +14,11 @@ export class TimelineMessageController implements MessageHandlers<typeof subject
     return this.timeline.read(parseRequest(subjects.timeline.read, payload));
   }
 
+  @MessagePattern(subjects.timeline.readWritten)
+  readWritten(@Payload() payload: unknown) {
+    return this.timeline.readWritten(parseRequest(subjects.timeline.readWritten, payload));
+  }
+
   @MessagePattern(subjects.timeline.readGroups)
   readGroups(@Payload() payload: unknown) {
     return this.timeline.readGroups(parseRequest(subjects.timeline.readGroups, payload));

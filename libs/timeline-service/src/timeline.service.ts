@@ -15,6 +15,7 @@ import {
   type TimelineItem,
   type Activity,
   type ActivityPage,
+  type WrittenActivityPage,
   type EdgeBound,
   type DeliverReply,
   type DeliverRequest,
@@ -44,7 +45,7 @@ import { hydrate } from './hydrate.js';
 import { HidingActivities, readPastHidden } from './hidden-activities.js';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { FEED_CONFIG_LOADER, REALTIME_OPTIONS, STORE_FACTORY, TIMELINE_PARTITIONING, type RealtimeOptions, type StoreFactory } from '@feedmill/runtime';
-import { allEdges, parseRequest, REALTIME_BUS, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, type RealtimeBus, type ServiceClient, type SubjectServer } from '@feedmill/transport';
+import { allEdges, parseRequest, REALTIME_BUS, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, writeHeldPage, type RealtimeBus, type ServiceClient, type SubjectServer } from '@feedmill/transport';
 import { RealtimeHub } from './realtime/realtime-hub.js';
 import type { TimelineStore } from '@feedmill/stores';
 import { FixedPartitions, PARTITION_OWNERSHIP, type PartitionOwnership } from './partition-ownership.js';
@@ -212,6 +213,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     switch (subject) {
       case subjects.timeline.read:
         return this.readIn(partition, parseRequest(subject, payload));
+      case subjects.timeline.readWritten:
+        return this.readWrittenIn(partition, parseRequest(subject, payload));
       case subjects.timeline.readGroups:
         return this.readGroupsIn(partition, parseRequest(subject, payload));
       case subjects.timeline.mark:
@@ -398,6 +401,19 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   /** A read on the plain subject: answered here when this process holds the reader's partition, else by the one that does. */
   read(request: ReadTimelineRequest): Promise<ActivityPage> {
     return this.routed(subjects.timeline.read, request, (partition) => this.readIn(partition, request));
+  }
+
+  /**
+   * A read answered with the page written as JSON, which a gateway in another process frames
+   * as it is instead of parsing the activities and writing them again (each activity is
+   * written once, see `activityJson`).
+   */
+  readWritten(request: ReadTimelineRequest): Promise<WrittenActivityPage> {
+    return this.routed(subjects.timeline.readWritten, request, (partition) => this.readWrittenIn(partition, request));
+  }
+
+  private async readWrittenIn(partition: number, request: ReadTimelineRequest): Promise<WrittenActivityPage> {
+    return writeHeldPage(await this.readIn(partition, request));
   }
 
   /**

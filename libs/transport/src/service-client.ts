@@ -1,8 +1,10 @@
 import { ClientProxyFactory, NatsRecordBuilder, Transport, type ClientProxy } from '@nestjs/microservices';
+// Not exported from the package's index: what Nest's NATS client fails with when no process answers a subject.
+import { EmptyResponseException } from '@nestjs/microservices/errors/empty-response.exception.js';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { currentRequestId, REQUEST_ID_HEADER } from '@feedmill/observability';
 import { firstValueFrom, timeout } from 'rxjs';
-import { partitionSubject, type PartitionedSubject, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
+import { FeedmillError, partitionSubject, subjects, type PartitionedSubject, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
 import { checkedReply } from './checked-reply.js';
 import { toFeedmillError } from './error-body.js';
 import type { InProcessServer } from './in-process.server.js';
@@ -38,8 +40,19 @@ export const SERVICE_CLIENT = Symbol('ServiceClient');
 /** @defaultValue 15 s */
 const DEFAULT_TIMEOUT_MS = 15_000;
 
+/**
+ * How long a client that found no timeline answering {@link subjects.timeline.readWritten}
+ * reads pages the older way before it asks again: while a rolling deploy replaces timeline
+ * processes of a version before that subject, each read would otherwise cost a request that
+ * nobody answers first.
+ */
+const WRITTEN_PAGES_RETRY_MS = 30_000;
+
 /** Over a Nest client (NATS in the cluster). */
 export class ProxyServiceClient implements ServiceClient {
+  /** Until when timeline reads go to `read` rather than `readWritten` (see {@link WRITTEN_PAGES_RETRY_MS}). */
+  private writtenPagesRefusedUntil = 0;
+
   constructor(
     private readonly proxy: ClientProxy,
     private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
@@ -55,7 +68,21 @@ export class ProxyServiceClient implements ServiceClient {
     return checkedReply(subject, reply);
   }
 
+  /**
+   * A timeline page comes written from the timeline process ({@link subjects.timeline.readWritten}),
+   * which writes each activity once for all its reads, so that this process neither parses
+   * the activities nor writes them again; from a timeline process too old to answer that
+   * subject, it is asked for as objects and written here.
+   */
   async requestPage<S extends PageSubject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<WrittenPage> {
+    if (subject === subjects.timeline.read && Date.now() >= this.writtenPagesRefusedUntil) {
+      try {
+        return await this.request(subjects.timeline.readWritten, payload as RequestOf<typeof subjects.timeline.read>, route);
+      } catch (error) {
+        if (!(error instanceof FeedmillError && error.cause instanceof EmptyResponseException)) throw error;
+        this.writtenPagesRefusedUntil = Date.now() + WRITTEN_PAGES_RETRY_MS;
+      }
+    }
     return writeArrivedPage(await this.request(subject, payload, route));
   }
 

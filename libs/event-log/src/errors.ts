@@ -15,6 +15,16 @@ export class WrongExpectedVersionError extends Error {
   }
 }
 
+/** A server's push stream of the log ended while a subscription still read it: it is opened again after `position`. */
+export class PushStreamEndedError extends Error {
+  override readonly name = 'PushStreamEndedError';
+  readonly code = 'push_stream_ended';
+
+  constructor(readonly position: number) {
+    super(`the log's push stream ended after position ${position}`);
+  }
+}
+
 export class EventLogClosedError extends Error {
   override readonly name = 'EventLogClosedError';
   constructor(message = 'the event log is closed') {

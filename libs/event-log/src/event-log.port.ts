@@ -58,7 +58,11 @@ export interface SubscribeOptions {
   from?: number;
   /** Called with each batch in log order; the next batch waits for the returned promise. */
   onEvents: (events: readonly RecordedEvent[]) => Promise<void> | void;
-  /** Told about a failed batch, or a failed read of the log, before it is retried. @defaultValue logs nothing */
+  /**
+   * Told about a failed batch, or a failed read of the log, before it is retried; `attempt`
+   * counts the failures of that kind in a row (a read of the log's push stream and the
+   * batches are counted apart). @defaultValue logs nothing
+   */
   onError?: (error: unknown, attempt: number) => void;
   /** @defaultValue 512 */
   maxBatch?: number;

@@ -14,6 +14,7 @@ export { FileEventLog } from './file/file-event-log.js';
 export type { FileEventLogOptions } from './file/file-event-log.js';
 export { DirectoryLockedError } from './file/directory-lock.js';
 export { JetStreamEventLog } from './jetstream/jetstream-event-log.js';
+export { connectNats } from './jetstream/nats-connection.js';
 export { KurrentEventLog } from './kurrentdb/kurrentdb-event-log.js';
 export type { KurrentEventLogOptions } from './kurrentdb/kurrentdb-event-log.js';
 export type { JetStreamEventLogOptions } from './jetstream/jetstream-event-log.js';

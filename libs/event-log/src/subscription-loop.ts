@@ -1,4 +1,5 @@
 import type { RecordedEvent, SubscribeOptions, Subscription } from './event-log.port.js';
+import { PushStreamEndedError } from './errors.js';
 
 /**
  * The delivery loop both adapters share: read a batch after the current position, hand it
@@ -31,7 +32,7 @@ export function runSubscription(
         target = await source.headPosition();
       } catch (error) {
         attempt += 1;
-        options.onError?.(error, attempt);
+        tell(options, error, attempt);
         await sleep(backoffMs(attempt), abort.signal);
       }
     }
@@ -52,7 +53,7 @@ export function runSubscription(
         if (position >= target) markCaughtUp();
       } catch (error) {
         attempt += 1;
-        options.onError?.(error, attempt);
+        tell(options, error, attempt);
         await sleep(backoffMs(attempt), abort.signal);
       }
     }
@@ -68,6 +69,15 @@ export function runSubscription(
       await loop.catch(() => undefined);
     },
   };
+}
+
+/** Tells `onError` of a failure; a handler that throws stops no retry. */
+function tell(options: SubscribeOptions, error: unknown, attempt: number): void {
+  try {
+    options.onError?.(error, attempt);
+  } catch {
+    // The retry goes on: what the handler failed to record is not the subscription's to decide.
+  }
 }
 
 /** How long to wait before the `attempt`th retry: doubling from 100 ms, at most 5 s. */
@@ -142,13 +152,13 @@ export function bufferedSubscription(
       try {
         await copy();
         if (stopping.signal.aborted) return;
-        throw new Error(`the log's push stream ended after position ${copied}`);
+        throw new PushStreamEndedError(copied);
       } catch (error) {
         if (stopping.signal.aborted) return;
         await closeStream?.().catch(() => undefined);
         // A stream that gave events before it failed starts the backoff again.
         attempt = copied > openedAfter ? 1 : attempt + 1;
-        options.onError?.(error, attempt);
+        tell(options, error, attempt);
         await sleep(backoffMs(attempt), stopping.signal);
       }
     }
@@ -188,8 +198,9 @@ export function bufferedSubscription(
     },
     async stop() {
       stopping.abort();
-      await closeStream?.().catch(() => undefined);
+      // Woken first: a pump paused on a full buffer ends its iteration, which a JetStream close waits for.
       wake();
+      await closeStream?.().catch(() => undefined);
       await subscription.stop();
       await pump;
     },

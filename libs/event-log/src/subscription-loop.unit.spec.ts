@@ -111,9 +111,10 @@ describe('bufferedSubscription', () => {
         headPosition: async () => log.length,
         open: async (from) => {
           openedAfter.push(from);
-          // The first opening fails; the second gives two events and ends, as a stream cut by a server's restart.
+          // The first opening fails; the second gives two events and ends, as a stream cut by a
+          // server's restart; the third begins with the event the second ended on, given again.
           if (openedAfter.length === 1) throw new Error('server down');
-          const events = openedAfter.length === 2 ? log.slice(from, from + 2) : log.slice(from);
+          const events = openedAfter.length === 2 ? log.slice(from, from + 2) : log.slice(from - 1);
           const last = openedAfter.length > 2;
           let close!: () => void;
           const closed = new Promise<void>((resolve) => (close = resolve));
@@ -132,7 +133,7 @@ describe('bufferedSubscription', () => {
     await until(() => seen.length === 5);
     expect(seen).toEqual([1, 2, 3, 4, 5]);
     expect(openedAfter).toEqual([0, 0, 2]);
-    expect(errors).toEqual(['Error: server down', "Error: the log's push stream ended after position 2"]);
+    expect(errors).toEqual(['Error: server down', "PushStreamEndedError: the log's push stream ended after position 2"]);
     await subscription.stop();
   });
 });

@@ -1,4 +1,5 @@
-import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { connectNats } from '@feedmill/event-log';
 import { realtimeSubject, type FeedId, type StreamEvent } from '@feedmill/contracts';
 import type { MessageLink } from './linked-services.js';
 
@@ -88,7 +89,7 @@ export class NatsRealtimeBus implements RealtimeBus {
 
 /** A bus over its own NATS connection. */
 export async function natsRealtimeBus(url: string): Promise<NatsRealtimeBus> {
-  return new NatsRealtimeBus(await connect({ servers: [url], name: 'feedmill-realtime' }));
+  return new NatsRealtimeBus(await connectNats({ servers: [url], name: 'feedmill-realtime' }));
 }
 
 /** What a {@link LinkedRealtimeBus} and {@link serveRealtimeLink} say to each other: objects, where service calls are arrays. */

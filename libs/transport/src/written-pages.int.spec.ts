@@ -15,8 +15,11 @@ let nats: NatsServerHandle;
 let client: ProxyServiceClient;
 /** The subjects the client sent requests on, in order. */
 const sent: string[] = [];
-beforeAll(async () => {
-  nats = await startNatsServer();
+beforeAll(async () => (nats = await startNatsServer()));
+afterAll(() => nats?.stop());
+// A client per test: one remembers for 30 s that no timeline answered written pages.
+beforeEach(() => {
+  sent.length = 0;
   const proxy = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [nats.url] } });
   const send = proxy.send.bind(proxy);
   proxy.send = (pattern, data) => {
@@ -25,11 +28,7 @@ beforeAll(async () => {
   };
   client = new ProxyServiceClient(proxy);
 });
-beforeEach(() => (sent.length = 0));
-afterAll(async () => {
-  await client?.close();
-  await nats?.stop();
-});
+afterEach(() => client.close());
 
 const activity = (n: number): Activity => ({ id: randomUUID(), feed: 'user:bob' as Activity['feed'], actor: 'bob', verb: 'post', object: `post ${n}`, time: new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString() });
 const request = { feed: 'timeline:alice' as Activity['feed'], limit: 20 };
@@ -67,7 +66,7 @@ it('frames the page a timeline process wrote, as it wrote it, without asking for
   }
 });
 
-it('asks a timeline process from before written pages for objects, and writes them itself until it asks again', async () => {
+it('asks a timeline process from before written pages for objects, writes them itself, and does not ask it for written pages on the next read', async () => {
   const items: ActivityPage['items'] = [activity(4), activity(3)];
   const older = await timeline({ [subjects.timeline.read]: () => ({ items, next: null, newest: null }) });
   try {

@@ -1,4 +1,5 @@
-import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from './nats-connection.js';
 import {
   DeliverPolicy,
   JetStreamApiCodes,
@@ -62,7 +63,7 @@ export class JetStreamEventLog implements EventLog {
   ) {}
 
   static async connect(options: JetStreamEventLogOptions = {}): Promise<JetStreamEventLog> {
-    const nc = options.connection ?? (await connect({ servers: options.servers ?? 'nats://127.0.0.1:4222' }));
+    const nc = options.connection ?? (await connectNats({ servers: options.servers ?? 'nats://127.0.0.1:4222' }));
     const streamName = options.streamName ?? 'FEEDMILL';
     const replicas = options.replicas ?? 1;
     const jsm = await jetstreamManager(nc);

@@ -1,4 +1,5 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '../jetstream/nats-connection.js';
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { FeedId } from '@feedmill/contracts';
@@ -34,7 +35,7 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
   ) {}
 
   static async connect(options: JetStreamFeedKeyStoreOptions = {}): Promise<JetStreamFeedKeyStore> {
-    const nc = await connect({ servers: options.servers ?? 'nats://127.0.0.1:4222' });
+    const nc = await connectNats({ servers: options.servers ?? 'nats://127.0.0.1:4222' });
     const bucket = options.bucket ?? 'FEEDMILL_feed_keys';
     // allow_direct: false also makes this client read by leader from a bucket created with direct gets allowed.
     const kv = await new Kvm(nc).create(bucket, { history: 1, replicas: options.replicas ?? 1, allow_direct: false });

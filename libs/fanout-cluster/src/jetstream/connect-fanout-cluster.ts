@@ -1,4 +1,5 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '@feedmill/event-log';
 import type { FanoutCluster } from '../fanout-cluster.port.js';
 import { JetStreamJobQueue } from './jetstream-job-queue.js';
 import { KvPlannerElection } from './kv-planner-election.js';
@@ -27,7 +28,7 @@ export interface FanoutClusterOptions {
 
 /** Opens the work queue, the election and the planner's requests on one NATS connection of their own. */
 export async function connectFanoutCluster(options: FanoutClusterOptions): Promise<FanoutCluster> {
-  const nc: NatsConnection = await connect({ servers: options.servers ?? 'nats://127.0.0.1:4222' });
+  const nc: NatsConnection = await connectNats({ servers: options.servers ?? 'nats://127.0.0.1:4222' });
   const warn = options.warn ?? ((message: string) => console.warn(message));
   try {
     const jobs = await JetStreamJobQueue.open(nc, { logStream: options.logStream, leaseMs: options.jobLeaseMs ?? 5_000, pollMs: options.jobPollMs, warn });

@@ -1,4 +1,5 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '@feedmill/event-log';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 
@@ -105,7 +106,7 @@ export class KvLeaseBoard {
  * `<log>_timeline_partitions`), on a NATS connection of their own, which `close` ends.
  */
 export async function connectTimelinePartitionLeases(options: { servers: string | string[]; logStream: string; leaseMs: number }): Promise<{ board: KvLeaseBoard; close(): Promise<void> }> {
-  const nc = await connect({ servers: options.servers });
+  const nc = await connectNats({ servers: options.servers });
   try {
     return { board: await KvLeaseBoard.open(nc, `${options.logStream}_timeline_partitions`, options.leaseMs), close: () => nc.drain() };
   } catch (error) {

@@ -2,19 +2,21 @@
 // file log of --events events shaped like the benchmark's medium workload (its graph as bulk
 // imports, then single posts, as `npm run bench:restart` writes it) into --dir unless one is
 // there, reads it back (opening every box), and applies it to a new memory graph and content
-// store. Prints the seconds of each part and events/s of the two applies. After `npm run build`.
-// Usage: node scripts/replay-throughput.mjs [--events 200000] [--dir /tmp/feedmill-replay-200000]
+// store. Prints the seconds of each part and events/s of the two applies. With --opens it
+// also times opening every activity's box alone, the opened data kept as a replay keeps it
+// (µs per open, four rounds). After `npm run build`.
+// Usage: node scripts/replay-throughput.mjs [--events 200000] [--dir /tmp/feedmill-replay-200000] [--opens]
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { profiles } from '@feedmill/bench/dist/profiles.js';
 import { writeWorkloadLog } from '@feedmill/bench/dist/restart-log.js';
 import { Workload } from '@feedmill/bench/dist/workload.js';
-import { openSealedFileLog } from '@feedmill/event-log';
+import { FileEventLog, FileFeedKeyStore, openEventData, openSealedFileLog, sealedKeyRefs } from '@feedmill/event-log';
 import { readAllEvents } from '@feedmill/harness';
 import { MemoryContentStore, MemoryGraphStore } from '@feedmill/stores';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, dir: { type: 'string' } } });
+const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, dir: { type: 'string' }, opens: { type: 'boolean', default: false } } });
 const events = Number(values.events);
 const dir = values.dir ?? `/tmp/feedmill-replay-${events}`;
 if (!existsSync(dir)) {
@@ -38,3 +40,21 @@ const round = (seconds) => Math.round(seconds * 1000) / 1000;
 console.log(
   JSON.stringify({ events: records.length, readSeconds: round(readSeconds), graphSeconds: round(graphSeconds), contentSeconds: round(contentSeconds), appliedPerSecond: Math.round(records.length / (graphSeconds + contentSeconds)) }),
 );
+
+if (values.opens) {
+  // The log as stored (boxes sealed) and every key its boxes name, looked up once.
+  const plain = await FileEventLog.open({ dir });
+  const sealed = (await readAllEvents(plain)).filter((record) => record.type === 'ActivityAdded');
+  await plain.close();
+  const keyStore = await FileFeedKeyStore.open(dir);
+  const refs = new Map(sealed.flatMap((record) => sealedKeyRefs(record.type, record.data)).map((ref) => [ref.id, ref]));
+  const keys = await keyStore.find([...refs.values()]);
+  await keyStore.close();
+  const keyOf = (ref) => keys.get(ref.id);
+  for (let round = 1; round <= 4; round++) {
+    const kept = new Array(sealed.length);
+    const started = performance.now();
+    for (let i = 0; i < sealed.length; i++) kept[i] = openEventData(sealed[i].type, sealed[i].data, keyOf).data;
+    console.log(JSON.stringify({ round, opened: sealed.length, microsecondsPerOpen: Math.round(((performance.now() - started) * 1000 * 100) / sealed.length) / 100 }));
+  }
+}

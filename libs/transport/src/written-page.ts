@@ -1,4 +1,4 @@
-import { subjects, type Activity, type ActivityPage } from '@feedmill/contracts';
+import { subjects, type Activity, type ActivityPage, type WrittenActivityPage } from '@feedmill/contracts';
 
 /** The subjects whose reply is a page of activities. */
 export type PageSubject = typeof subjects.timeline.read | typeof subjects.content.recent;
@@ -6,16 +6,9 @@ export type PageSubject = typeof subjects.timeline.read | typeof subjects.conten
 /**
  * A page of activities with its items already written as JSON, which is all an HTTP page
  * is made of: the process that holds the activities writes them, and the one that answers
- * HTTP only frames them.
+ * HTTP only frames them. The same shape crosses NATS as `feed.timeline.read-written`'s reply.
  */
-export interface WrittenPage {
-  /** The items' JSON, comma-separated, without the array's brackets. */
-  itemsJson: string;
-  /** Key of the last item when more may follow, else null. */
-  next: string | null;
-  /** Key of the newest item, for newer-than polling; null for an empty page, undefined where the reply has none. */
-  newest?: string | null;
-}
+export type WrittenPage = WrittenActivityPage;
 
 /**
  * Each activity's JSON, written once per activity object. Stores and projections never

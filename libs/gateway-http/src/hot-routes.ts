@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FeedmillError, newActivitySchema, subjects, TimelinePartitioning, type AddActivityRequest } from '@feedmill/contracts';
@@ -45,6 +45,11 @@ export class HotRoutes implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.get('/v1/feeds/:group/:id', answer(200, (request) => this.read(callerOf(request), request.params as Params, request.query)));
+    // The same reads, answered before Fastify routes them where the app has a front door.
+    if (fastify.frontDoor) {
+      fastify.frontDoor.answerFeedReads((caller, params, query) => this.read(caller, params, query));
+      new Logger('http').log('feed reads are answered in front of Fastify (FrontDoor)');
+    }
     fastify.post('/v1/feeds/:group/:id/activities', answer(201, (request) => this.add(callerOf(request), request.params as Params, request.body)));
     fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params, request.query)));
   }

@@ -9,6 +9,7 @@ import { answerClientError, answerFrameworkError } from './framework-errors.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
 import { carryRequestIds, measureRequests, requestIdOptions } from './http-observability.js';
+import { FrontDoor, openFrontDoor } from './front-door.js';
 import { serveWebConsole } from './web-console.js';
 
 export interface HttpAppOptions {
@@ -36,6 +37,9 @@ export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
  * whose `/v1` requests need a token signed with `tokens` when any is given.
  */
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
+  const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
+  // Feed reads are answered in front of Fastify, unless the app does per request what the door does not (see FrontDoor).
+  const frontDoor = (options.rateLimit?.perMinute ?? 0) > 0 || Logger.isLevelEnabled('debug') ? undefined : new FrontDoor(verifier);
   // Long ids must reach validation and get our 400, not the router's 414.
   const adapter = new FastifyAdapter({
     bodyLimit: options.bodyLimit,
@@ -43,12 +47,13 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     ...requestIdOptions,
+    ...(frontDoor && { serverFactory: frontDoor.serverFactory as never }),
   });
   measureRequests(adapter.getInstance());
   carryRequestIds(adapter.getInstance());
   // No `/metrics` here: this is the public port. Metrics are on the status port (`STATUS_PORT`), which need not be reachable from outside.
-  const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
   authenticate(adapter.getInstance(), verifier);
+  if (frontDoor) openFrontDoor(adapter.getInstance(), frontDoor);
   // A route that takes larger bodies (the bulk imports) says so with `@RouteConfig({ bodyLimit })`.
   adapter.getInstance().addHook('onRoute', (route) => {
     const bodyLimit = (route.config as { bodyLimit?: unknown } | undefined)?.bodyLimit;

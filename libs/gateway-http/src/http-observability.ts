@@ -9,7 +9,7 @@ type Timer = ReturnType<typeof metrics.httpRequestDuration.labels>;
  * first answer with that status, so that a request costs a map lookup and an observation,
  * never a label formatted or an object allocated.
  */
-class RouteTimings {
+export class RouteTimings {
   private readonly byStatus = new Map<number, Timer>();
 
   constructor(

@@ -7,7 +7,7 @@ import { FeedClient, hs256Tokens, startStandalone, waitUntilSettled, type Deploy
  * Feed reads are answered in front of Fastify (FrontDoor), other spellings of the same
  * request by Fastify's route: a path with a percent-encoded character is the same feed to
  * the router, and the door leaves it to Fastify. Each read here is sent both ways, with
- * the same request id, and must get the same answer, byte for byte.
+ * the same request id, and must get the same status, content type, request id and body.
  */
 const secret = 'front door secret of sixteen characters';
 const tokenFor = hs256Tokens(secret);

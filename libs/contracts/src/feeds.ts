@@ -1,8 +1,10 @@
 import { z } from 'zod';
 
 /** Ids and group names travel in URLs, NATS subjects and log stream names: keep them plain. */
-export const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
-export const GROUP_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
+export const ID_CHARACTERS = '[A-Za-z0-9_-]{1,128}';
+export const GROUP_CHARACTERS = '[a-z][a-z0-9_]{0,31}';
+export const ID_PATTERN = new RegExp(`^${ID_CHARACTERS}$`);
+export const GROUP_PATTERN = new RegExp(`^${GROUP_CHARACTERS}$`);
 
 export const idSchema = z
   .string()
@@ -16,10 +18,10 @@ export const feedIdSchema = z
   .string()
   .refine((value) => isFeedId(value), 'must be "group:id"')
   // What the refinement checks, for JSON Schema and OpenAPI readers, which cannot run it.
-  .meta({ description: 'A feed: "group:id".', pattern: `^${GROUP_PATTERN.source.slice(1, -1)}:${ID_PATTERN.source.slice(1, -1)}$`, example: 'user:bob' }) as unknown as z.ZodType<FeedId>;
+  .meta({ description: 'A feed: "group:id".', pattern: `^${GROUP_CHARACTERS}:${ID_CHARACTERS}$`, example: 'user:bob' }) as unknown as z.ZodType<FeedId>;
 
 /** A group and an id: one test, no slicing (a batch of follows checks 20,000 feeds). */
-const FEED_ID_PATTERN = new RegExp(`^${GROUP_PATTERN.source.slice(1, -1)}:${ID_PATTERN.source.slice(1, -1)}$`);
+const FEED_ID_PATTERN = new RegExp(`^${GROUP_CHARACTERS}:${ID_CHARACTERS}$`);
 
 export function isFeedId(value: string): value is FeedId {
   return FEED_ID_PATTERN.test(value);

@@ -1,6 +1,6 @@
 export { errorCodes, FeedmillError, isTransientFailure } from './errors.js';
 export type { ErrorBody, ErrorCode } from './errors.js';
-export { ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup, feedOwner } from './feeds.js';
+export { ID_CHARACTERS, GROUP_CHARACTERS, ID_PATTERN, GROUP_PATTERN, idSchema, groupSchema, feedIdSchema, isFeedId, feedId, feedGroup, feedOwner } from './feeds.js';
 export type { FeedId } from './feeds.js';
 export { feedConfigSchema, groupConfigSchema, defaultFeedConfig, timelineModels, MAX_CAP, MAX_SINGLE_DOCUMENT_CAP, aggregateFields, aggregateRuleSchema, DEFAULT_NOTIFICATION_RULE } from './feed-config.js';
 export type { FeedConfig, GroupConfig, TimelineGroupConfig, TimelineModel, AggregateField, AggregateRule } from './feed-config.js';

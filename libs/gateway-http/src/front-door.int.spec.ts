@@ -111,6 +111,22 @@ describe('with the API open', () => {
     expect(await countedReads(400)).toBe(countedBefore + 1);
   });
 
+  it('answers a read that throws before it returns as one that fails', async () => {
+    readAnswers = () => {
+      throw new FeedmillError('unknown_group', 'feed group "nogroup" is not configured', 'group');
+    };
+    const answer = await send('/v1/feeds/nogroup/alice');
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toEqual({ code: 'unknown_group', message: 'feed group "nogroup" is not configured', field: 'group' });
+  });
+
+  it('closes the connection of a read whose answer cannot be written, and serves the next one', async () => {
+    readAnswers = async () => undefined as unknown as string;
+    await expect(send('/v1/feeds/timeline/alice')).rejects.toThrow(/socket hang up|ECONNRESET/);
+    readAnswers = async () => '{"items":[]}';
+    expect((await send('/v1/feeds/timeline/alice')).status).toBe(200);
+  });
+
   it.each([
     ['HEAD', '/v1/feeds/timeline/alice', undefined],
     ['POST', '/v1/feeds/timeline/alice', undefined],

@@ -14,12 +14,12 @@ import { requireOwner, type Caller } from './auth/caller.js';
 import { ActivityTargets } from './auth/activity-targets.js';
 import { FeedAccess } from './auth/feed-access.js';
 import { followOptions } from './follow-options.js';
+import { FEED_READ_ROUTE, JSON_TYPE } from './front-door.js';
 
 type Params = Record<string, string>;
 /** Answers a request with the JSON body it wrote, or undefined for none; or with a status of its own. */
 type Produce = (request: FastifyRequest) => Promise<string | undefined | { status: number; json: string }>;
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const PENDING = Object.freeze({ status: 202, json: JSON.stringify({ status: 'pending' }) });
 
 /**
@@ -44,7 +44,7 @@ export class HotRoutes implements OnModuleInit {
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    fastify.get('/v1/feeds/:group/:id', answer(200, (request) => this.read(callerOf(request), request.params as Params, request.query)));
+    fastify.get(FEED_READ_ROUTE, answer(200, (request) => this.read(callerOf(request), request.params as Params, request.query)));
     // The same reads, answered before Fastify routes them where the app has a front door.
     if (fastify.frontDoor) {
       fastify.frontDoor.answerFeedReads((caller, params, query) => this.read(caller, params, query));

@@ -9,7 +9,7 @@ import { answerClientError, answerFrameworkError } from './framework-errors.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { limitRates, type RateLimitOptions } from './rate-limits.js';
 import { carryRequestIds, measureRequests, requestIdOptions } from './http-observability.js';
-import { FrontDoor, openFrontDoor } from './front-door.js';
+import { doorStaysShut, FrontDoor, openFrontDoor, parseQueryString } from './front-door.js';
 import { serveWebConsole } from './web-console.js';
 
 export interface HttpAppOptions {
@@ -39,15 +39,15 @@ export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
   const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
   // Feed reads are answered in front of Fastify, unless the app does per request what the door does not (see FrontDoor).
-  const frontDoor = (options.rateLimit?.perMinute ?? 0) > 0 || Logger.isLevelEnabled('debug') ? undefined : new FrontDoor(verifier);
-  // Long ids must reach validation and get our 400, not the router's 414.
+  const frontDoor = doorStaysShut(options.rateLimit) ? undefined : new FrontDoor(verifier);
   const adapter = new FastifyAdapter({
     bodyLimit: options.bodyLimit,
-    routerOptions: { maxParamLength: 1024 },
+    // Long ids must reach validation and get our 400, not the router's 414. The door parses queries as the router does.
+    routerOptions: { maxParamLength: 1024, querystringParser: parseQueryString },
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     ...requestIdOptions,
-    ...(frontDoor && { serverFactory: frontDoor.serverFactory as never }),
+    ...(frontDoor && { serverFactory: frontDoor.serverFactory }),
   });
   measureRequests(adapter.getInstance());
   carryRequestIds(adapter.getInstance());

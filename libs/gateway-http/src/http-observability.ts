@@ -61,6 +61,11 @@ export const requestIdOptions = {
   genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => requestIdFrom(request.headers[REQUEST_ID_HEADER]),
 };
 
+/** Whether the app writes a log line per request (`LOG_LEVEL=debug`). */
+export function logsEveryRequest(): boolean {
+  return Logger.isLevelEnabled('debug');
+}
+
 /**
  * The answer carries the request's id in `x-request-id`, and the route runs inside it, so
  * that every line logged for the request, in this process and in the services it asks
@@ -76,7 +81,7 @@ export function carryRequestIds(fastify: FastifyInstance): void {
   // here, just before it runs. A hook less per request where ids are not carried (REQUEST_IDS).
   if (carriesRequestContext()) fastify.addHook('preHandler', (request: FastifyRequest, _reply, done) => withRequestId(request.id, done));
   // At `LOG_LEVEL=debug` only: a line per request (never at `log`, which the hot routes' rates would flood).
-  if (!Logger.isLevelEnabled('debug')) return;
+  if (!logsEveryRequest()) return;
   const logger = new Logger('http');
   fastify.addHook('onResponse', (request, reply, done) => {
     withRequestId(request.id, () => logger.debug(`${request.method} ${request.routeOptions.url ?? request.url} ${reply.statusCode} in ${reply.elapsedTime.toFixed(1)} ms`));

@@ -23,7 +23,7 @@ export interface RateLimitOptions {
  * (and each of `HTTP_WORKERS`) allows `perMinute` on its own.
  */
 export async function limitRates(app: NestFastifyApplication, options: RateLimitOptions): Promise<void> {
-  if (options.perMinute <= 0) return;
+  if (!limitsRates(options)) return;
   await app.register(rateLimit, {
     global: true,
     max: options.perMinute,
@@ -43,6 +43,11 @@ export async function limitRates(app: NestFastifyApplication, options: RateLimit
         request.caller ? 'authorization' : undefined,
       ),
   });
+}
+
+/** Whether these options limit anything (`perMinute` 0 turns limits off). */
+export function limitsRates(options: RateLimitOptions | undefined): boolean {
+  return (options?.perMinute ?? 0) > 0;
 }
 
 /** The allowance a request counts against: its user's, its admin token's, or its address's. */

@@ -7,7 +7,7 @@ import { stubServiceClient } from '@feedmill/harness';
 import { configureLogging, rootModule } from '@feedmill/runtime';
 import { InProcessRealtimeBus } from '@feedmill/transport';
 import { createHttpApp, type HttpAppOptions } from './http-app.js';
-import { FEED_READ_ROUTE } from './front-door.js';
+import { FEED_POST_ROUTE, FEED_READ_ROUTE } from './front-door.js';
 import { GatewayModule } from './gateway.module.js';
 
 /**
@@ -20,18 +20,21 @@ const activity: Activity = { id: 'a1', feed: 'user:bob', actor: 'bob', verb: 'po
 async function gatewayApp(options: Partial<HttpAppOptions> = {}, level: 'log' | 'debug' = 'log'): Promise<NestFastifyApplication> {
   // As a process does before it builds its app: the levels decide per-request debug lines.
   configureLogging(level, 'gateway', 'off');
-  const client = stubServiceClient({ [subjects.timeline.read]: () => ({ items: [activity], next: null, newest: null }) });
+  const client = stubServiceClient({
+    [subjects.timeline.read]: () => ({ items: [activity], next: null, newest: null }),
+    [subjects.content.add]: ({ feed, activity: posted }) => ({ ...posted, id: 'a2', feed, time: '2026-11-27T10:00:01.000Z' }),
+  });
   const app = await createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(undefined), client, realtimeBus: new InProcessRealtimeBus() }), { bodyLimit: 1_000_000, logLevel: level, ...options });
   return app;
 }
 
-/** The hooks Fastify runs for a feed read, by lifecycle, as `printRoutes` lists them. */
-function feedReadHooks(app: NestFastifyApplication): Record<string, string[]> {
-  const lines = app.getHttpAdapter().getInstance().printRoutes({ includeHooks: true, commonPrefix: false, method: 'GET' }).split('\n');
-  const route = lines.findIndex((line) => line.endsWith('v1/feeds/:group/:id (GET)'));
-  if (route < 0) throw new Error(`no GET ${FEED_READ_ROUTE} in the routes Fastify prints:\n${lines.join('\n')}`);
+/** The hooks Fastify runs for a route, by lifecycle, as `printRoutes` lists them. */
+function routeHooks(app: NestFastifyApplication, method: 'GET' | 'POST', route: string): Record<string, string[]> {
+  const lines = app.getHttpAdapter().getInstance().printRoutes({ includeHooks: true, commonPrefix: false, method }).split('\n');
+  const at = lines.findIndex((line) => line.endsWith(`${route.slice(1)} (${method})`));
+  if (at < 0) throw new Error(`no ${method} ${route} in the routes Fastify prints:\n${lines.join('\n')}`);
   const hooks: Record<string, string[]> = {};
-  for (const line of lines.slice(route + 1)) {
+  for (const line of lines.slice(at + 1)) {
     const hook = /• \((\w+)\) (\[.*\])$/.exec(line);
     if (!hook) break;
     hooks[hook[1]!] = JSON.parse(hook[2]!) as string[];
@@ -52,7 +55,7 @@ describe('an app with the door', () => {
     await app.init();
     await app.getHttpAdapter().getInstance().ready();
     // Pinned before the counter below joins them.
-    pinnedHooks = feedReadHooks(app);
+    pinnedHooks = { read: routeHooks(app, 'GET', FEED_READ_ROUTE), post: routeHooks(app, 'POST', FEED_POST_ROUTE) };
     await app.close();
     app = await gatewayApp();
     app.getHttpAdapter().getInstance().addHook('onRequest', (_request, _reply, done) => {
@@ -63,7 +66,7 @@ describe('an app with the door', () => {
     baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
   });
   afterAll(() => app?.close());
-  let pinnedHooks: Record<string, string[]>;
+  let pinnedHooks: Record<'read' | 'post', Record<string, string[]>>;
 
   it('answers a feed read at the door, and the same read spelled otherwise through Fastify, alike', async () => {
     const before = routed;
@@ -78,6 +81,21 @@ describe('an app with the door', () => {
     for (const header of ['content-type', 'content-length', 'x-request-id']) expect(atDoor.headers.get(header)).toBe(throughFastify.headers.get(header));
   });
 
+  it('answers a post at the door, and the same post spelled otherwise through Fastify, alike', async () => {
+    const post = (path: string) =>
+      fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'p-1' }, body: JSON.stringify({ actor: 'bob', verb: 'post', object: 'note:2' }) });
+    const before = routed;
+    const atDoor = await post('/v1/feeds/user/bob/activities');
+    expect(routed).toBe(before);
+    const throughFastify = await post('/v1/feeds/user/%62ob/activities');
+    expect(routed).toBe(before + 1);
+    expect(atDoor.status).toBe(201);
+    const body = await atDoor.text();
+    expect(JSON.parse(body)).toEqual({ id: 'a2', feed: 'user:bob', actor: 'bob', verb: 'post', object: 'note:2', time: '2026-11-27T10:00:01.000Z' });
+    expect(body).toBe(await throughFastify.text());
+    for (const header of ['content-type', 'content-length', 'x-request-id']) expect(atDoor.headers.get(header)).toBe(throughFastify.headers.get(header));
+  });
+
   it('stands before a server set as Fastify sets its own', () => {
     const server = app.getHttpServer() as Server;
     const fastify = app.getHttpAdapter().getInstance();
@@ -86,17 +104,18 @@ describe('an app with the door', () => {
     expect(server.requestTimeout).toBe((fastify.initialConfig as { requestTimeout?: number }).requestTimeout);
   });
 
-  it('runs, for a feed read it leaves to Fastify, only the hooks the door does too or that do nothing in this app', () => {
+  it('runs, for a read or a post it leaves to Fastify, only the hooks the door does too or that do nothing in this app', () => {
     // onRequest: Nest's adapter's six (its own lifecycle hook, 503 while closing, CORS, security
     // headers, unroutable targets, versioning errors: none set in this app), the request id
     // header (the door sends it), and Nest's middleware (none). onResponse: the latency series
     // (the door observes it) and Nest's lifecycle hook (none set). A hook added to this list
-    // runs for every feed read Fastify answers and for none the door answers: make the door
+    // runs for every read and post Fastify answers and for none the door answers: make the door
     // do it too, or keep the door shut where it is on (doorStaysShut).
-    expect(pinnedHooks).toEqual({
+    const hooks = {
       onRequest: ['anonymous()', 'anonymous()', 'anonymous()', 'anonymous()', 'anonymous()', 'anonymous()', 'anonymous()', 'runMiddie()'],
       onResponse: ['anonymous()', 'anonymous()'],
-    });
+    };
+    expect(pinnedHooks).toEqual({ read: hooks, post: hooks });
   });
 
   it('stands aside once the app closes', async () => {

@@ -4,7 +4,7 @@ import { SignJWT } from 'jose';
 import { FeedmillError } from '@feedmill/contracts';
 import { metricsRegistry } from '@feedmill/observability';
 import { TokenVerifier } from './auth/token-verifier.js';
-import { FEED_READ_ROUTE, FrontDoor, type FeedRead } from './front-door.js';
+import { FEED_POST_ROUTE, FEED_READ_ROUTE, FrontDoor, type FeedRead } from './front-door.js';
 
 /**
  * The door on a real HTTP server, with a handler in Fastify's place that answers what the
@@ -13,6 +13,7 @@ import { FEED_READ_ROUTE, FrontDoor, type FeedRead } from './front-door.js';
  */
 const SERVER_OPTIONS = { keepAliveTimeout: 5_000, requestTimeout: 0, connectionTimeout: 0, maxRequestsPerSocket: 0 };
 const secret = 'a secret of more than sixteen characters';
+const BODY_LIMIT = 1_000;
 
 interface Answer {
   status: number;
@@ -26,6 +27,8 @@ let baseUrl: string;
 /** What the read was called with, last. */
 let lastRead: { caller: unknown; params: unknown; query: unknown } | undefined;
 let readAnswers: (params: { group: string; id: string }) => Promise<string>;
+/** What the post was called with, last. */
+let lastPost: { caller: unknown; params: unknown; body: unknown } | undefined;
 
 function send(path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -41,7 +44,7 @@ function send(path: string, options: { method?: string; headers?: Record<string,
 }
 
 async function startDoor(verifier?: TokenVerifier): Promise<void> {
-  door = new FrontDoor(verifier);
+  door = new FrontDoor(verifier, BODY_LIMIT);
   const handedOn = (request: IncomingMessage, response: ServerResponse) => {
     request.resume();
     response.writeHead(299, { 'content-type': 'text/plain' });
@@ -57,6 +60,11 @@ async function startDoor(verifier?: TokenVerifier): Promise<void> {
     return readAnswers(params);
   };
   door.answerFeedReads(read);
+  lastPost = undefined;
+  door.answerPosts(async (caller, params, body) => {
+    lastPost = { caller, params, body };
+    return JSON.stringify({ id: 'a1', posted: body });
+  });
 }
 
 async function stopDoor(): Promise<void> {
@@ -65,11 +73,16 @@ async function stopDoor(): Promise<void> {
 }
 
 /** How many reads the route's latency series counted with this status. */
-async function countedReads(status: number): Promise<number> {
+function countedReads(status: number): Promise<number> {
+  return counted('GET', FEED_READ_ROUTE, status);
+}
+
+/** How many requests a route's latency series counted with this status. */
+async function counted(method: string, route: string, status: number): Promise<number> {
   const metric = await metricsRegistry.getSingleMetric('feedmill_http_request_duration_seconds')!.get();
   // A histogram's values carry the name of the series each belongs to (`_bucket`, `_sum`, `_count`).
   const values = metric.values as Array<(typeof metric.values)[number] & { metricName?: string }>;
-  const count = values.find((value) => value.metricName === 'feedmill_http_request_duration_seconds_count' && value.labels['route'] === FEED_READ_ROUTE && value.labels['status'] === String(status));
+  const count = values.find((value) => value.metricName === 'feedmill_http_request_duration_seconds_count' && value.labels['method'] === method && value.labels['route'] === route && value.labels['status'] === String(status));
   return count?.value ?? 0;
 }
 
@@ -153,6 +166,46 @@ describe('with the API open', () => {
     expect(lastRead).toBeUndefined();
   });
 
+  it('answers a post with what its route wrote for the parsed body, and counts it', async () => {
+    const countedBefore = await counted('POST', FEED_POST_ROUTE, 201);
+    const body = JSON.stringify({ actor: 'bob', verb: 'post', object: 'note:1' });
+    const answer = await send('/v1/feeds/user/bob/activities', { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-request-id': 'post-1' } });
+    expect(answer.status).toBe(201);
+    expect(JSON.parse(answer.body)).toEqual({ id: 'a1', posted: { actor: 'bob', verb: 'post', object: 'note:1' } });
+    expect(answer.headers['x-request-id']).toBe('post-1');
+    expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(lastPost).toEqual({ caller: { sub: undefined, admin: true }, params: { group: 'user', id: 'bob' }, body: { actor: 'bob', verb: 'post', object: 'note:1' } });
+    expect(await counted('POST', FEED_POST_ROUTE, 201)).toBe(countedBefore + 1);
+  });
+
+  it.each([
+    ['not JSON', '{"actor":'],
+    ['a __proto__ key', '{"__proto__":{"admin":true},"actor":"bob"}'],
+    ['a constructor.prototype', '{"constructor":{"prototype":{"admin":true}}}'],
+  ])('refuses a post whose body is %s with Fastify\'s own error, and never posts', async (_, body) => {
+    lastPost = undefined;
+    const answer = await send('/v1/feeds/user/bob/activities', { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toEqual({ code: 'invalid_json', message: "Body is not valid JSON but content-type is set to 'application/json'", field: 'body' });
+    expect(lastPost).toBeUndefined();
+  });
+
+  it.each<[string, string, Record<string, string>, string]>([
+    ['another content type', '/v1/feeds/user/bob/activities', { 'content-type': 'text/plain' }, '{}'],
+    ['JSON in another charset', '/v1/feeds/user/bob/activities', { 'content-type': 'application/json; charset=latin1' }, '{}'],
+    ['a chunked body', '/v1/feeds/user/bob/activities', { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, '{}'],
+    ['a body over the limit', '/v1/feeds/user/bob/activities', { 'content-type': 'application/json' }, JSON.stringify({ object: 'x'.repeat(BODY_LIMIT) })],
+    ['an empty body', '/v1/feeds/user/bob/activities', { 'content-type': 'application/json', 'content-length': '0' }, ''],
+    ['a query', '/v1/feeds/user/bob/activities?x=1', { 'content-type': 'application/json' }, '{}'],
+    ['an encoded path', '/v1/feeds/user/b%6Fb/activities', { 'content-type': 'application/json' }, '{}'],
+    ['another route', '/v1/feeds/user/bob/activities/a1/bump', { 'content-type': 'application/json' }, '{}'],
+  ])('hands a post with %s to Fastify', async (_, path, headers, body) => {
+    lastPost = undefined;
+    const answer = await send(path, { method: 'POST', body, headers: { ...(headers['transfer-encoding'] ? {} : { 'content-length': String(Buffer.byteLength(body)) }), ...headers } });
+    expect(answer.status).toBe(299);
+    expect(lastPost).toBeUndefined();
+  });
+
   it('hands every request to Fastify once the app starts to close', async () => {
     door.close();
     const answer = await send('/v1/feeds/timeline/alice');
@@ -170,6 +223,13 @@ describe('with tokens checked', () => {
     expect(answer.status).toBe(401);
     expect(JSON.parse(answer.body)).toMatchObject({ code: 'unauthorized', field: 'authorization' });
     expect(lastRead).toBeUndefined();
+  });
+
+  it('refuses a post without a token before it reads the body', async () => {
+    const answer = await send('/v1/feeds/user/alice/activities', { method: 'POST', body: 'not even JSON', headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body)).toMatchObject({ code: 'unauthorized', field: 'authorization' });
+    expect(lastPost).toBeUndefined();
   });
 
   it('reads as the user the token names', async () => {

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { Logger } from '@nestjs/common';
-import type { FastifyInstance, FastifyServerFactory } from 'fastify';
+import { BadRequestException, Logger } from '@nestjs/common';
+import { errorCodes, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import { parse as secureJsonParse } from 'secure-json-parse';
 import { parse as parseQuery } from 'fast-querystring';
 import { GROUP_CHARACTERS, ID_CHARACTERS } from '@feedmill/contracts';
 import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from '@feedmill/observability';
@@ -11,11 +12,15 @@ import { toHttpError } from './http-errors.js';
 import { logsEveryRequest, RouteTimings } from './http-observability.js';
 import { limitsRates, type RateLimitOptions } from './rate-limits.js';
 
+type FeedParams = { group: string; id: string };
 /** A feed read as the front door hands it over: the caller, the path's feed and the parsed query; it answers with the page's JSON. */
-export type FeedRead = (caller: Caller, params: { group: string; id: string }, query: Record<string, unknown>) => Promise<string>;
+export type FeedRead = (caller: Caller, params: FeedParams, query: Record<string, unknown>) => Promise<string>;
+/** A post as the front door hands it over: the caller, the path's feed and the parsed body; it answers with the stored activity's JSON. */
+export type FeedPost = (caller: Caller, params: FeedParams, body: unknown) => Promise<string>;
 
-/** The one route the door answers, as Fastify's route is registered (and named in the latency series both share). */
+/** The routes the door answers, as Fastify's routes are registered (and named in the latency series both share). */
 export const FEED_READ_ROUTE = '/v1/feeds/:group/:id';
+export const FEED_POST_ROUTE = '/v1/feeds/:group/:id/activities';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 /**
  * The query parser of the app's router and of the door alike (`routerOptions.querystringParser`),
@@ -23,44 +28,60 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  */
 export const parseQueryString = (query: string): Record<string, unknown> => parseQuery(query) as Record<string, unknown>;
 
-const FEED_READ_PREFIX = '/v1/feeds/';
+const FEEDS_PREFIX = '/v1/feeds/';
 /** `/v1/feeds/<group>/<id>`, optionally with a query: only paths that name a feed as the API spells it, which need no decoding. */
 const FEED_READ_PATH = new RegExp(`^/v1/feeds/(${GROUP_CHARACTERS})/(${ID_CHARACTERS})(?:\\?|$)`);
+/** `/v1/feeds/<group>/<id>/activities`, spelled likewise, without a query. */
+const FEED_POST_PATH = new RegExp(`^/v1/feeds/(${GROUP_CHARACTERS})/(${ID_CHARACTERS})/activities$`);
+/** The content types the door parses as Fastify's JSON parser would; any other goes to Fastify. */
+const JSON_CONTENT_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
+/** Fastify's JSON parser's options (its defaults: onProtoPoisoning and onConstructorPoisoning `error`). */
+const JSON_PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 
 const logger = new Logger('http');
 
 /**
- * Answers feed reads (`GET /v1/feeds/:group/:id`, every reader's timeline, all the time)
- * before Fastify routes them, and hands every other request to Fastify. A read through
- * Fastify spends more on the framework than on the read: routing, the request and reply
- * objects, every app's hooks and the reply's send pipeline, for a route that uses none of
- * them (it validates its own input and writes its own JSON). Answered here, a standalone
- * serves about a quarter more reads per second on the same core (README, Performance).
+ * Answers the two requests every client sends all the time, feed reads
+ * (`GET /v1/feeds/:group/:id`) and posts (`POST /v1/feeds/:group/:id/activities`), before
+ * Fastify routes them, and hands every other request to Fastify. Through Fastify each
+ * spends more on the framework than its route needs: routing, the request and reply
+ * objects, every app's hooks and the reply's send pipeline, for routes that use none of them
+ * (they validate their own input and write their own JSON). Answered here, a standalone
+ * serves about a quarter more reads and a tenth more posts per second on the same core
+ * (README, Performance).
  *
- * The door does what Fastify and the app's hooks do for that route: the caller's token
+ * The door does what Fastify and the app's hooks do for those routes: the caller's token
  * checked (401 otherwise), the request id taken or made and sent back in `x-request-id`
  * (and carried into the services when request ids are), the answer timed in the route's
- * latency series once it has gone out, errors answered as the route answers them
- * ({@link toHttpError}), the query parsed by the router's own parser. It takes a request
- * only when that is all it needs: a GET without a body, whose path spells a feed with no
- * character to decode; anything else (HEAD, an encoded or malformed path, a trailing slash)
- * goes to Fastify, whose route gives the same answer the slower way. It does not open when
- * the app does per request what it does not (rate limits, debug lines per request: see
- * {@link doorStaysShut}), and it stands aside once Fastify runs its `preClose` hooks, so that
- * Fastify answers 503 from then on as it does for every route. Which hooks Fastify runs for
- * that route is pinned by a test (front-door-app.int.spec.ts): one added later must be done
- * here too, or keep the door shut.
+ * latency series once it has gone out, errors answered as the routes answer them
+ * ({@link toHttpError}), the query parsed by the router's own parser, a post's JSON body
+ * read and parsed as Fastify's parser does. It takes a request only when that is all it
+ * needs: a path that spells a feed with no character to decode; a read without a body; a
+ * post with a JSON body of a length given up front, within the app's limit. Anything else
+ * (HEAD, an encoded or malformed path, a trailing slash, another content type, a chunked or
+ * oversized body) goes to Fastify, whose routes give the same answers the slower way. It
+ * does not open when the app does per request what it does not (rate limits, debug lines per
+ * request: see {@link doorStaysShut}), and it stands aside once Fastify runs its `preClose`
+ * hooks, so that Fastify answers 503 from then on as it does for every route. Which hooks
+ * Fastify runs for those routes is pinned by a test (front-door-app.int.spec.ts): one added
+ * later must be done here too, or keep the door shut.
  */
 export class FrontDoor {
   private feedRead: FeedRead | undefined;
+  private feedPost: FeedPost | undefined;
   private closing = false;
-  private readonly timings = new RouteTimings('GET', FEED_READ_ROUTE);
+  private readonly readTimings = new RouteTimings('GET', FEED_READ_ROUTE);
+  private readonly postTimings = new RouteTimings('POST', FEED_POST_ROUTE);
 
-  constructor(private readonly verifier: TokenVerifier | undefined) {}
+  /** `bodyLimit`: the largest post body taken, the app's (Fastify's `bodyLimit`); a larger one goes to Fastify, which refuses it. */
+  constructor(
+    private readonly verifier: TokenVerifier | undefined,
+    private readonly bodyLimit: number,
+  ) {}
 
-  /** Whether the door takes feed reads now: a route gave it one, and the app is not closing. */
+  /** Whether the door takes requests now: a route gave it something to answer, and the app is not closing. */
   get open(): boolean {
-    return this.feedRead !== undefined && !this.closing;
+    return (this.feedRead !== undefined || this.feedPost !== undefined) && !this.closing;
   }
 
   /** Fastify's `serverFactory`: the HTTP/1 server Fastify would make, with this door in front of Fastify's handler. */
@@ -83,6 +104,11 @@ export class FrontDoor {
     this.feedRead = read;
   }
 
+  /** From now on, posts this door takes are answered by `post`. */
+  answerPosts(post: FeedPost): void {
+    this.feedPost = post;
+  }
+
   /** The app is closing: every request goes to Fastify from now on. */
   close(): void {
     this.closing = true;
@@ -90,38 +116,95 @@ export class FrontDoor {
 
   /** Answers the request and returns true when the door takes it; false leaves it to Fastify. */
   private tryAnswer(request: IncomingMessage, response: ServerResponse): boolean {
+    if (this.closing || !request.url!.startsWith(FEEDS_PREFIX)) return false;
+    if (request.method === 'GET') return this.tryRead(request, response);
+    if (request.method === 'POST') return this.tryPost(request, response);
+    return false;
+  }
+
+  private tryRead(request: IncomingMessage, response: ServerResponse): boolean {
     const read = this.feedRead;
-    if (!read || this.closing || request.method !== 'GET' || !request.url!.startsWith(FEED_READ_PREFIX) || hasBody(request)) return false;
+    if (!read || hasBody(request)) return false;
     const url = request.url!;
     const path = FEED_READ_PATH.exec(url);
     if (!path) return false;
-    const started = performance.now();
     const queryAt = url.indexOf('?');
     const query = queryAt < 0 ? {} : parseQueryString(url.slice(queryAt + 1));
-    const requestId = requestIdFrom(request.headers[REQUEST_ID_HEADER]);
     const params = { group: path[1]!, id: path[2]! };
-    const answered = (json: string) => this.send(response, 200, json, requestId, started);
-    const failed = (error: unknown) => {
-      const { status, body } = toHttpError(error);
-      this.send(response, status, JSON.stringify(body), requestId, started);
-    };
-    withRequestId(requestId, () => {
-      let page: Promise<string>;
-      try {
-        // With no tokens to check, the read starts now rather than a turn later.
-        page = this.verifier ? this.verifier.callerOf(request.headers.authorization).then((caller) => read(caller, params, query)) : read(OPEN_ACCESS, params, query);
-      } catch (error) {
-        page = Promise.reject(error);
-      }
-      page.then(answered, failed).catch((error: unknown) => abandon(response, error));
-    });
+    this.answer(request, response, 200, this.readTimings, (caller) => read(caller, params, query));
     return true;
   }
 
-  private send(response: ServerResponse, status: number, json: string, requestId: string, started: number): void {
+  /**
+   * A post whose body is JSON of a length given up front, within the limit; any other goes
+   * to Fastify. As through Fastify, the token is checked before the body is read, and a body
+   * that is not JSON (or carries `__proto__` or `constructor.prototype`) is refused with
+   * Fastify's own error.
+   */
+  private tryPost(request: IncomingMessage, response: ServerResponse): boolean {
+    const post = this.feedPost;
+    if (!post || !JSON_CONTENT_TYPES.has(request.headers['content-type']?.toLowerCase() ?? '') || request.headers['transfer-encoding'] !== undefined) return false;
+    const length = Number(request.headers['content-length']);
+    if (!(length > 0 && length <= this.bodyLimit)) return false;
+    const path = FEED_POST_PATH.exec(request.url!);
+    if (!path) return false;
+    const params = { group: path[1]!, id: path[2]! };
+    this.answer(request, response, 201, this.postTimings, (caller) => bodyText(request).then((text) => post(caller, params, parseJsonBody(text))));
+    return true;
+  }
+
+  /**
+   * Answers with `status` and the JSON `work` writes for the request's caller, or with the
+   * error it fails with, as the routes answer errors; carries and sends back the request id,
+   * and times the answer in the route's series.
+   */
+  private answer(request: IncomingMessage, response: ServerResponse, status: number, timings: RouteTimings, work: (caller: Caller) => Promise<string>): void {
+    const started = performance.now();
+    const requestId = requestIdFrom(request.headers[REQUEST_ID_HEADER]);
+    const answered = (json: string) => this.send(response, status, json, requestId, timings, started);
+    const failed = (error: unknown) => {
+      if (error instanceof ClientGoneError) return response.destroy();
+      const refusal = toHttpError(error);
+      this.send(response, refusal.status, JSON.stringify(refusal.body), requestId, timings, started);
+    };
+    withRequestId(requestId, () => {
+      let done: Promise<string>;
+      try {
+        // With no tokens to check, the work starts now rather than a turn later.
+        done = this.verifier ? this.verifier.callerOf(request.headers.authorization).then(work) : work(OPEN_ACCESS);
+      } catch (error) {
+        done = Promise.reject(error);
+      }
+      done.then(answered, failed).catch((error: unknown) => abandon(response, error));
+    });
+  }
+
+  private send(response: ServerResponse, status: number, json: string, requestId: string, timings: RouteTimings, started: number): void {
     response.writeHead(status, { [REQUEST_ID_HEADER]: requestId, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(json) });
     // Timed once the answer has gone out, as Fastify's onResponse is: an answer to a client that left is not counted.
-    response.end(json, () => this.timings.observe(status, (performance.now() - started) / 1000));
+    response.end(json, () => timings.observe(status, (performance.now() - started) / 1000));
+  }
+}
+
+/** The request's body went with its client: no one is left to answer. */
+class ClientGoneError extends Error {}
+
+/** The whole body as text, decoded once at the end as Fastify's body reader does. */
+function bodyText(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    request.on('error', (error) => reject(new ClientGoneError('the request ended before its body', { cause: error })));
+  });
+}
+
+/** The body as Fastify's JSON parser reads it, refused with Fastify's own error (which the routes answer as `invalid_json`). */
+function parseJsonBody(text: string): unknown {
+  try {
+    return secureJsonParse(text, JSON_PARSE_OPTIONS);
+  } catch {
+    throw new BadRequestException(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY().message);
   }
 }
 
@@ -156,8 +239,8 @@ function hasBody(request: IncomingMessage): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
 }
 
-/** A read whose answer could not be written (a bug): logged, and the connection closed, rather than a request left hanging or the process brought down. */
+/** A request whose answer could not be written (a bug): logged, and the connection closed, rather than a request left hanging or the process brought down. */
 function abandon(response: ServerResponse, error: unknown): void {
-  logger.error(`a feed read's answer could not be written: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  logger.error(`an answer at the front door could not be written: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   response.destroy();
 }

@@ -14,7 +14,7 @@ import { requireOwner, type Caller } from './auth/caller.js';
 import { ActivityTargets } from './auth/activity-targets.js';
 import { FeedAccess } from './auth/feed-access.js';
 import { followOptions } from './follow-options.js';
-import { FEED_READ_ROUTE, JSON_TYPE } from './front-door.js';
+import { FEED_POST_ROUTE, FEED_READ_ROUTE, JSON_TYPE } from './front-door.js';
 
 type Params = Record<string, string>;
 /** Answers a request with the JSON body it wrote, or undefined for none; or with a status of its own. */
@@ -45,12 +45,13 @@ export class HotRoutes implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.get(FEED_READ_ROUTE, answer(200, (request) => this.read(callerOf(request), request.params as Params, request.query)));
-    // The same reads, answered before Fastify routes them where the app has a front door.
+    // The same reads and posts, answered before Fastify routes them where the app has a front door.
     if (fastify.frontDoor) {
       fastify.frontDoor.answerFeedReads((caller, params, query) => this.read(caller, params, query));
-      new Logger('http').log('feed reads are answered in front of Fastify (FrontDoor)');
+      fastify.frontDoor.answerPosts((caller, params, body) => this.add(caller, params, body));
+      new Logger('http').log('feed reads and posts are answered in front of Fastify (FrontDoor)');
     }
-    fastify.post('/v1/feeds/:group/:id/activities', answer(201, (request) => this.add(callerOf(request), request.params as Params, request.body)));
+    fastify.post(FEED_POST_ROUTE, answer(201, (request) => this.add(callerOf(request), request.params as Params, request.body)));
     fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params, request.query)));
   }
 

@@ -38,8 +38,8 @@ export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
  */
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
   const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
-  // Feed reads are answered in front of Fastify, unless the app does per request what the door does not (see FrontDoor).
-  const frontDoor = doorStaysShut(options.rateLimit) ? undefined : new FrontDoor(verifier);
+  // Feed reads and posts are answered in front of Fastify, unless the app does per request what the door does not (see FrontDoor).
+  const frontDoor = doorStaysShut(options.rateLimit) ? undefined : new FrontDoor(verifier, options.bodyLimit);
   const adapter = new FastifyAdapter({
     bodyLimit: options.bodyLimit,
     // Long ids must reach validation and get our 400, not the router's 414. The door parses queries as the router does.

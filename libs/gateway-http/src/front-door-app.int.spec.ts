@@ -15,6 +15,7 @@ import { GatewayModule } from './gateway.module.js';
  * services answered by a stub: whether it opens the front door, what Fastify runs for a feed
  * read the door does not take, and the server the door stands before.
  */
+const BODY_LIMIT = 100_000;
 const activity: Activity = { id: 'a1', feed: 'user:bob', actor: 'bob', verb: 'post', object: 'note:1', time: '2026-11-27T10:00:00.000Z' };
 
 async function gatewayApp(options: Partial<HttpAppOptions> = {}, level: 'log' | 'debug' = 'log'): Promise<NestFastifyApplication> {
@@ -24,7 +25,7 @@ async function gatewayApp(options: Partial<HttpAppOptions> = {}, level: 'log' | 
     [subjects.timeline.read]: () => ({ items: [activity], next: null, newest: null }),
     [subjects.content.add]: ({ feed, activity: posted }) => ({ ...posted, id: 'a2', feed, time: '2026-11-27T10:00:01.000Z' }),
   });
-  const app = await createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(undefined), client, realtimeBus: new InProcessRealtimeBus() }), { bodyLimit: 1_000_000, logLevel: level, ...options });
+  const app = await createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(undefined), client, realtimeBus: new InProcessRealtimeBus() }), { bodyLimit: BODY_LIMIT, logLevel: level, ...options });
   return app;
 }
 
@@ -94,6 +95,26 @@ describe('an app with the door', () => {
     expect(JSON.parse(body)).toEqual({ id: 'a2', feed: 'user:bob', actor: 'bob', verb: 'post', object: 'note:2', time: '2026-11-27T10:00:01.000Z' });
     expect(body).toBe(await throughFastify.text());
     for (const header of ['content-type', 'content-length', 'x-request-id']) expect(atDoor.headers.get(header)).toBe(throughFastify.headers.get(header));
+  });
+
+  it('refuses a post body that is not JSON at the door as Fastify does, closing the connection', async () => {
+    const post = (path: string) => fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'p-2' }, body: '{"actor":' });
+    const before = routed;
+    const atDoor = await post('/v1/feeds/user/bob/activities');
+    expect(routed).toBe(before);
+    const throughFastify = await post('/v1/feeds/user/%62ob/activities');
+    expect(routed).toBe(before + 1);
+    expect([atDoor.status, throughFastify.status]).toEqual([400, 400]);
+    expect(await atDoor.text()).toBe(await throughFastify.text());
+    for (const header of ['content-type', 'content-length', 'x-request-id', 'connection']) expect([header, atDoor.headers.get(header)]).toEqual([header, throughFastify.headers.get(header)]);
+    expect(atDoor.headers.get('connection')).toBe('close');
+  });
+
+  it("hands a post over the route's body limit to Fastify, which refuses it", async () => {
+    const before = routed;
+    const answer = await fetch(`${baseUrl}/v1/feeds/user/bob/activities`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ object: 'x'.repeat(BODY_LIMIT) }) });
+    expect(answer.status).toBe(413);
+    expect(routed).toBe(before + 1);
   });
 
   it('stands before a server set as Fastify sets its own', () => {

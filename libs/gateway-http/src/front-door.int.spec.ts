@@ -1,5 +1,7 @@
 import { request as httpRequest, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+import Fastify from 'fastify';
 import { SignJWT } from 'jose';
 import { FeedmillError } from '@feedmill/contracts';
 import { metricsRegistry } from '@feedmill/observability';
@@ -44,7 +46,8 @@ function send(path: string, options: { method?: string; headers?: Record<string,
 }
 
 async function startDoor(verifier?: TokenVerifier): Promise<void> {
-  door = new FrontDoor(verifier, BODY_LIMIT);
+  door = new FrontDoor(verifier);
+  door.takePostsWith(BODY_LIMIT, Fastify().getDefaultJsonParser('error', 'error') as never);
   const handedOn = (request: IncomingMessage, response: ServerResponse) => {
     request.resume();
     response.writeHead(299, { 'content-type': 'text/plain' });
@@ -65,6 +68,13 @@ async function startDoor(verifier?: TokenVerifier): Promise<void> {
     lastPost = { caller, params, body };
     return JSON.stringify({ id: 'a1', posted: body });
   });
+}
+
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 10) {
+    if (waited > 5_000) throw new Error('not true within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 async function stopDoor(): Promise<void> {
@@ -178,6 +188,14 @@ describe('with the API open', () => {
     expect(await counted('POST', FEED_POST_ROUTE, 201)).toBe(countedBefore + 1);
   });
 
+  it('takes a post body of exactly the limit, and hands one byte more to Fastify', async () => {
+    const exactly = JSON.stringify({ object: 'x'.repeat(BODY_LIMIT - 13) });
+    expect(Buffer.byteLength(exactly)).toBe(BODY_LIMIT);
+    const headers = { 'content-type': 'application/json' };
+    expect((await send('/v1/feeds/user/bob/activities', { method: 'POST', body: exactly, headers })).status).toBe(201);
+    expect((await send('/v1/feeds/user/bob/activities', { method: 'POST', body: `${exactly} `, headers })).status).toBe(299);
+  });
+
   it.each([
     ['not JSON', '{"actor":'],
     ['a __proto__ key', '{"__proto__":{"admin":true},"actor":"bob"}'],
@@ -187,6 +205,8 @@ describe('with the API open', () => {
     const answer = await send('/v1/feeds/user/bob/activities', { method: 'POST', body, headers: { 'content-type': 'application/json' } });
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body)).toEqual({ code: 'invalid_json', message: "Body is not valid JSON but content-type is set to 'application/json'", field: 'body' });
+    // Fastify closes the connection after a body it could not parse: so does the door.
+    expect(answer.headers['connection']).toBe('close');
     expect(lastPost).toBeUndefined();
   });
 
@@ -215,6 +235,7 @@ describe('with the API open', () => {
 
 describe('with tokens checked', () => {
   const verifier = new TokenVerifier({ secret });
+  const token = (sub: string) => new SignJWT({ sub }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(secret));
   beforeAll(() => startDoor(verifier));
   afterAll(() => stopDoor());
 
@@ -225,11 +246,28 @@ describe('with tokens checked', () => {
     expect(lastRead).toBeUndefined();
   });
 
-  it('refuses a post without a token before it reads the body', async () => {
-    const answer = await send('/v1/feeds/user/alice/activities', { method: 'POST', body: 'not even JSON', headers: { 'content-type': 'application/json' } });
-    expect(answer.status).toBe(401);
-    expect(JSON.parse(answer.body)).toMatchObject({ code: 'unauthorized', field: 'authorization' });
+  it('refuses a post without a token before its body arrives, and reads the next request on the connection', async () => {
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    const body = '{"actor":"alice","verb":"post","object":"o"}';
+    // The headers alone: the answer must come without the body.
+    socket.write(`POST /v1/feeds/user/alice/activities HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    await waitUntil(() => received.includes('"unauthorized"'));
+    expect(received).toMatch(/^HTTP\/1\.1 401 /);
+    // Its body, then a read on the same connection: the body is skipped, the read answered.
+    socket.write(`${body}GET /v1/feeds/timeline/alice HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${await token('alice')}\r\n\r\n`);
+    await waitUntil(() => /HTTP\/1\.1 200 /.test(received));
+    socket.destroy();
     expect(lastPost).toBeUndefined();
+    expect(lastRead!.caller).toEqual({ sub: 'alice', admin: false });
+  });
+
+  it('posts as the user the token names', async () => {
+    const answer = await send('/v1/feeds/user/alice/activities', { method: 'POST', body: '{"actor":"alice"}', headers: { 'content-type': 'application/json', authorization: `Bearer ${await token('alice')}` } });
+    expect(answer.status).toBe(201);
+    expect(lastPost).toEqual({ caller: { sub: 'alice', admin: false }, params: { group: 'user', id: 'alice' }, body: { actor: 'alice' } });
   });
 
   it('reads as the user the token names', async () => {

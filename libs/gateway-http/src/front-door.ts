@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { BadRequestException, Logger } from '@nestjs/common';
-import { errorCodes, type FastifyInstance, type FastifyServerFactory } from 'fastify';
-import { parse as secureJsonParse } from 'secure-json-parse';
+import type { FastifyInstance, FastifyServerFactory } from 'fastify';
 import { parse as parseQuery } from 'fast-querystring';
 import { GROUP_CHARACTERS, ID_CHARACTERS } from '@feedmill/contracts';
 import { REQUEST_ID_HEADER, requestIdFrom, withRequestId } from '@feedmill/observability';
@@ -33,10 +32,14 @@ const FEEDS_PREFIX = '/v1/feeds/';
 const FEED_READ_PATH = new RegExp(`^/v1/feeds/(${GROUP_CHARACTERS})/(${ID_CHARACTERS})(?:\\?|$)`);
 /** `/v1/feeds/<group>/<id>/activities`, spelled likewise, without a query. */
 const FEED_POST_PATH = new RegExp(`^/v1/feeds/(${GROUP_CHARACTERS})/(${ID_CHARACTERS})/activities$`);
-/** The content types the door parses as Fastify's JSON parser would; any other goes to Fastify. */
+/**
+ * The content types the door takes, in any case: JSON with no parameter or with the one
+ * charset Fastify reads it in. Other spellings (`;charset=UTF-8` with no space, quotes) are
+ * JSON to Fastify too, and go there: answered alike, a little slower.
+ */
 const JSON_CONTENT_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
-/** Fastify's JSON parser's options (its defaults: onProtoPoisoning and onConstructorPoisoning `error`). */
-const JSON_PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
+/** Fastify's JSON parser, as `FastifyInstance.getDefaultJsonParser` makes it: `(request, body, done)`. */
+type JsonParser = (request: unknown, body: string, done: (error: Error | null, parsed?: unknown) => void) => void;
 
 const logger = new Logger('http');
 
@@ -47,7 +50,7 @@ const logger = new Logger('http');
  * spends more on the framework than its route needs: routing, the request and reply
  * objects, every app's hooks and the reply's send pipeline, for routes that use none of them
  * (they validate their own input and write their own JSON). Answered here, a standalone
- * serves about a quarter more reads and a tenth more posts per second on the same core
+ * serves about a quarter more reads and a twentieth more posts per second on the same core
  * (README, Performance).
  *
  * The door does what Fastify and the app's hooks do for those routes: the caller's token
@@ -55,7 +58,8 @@ const logger = new Logger('http');
  * (and carried into the services when request ids are), the answer timed in the route's
  * latency series once it has gone out, errors answered as the routes answer them
  * ({@link toHttpError}), the query parsed by the router's own parser, a post's JSON body
- * read and parsed as Fastify's parser does. It takes a request only when that is all it
+ * read and parsed by Fastify's own JSON parser, with the app's poisoning settings, and a body
+ * it refuses answered with `connection: close`, as Fastify does. It takes a request only when that is all it
  * needs: a path that spells a feed with no character to decode; a read without a body; a
  * post with a JSON body of a length given up front, within the app's limit. Anything else
  * (HEAD, an encoded or malformed path, a trailing slash, another content type, a chunked or
@@ -73,11 +77,10 @@ export class FrontDoor {
   private readonly readTimings = new RouteTimings('GET', FEED_READ_ROUTE);
   private readonly postTimings = new RouteTimings('POST', FEED_POST_ROUTE);
 
-  /** `bodyLimit`: the largest post body taken, the app's (Fastify's `bodyLimit`); a larger one goes to Fastify, which refuses it. */
-  constructor(
-    private readonly verifier: TokenVerifier | undefined,
-    private readonly bodyLimit: number,
-  ) {}
+  /** The post route's body limit and Fastify's JSON parser, as the app set them up (see {@link openFrontDoor}); no posts are taken before. */
+  private posting: { bodyLimit: number; parseJson: JsonParser } | undefined;
+
+  constructor(private readonly verifier: TokenVerifier | undefined) {}
 
   /** Whether the door takes requests now: a route gave it something to answer, and the app is not closing. */
   get open(): boolean {
@@ -136,21 +139,30 @@ export class FrontDoor {
   }
 
   /**
-   * A post whose body is JSON of a length given up front, within the limit; any other goes
-   * to Fastify. As through Fastify, the token is checked before the body is read, and a body
-   * that is not JSON (or carries `__proto__` or `constructor.prototype`) is refused with
-   * Fastify's own error.
+   * A post whose body is JSON of a length given up front, within the route's limit; any other
+   * goes to Fastify. As through Fastify, the token is checked before the body is read, and the
+   * body is parsed by Fastify's own JSON parser: one it refuses (not JSON, or carrying
+   * `__proto__` or `constructor.prototype` where the app refuses them) is answered with its
+   * message, and the connection closed.
    */
   private tryPost(request: IncomingMessage, response: ServerResponse): boolean {
     const post = this.feedPost;
-    if (!post || !JSON_CONTENT_TYPES.has(request.headers['content-type']?.toLowerCase() ?? '') || request.headers['transfer-encoding'] !== undefined) return false;
+    const posting = this.posting;
+    if (!post || !posting) return false;
+    const isJson = JSON_CONTENT_TYPES.has(request.headers['content-type']?.toLowerCase() ?? '');
     const length = Number(request.headers['content-length']);
-    if (!(length > 0 && length <= this.bodyLimit)) return false;
+    const fitsUpFront = length > 0 && length <= posting.bodyLimit && request.headers['transfer-encoding'] === undefined;
+    if (!isJson || !fitsUpFront) return false;
     const path = FEED_POST_PATH.exec(request.url!);
     if (!path) return false;
     const params = { group: path[1]!, id: path[2]! };
-    this.answer(request, response, 201, this.postTimings, (caller) => bodyText(request).then((text) => post(caller, params, parseJsonBody(text))));
+    this.answer(request, response, 201, this.postTimings, (caller) => bodyText(request, length).then((text) => post(caller, params, parsedBody(posting.parseJson, text))));
     return true;
+  }
+
+  /** Posts are taken from now on, with the post route's body limit and the app's JSON parser. */
+  takePostsWith(bodyLimit: number, parseJson: JsonParser): void {
+    this.posting = { bodyLimit, parseJson };
   }
 
   /**
@@ -165,6 +177,8 @@ export class FrontDoor {
     const failed = (error: unknown) => {
       if (error instanceof ClientGoneError) return response.destroy();
       const refusal = toHttpError(error);
+      // As Fastify does after a body it could not parse.
+      if (error instanceof UnparsableBodyError) response.setHeader('connection', 'close');
       this.send(response, refusal.status, JSON.stringify(refusal.body), requestId, timings, started);
     };
     withRequestId(requestId, () => {
@@ -189,23 +203,31 @@ export class FrontDoor {
 /** The request's body went with its client: no one is left to answer. */
 class ClientGoneError extends Error {}
 
+/** A post's body Fastify's JSON parser refused: answered as through Fastify (`invalid_json`, with its message), and the connection closed. */
+class UnparsableBodyError extends BadRequestException {}
+
 /** The whole body as text, decoded once at the end as Fastify's body reader does. */
-function bodyText(request: IncomingMessage): Promise<string> {
+function bodyText(request: IncomingMessage, length: number): Promise<string> {
+  // A client that left while its token was checked: its request ended before anyone listened.
+  if (request.destroyed) return Promise.reject(new ClientGoneError('the request ended before its body'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, length).toString('utf8')));
     request.on('error', (error) => reject(new ClientGoneError('the request ended before its body', { cause: error })));
   });
 }
 
-/** The body as Fastify's JSON parser reads it, refused with Fastify's own error (which the routes answer as `invalid_json`). */
-function parseJsonBody(text: string): unknown {
-  try {
-    return secureJsonParse(text, JSON_PARSE_OPTIONS);
-  } catch {
-    throw new BadRequestException(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY().message);
-  }
+/** The body as Fastify's JSON parser reads it (it answers synchronously); refused with its error's message. */
+function parsedBody(parseJson: JsonParser, text: string): unknown {
+  let parsed: unknown;
+  let refusal: Error | null = null;
+  parseJson(undefined, text, (error, value) => {
+    refusal = error;
+    parsed = value;
+  });
+  if (refusal) throw new UnparsableBodyError((refusal as Error).message);
+  return parsed;
 }
 
 /**
@@ -224,9 +246,20 @@ declare module 'fastify' {
   }
 }
 
-/** Puts `door` in front of `fastify`'s server (made by the door's `serverFactory`), for the routes to find; it stands aside when Fastify runs its `preClose` hooks. */
+/**
+ * Puts `door` in front of `fastify`'s server (made by the door's `serverFactory`), for the
+ * routes to find; gives it the post route's body limit as registered (after the app's own
+ * `onRoute` hooks, which may set it) and Fastify's JSON parser with the app's poisoning
+ * settings; it stands aside when Fastify runs its `preClose` hooks. Call after the app's
+ * `onRoute` hooks are added.
+ */
 export function openFrontDoor(fastify: FastifyInstance, door: FrontDoor): void {
   fastify.decorate('frontDoor', door);
+  fastify.addHook('onRoute', (route) => {
+    if (route.url !== FEED_POST_ROUTE || route.method !== 'POST') return;
+    const { bodyLimit, onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;
+    door.takePostsWith(route.bodyLimit ?? bodyLimit!, fastify.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error') as JsonParser);
+  });
   fastify.addHook('preClose', (done) => {
     door.close();
     done();

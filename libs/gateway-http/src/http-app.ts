@@ -39,7 +39,7 @@ export function httpAppOptions(config: RuntimeConfig): HttpAppOptions {
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
   const verifier = TokenVerifier.fromConfig(options.tokens ?? {});
   // Feed reads and posts are answered in front of Fastify, unless the app does per request what the door does not (see FrontDoor).
-  const frontDoor = doorStaysShut(options.rateLimit) ? undefined : new FrontDoor(verifier, options.bodyLimit);
+  const frontDoor = doorStaysShut(options.rateLimit) ? undefined : new FrontDoor(verifier);
   const adapter = new FastifyAdapter({
     bodyLimit: options.bodyLimit,
     // Long ids must reach validation and get our 400, not the router's 414. The door parses queries as the router does.
@@ -53,12 +53,13 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   carryRequestIds(adapter.getInstance());
   // No `/metrics` here: this is the public port. Metrics are on the status port (`STATUS_PORT`), which need not be reachable from outside.
   authenticate(adapter.getInstance(), verifier);
-  if (frontDoor) openFrontDoor(adapter.getInstance(), frontDoor);
   // A route that takes larger bodies (the bulk imports) says so with `@RouteConfig({ bodyLimit })`.
   adapter.getInstance().addHook('onRoute', (route) => {
     const bodyLimit = (route.config as { bodyLimit?: unknown } | undefined)?.bodyLimit;
     if (typeof bodyLimit === 'number') route.bodyLimit = bodyLimit;
   });
+  // After the hook above, which may set the post route's body limit the door takes.
+  if (frontDoor) openFrontDoor(adapter.getInstance(), frontDoor);
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: processLogger(options.logLevel),
     bufferLogs: false,

@@ -9,10 +9,13 @@ import { say } from './progress.js';
 /**
  * wrk's part: each thread takes every n-th request of the file from its own offset, cycling,
  * and counts its successes and failures, and its successes per second. With a quota it
- * stops after that many answers and says so, for the caller to end the run (wrk itself
- * would sleep out its duration); requests its other connections had in flight then are
- * sent but not counted, at most one per connection, the next of the file. Latency
- * percentiles come from wrk's own histogram, of every answer.
+ * sends exactly that many requests: each connection takes a place before it sends (`delay`,
+ * which wrk asks before every request), and once the quota's places are taken the others
+ * wait out the run instead of sending. It stops once every request it sent is answered, and
+ * says so, for the caller to end the run (wrk itself would sleep out its duration). So no
+ * request is still on its way when the run ends: a post sent after the quota would reach
+ * the log after the caller took the log's head as the run's end. Latency percentiles come
+ * from wrk's own histogram, of every answer.
  */
 const SCRIPT = `
 local threads = {}
@@ -23,7 +26,7 @@ end
 
 function init(args)
   local count, quota = tonumber(os.getenv("WRK_THREADS")), tonumber(os.getenv("WRK_QUOTA") or "0")
-  requests, sent, ok, failed, perSecond = {}, 0, 0, 0, {}
+  requests, placed, sent, ok, failed, perSecond = {}, 0, 0, 0, 0, {}
   myQuota = quota > 0 and math.floor(quota / count) + ((index < quota % count) and 1 or 0) or 0
   local n = 0
   for line in io.lines(os.getenv("WRK_REQUESTS")) do
@@ -33,6 +36,14 @@ function init(args)
     end
     n = n + 1
   end
+end
+
+-- Asked before each request of a connection: a place under the quota now, or a wait past the run's end.
+function delay()
+  if myQuota == 0 then return 0 end
+  if placed >= myQuota then return 3600000 end
+  placed = placed + 1
+  return 0
 end
 
 function request()

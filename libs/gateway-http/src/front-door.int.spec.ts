@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import Fastify from 'fastify';
 import { SignJWT } from 'jose';
 import { FeedmillError } from '@feedmill/contracts';
+import { waitFor } from '@feedmill/harness';
 import { metricsRegistry } from '@feedmill/observability';
 import { TokenVerifier } from './auth/token-verifier.js';
 import { FEED_POST_ROUTE, FEED_READ_ROUTE, FrontDoor, type FeedRead } from './front-door.js';
@@ -68,13 +69,6 @@ async function startDoor(verifier?: TokenVerifier): Promise<void> {
     lastPost = { caller, params, body };
     return JSON.stringify({ id: 'a1', posted: body });
   });
-}
-
-async function waitUntil(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > 5_000) throw new Error('not true within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 async function stopDoor(): Promise<void> {
@@ -254,11 +248,11 @@ describe('with tokens checked', () => {
     const body = '{"actor":"alice","verb":"post","object":"o"}';
     // The headers alone: the answer must come without the body.
     socket.write(`POST /v1/feeds/user/alice/activities HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
-    await waitUntil(() => received.includes('"unauthorized"'));
+    await waitFor(() => received.includes('"unauthorized"') || undefined, { timeoutMs: 5_000, what: 'the 401' });
     expect(received).toMatch(/^HTTP\/1\.1 401 /);
     // Its body, then a read on the same connection: the body is skipped, the read answered.
     socket.write(`${body}GET /v1/feeds/timeline/alice HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${await token('alice')}\r\n\r\n`);
-    await waitUntil(() => /HTTP\/1\.1 200 /.test(received));
+    await waitFor(() => /HTTP\/1\.1 200 /.test(received) || undefined, { timeoutMs: 5_000, what: 'the read after it' });
     socket.destroy();
     expect(lastPost).toBeUndefined();
     expect(lastRead!.caller).toEqual({ sub: 'alice', admin: false });

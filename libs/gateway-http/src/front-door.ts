@@ -59,9 +59,10 @@ const logger = new Logger('http');
  * latency series once it has gone out, errors answered as the routes answer them
  * ({@link toHttpError}), the query parsed by the router's own parser, a post's JSON body
  * read and parsed by Fastify's own JSON parser, with the app's poisoning settings, and a body
- * it refuses answered with `connection: close`, as Fastify does. It takes a request only when that is all it
- * needs: a path that spells a feed with no character to decode; a read without a body; a
- * post with a JSON body of a length given up front, within the app's limit. Anything else
+ * it refuses answered with `connection: close`, as Fastify does. It takes a request only
+ * when that is all it needs: a path that spells a feed with no character to decode; a read
+ * without a body; a post with a JSON body of a length given up front, within the route's
+ * limit. Anything else
  * (HEAD, an encoded or malformed path, a trailing slash, another content type, a chunked or
  * oversized body) goes to Fastify, whose routes give the same answers the slower way. It
  * does not open when the app does per request what it does not (rate limits, debug lines per
@@ -220,14 +221,10 @@ function bodyText(request: IncomingMessage, length: number): Promise<string> {
 
 /** The body as Fastify's JSON parser reads it (it answers synchronously); refused with its error's message. */
 function parsedBody(parseJson: JsonParser, text: string): unknown {
-  let parsed: unknown;
-  let refusal: Error | null = null;
-  parseJson(undefined, text, (error, value) => {
-    refusal = error;
-    parsed = value;
-  });
-  if (refusal) throw new UnparsableBodyError((refusal as Error).message);
-  return parsed;
+  const result: { error: Error | null; parsed?: unknown } = { error: null };
+  parseJson(undefined, text, (error, parsed) => Object.assign(result, { error, parsed }));
+  if (result.error) throw new UnparsableBodyError(result.error.message);
+  return result.parsed;
 }
 
 /**

@@ -45,14 +45,14 @@ export class HotRoutes implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.get(FEED_READ_ROUTE, answer(200, (request) => this.read(callerOf(request), request.params as Params, request.query)));
+    fastify.post(FEED_POST_ROUTE, answer(201, (request) => this.add(callerOf(request), request.params as Params, request.body)));
+    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params, request.query)));
     // The same reads and posts, answered before Fastify routes them where the app has a front door.
     if (fastify.frontDoor) {
       fastify.frontDoor.answerFeedReads((caller, params, query) => this.read(caller, params, query));
       fastify.frontDoor.answerPosts((caller, params, body) => this.add(caller, params, body));
       new Logger('http').log('feed reads and posts are answered in front of Fastify (FrontDoor)');
     }
-    fastify.post(FEED_POST_ROUTE, answer(201, (request) => this.add(callerOf(request), request.params as Params, request.body)));
-    fastify.put('/v1/feeds/:group/:id/follows/:targetGroup/:targetId', answer(204, (request) => this.follow(callerOf(request), request.params as Params, request.query)));
   }
 
   /**

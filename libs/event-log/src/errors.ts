@@ -25,6 +25,20 @@ export class PushStreamEndedError extends Error {
   }
 }
 
+/** A server's push stream of the log gave nothing while the log held more: it is closed and opened again after `position`. */
+export class PushStreamStalledError extends Error {
+  override readonly name = 'PushStreamStalledError';
+  readonly code = 'push_stream_stalled';
+
+  constructor(
+    readonly position: number,
+    readonly head: number,
+    quietMs: number,
+  ) {
+    super(`the log's push stream gave nothing after position ${position} for ${quietMs} ms while the log's head is at ${head}`);
+  }
+}
+
 export class EventLogClosedError extends Error {
   override readonly name = 'EventLogClosedError';
   constructor(message = 'the event log is closed') {

@@ -1,5 +1,5 @@
 import type { RecordedEvent, SubscribeOptions, Subscription } from './event-log.port.js';
-import { PushStreamEndedError } from './errors.js';
+import { PushStreamEndedError, PushStreamStalledError } from './errors.js';
 
 /**
  * The delivery loop both adapters share: read a batch after the current position, hand it
@@ -96,12 +96,21 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
+ * How long a push stream may give nothing while the log's head stands past what it gave
+ * before it is taken for stalled, closed and opened again. A client library can lose a push
+ * stream without ending or failing it: after a NATS server's restart, a nats.js ordered
+ * consumer now and then neither recreates its consumer nor reports an error.
+ */
+export const PUSH_STREAM_QUIET_MS = 5_000;
+
+/**
  * A subscription fed by a server push stream (JetStream, KurrentDB): a pump copies the
  * stream into a buffer, pausing while the handler is far behind, and the shared loop reads
  * the buffer by position, so that a failed batch is read again rather than lost. A push
- * stream that cannot be opened (its server is down or restarting) or that ends or fails
- * before the subscription is stopped is opened again after the last event it gave, with the
- * loop's backoff; each failure is told to `onError`.
+ * stream that cannot be opened (its server is down or restarting), that ends or fails
+ * before the subscription is stopped, or that stalls (gives nothing for
+ * {@link PUSH_STREAM_QUIET_MS} while the log holds more) is opened again after the last
+ * event it gave, with the loop's backoff; each failure is told to `onError`.
  */
 export function bufferedSubscription(
   options: SubscribeOptions,
@@ -109,13 +118,22 @@ export function bufferedSubscription(
     /** The events after `from`, in order, for as long as the subscription runs. */
     open(from: number): Promise<{ events: AsyncIterable<RecordedEvent>; close(): Promise<void> }>;
     headPosition(): Promise<number>;
+    /** @defaultValue {@link PUSH_STREAM_QUIET_MS} */
+    quietMs?: number;
   },
 ): Subscription {
   const from = options.from ?? 0;
+  const quietMs = source.quietMs ?? PUSH_STREAM_QUIET_MS;
   const buffer: RecordedEvent[] = [];
   const waiters = new Set<() => void>();
   const stopping = new AbortController();
   let closeStream: (() => Promise<void>) | undefined;
+  /** When the open push stream last gave an event (or opened, or the handler made room). */
+  let heardAt = Date.now();
+  /** Set while the pump waits for the handler: a stream quiet then is not stalled. */
+  let paused = false;
+  /** Set when the watch closed a stalled stream, so that the pump says why it ended. */
+  let stalled: PushStreamStalledError | undefined;
   const wake = () => {
     for (const waiter of [...waiters]) waiter();
     waiters.clear();
@@ -127,32 +145,60 @@ export function bufferedSubscription(
     closeStream = undefined;
     const stream = await source.open(copied);
     closeStream = stream.close;
+    heardAt = Date.now();
     // Stopped while it opened: closed now, and its events still iterated (they end at once): a
     // JetStream consumer's close completes only once its iterator has ended.
     const closed = stopping.signal.aborted ? stream.close() : undefined;
     try {
       for await (const event of stream.events) {
+        heardAt = Date.now();
         if (stopping.signal.aborted) break;
         // A stream opened again may give again what the one before gave.
         if (event.position <= copied) continue;
         copied = event.position;
         buffer.push(event);
         wake();
-        while (buffer.length > 8192 && !stopping.signal.aborted) await new Promise<void>((resolve) => waiters.add(resolve));
+        if (buffer.length > 8192) {
+          paused = true;
+          while (buffer.length > 8192 && !stopping.signal.aborted) await new Promise<void>((resolve) => waiters.add(resolve));
+          paused = false;
+          heardAt = Date.now();
+        }
         if (stopping.signal.aborted) break;
       }
     } finally {
       await closed;
     }
   };
+  /** Closes the open push stream if it has been quiet for `quietMs` while the log's head stands past it. */
+  let looking = false;
+  const lookForStall = async (): Promise<void> => {
+    const close = closeStream;
+    if (!close || paused || looking || Date.now() - heardAt < quietMs) return;
+    looking = true;
+    try {
+      const head = await source.headPosition();
+      if (head > copied && closeStream === close && !paused && Date.now() - heardAt >= quietMs) {
+        stalled = new PushStreamStalledError(copied, head, quietMs);
+        await close();
+      }
+    } catch {
+      // The log does not answer: the stream has nothing to give either, and is looked at again.
+    } finally {
+      looking = false;
+    }
+  };
+  const watch = setInterval(() => void lookForStall(), Math.max(10, Math.floor(quietMs / 2)));
+  watch.unref();
   const pump = (async () => {
     let attempt = 0;
     while (!stopping.signal.aborted) {
       const openedAfter = copied;
       try {
+        stalled = undefined;
         await copy();
         if (stopping.signal.aborted) return;
-        throw new PushStreamEndedError(copied);
+        throw stalled ?? new PushStreamEndedError(copied);
       } catch (error) {
         if (stopping.signal.aborted) return;
         await closeStream?.().catch(() => undefined);
@@ -198,6 +244,7 @@ export function bufferedSubscription(
     },
     async stop() {
       stopping.abort();
+      clearInterval(watch);
       // Woken first: a pump paused on a full buffer ends its iteration, which a JetStream close waits for.
       wake();
       await closeStream?.().catch(() => undefined);

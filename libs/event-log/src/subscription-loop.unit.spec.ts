@@ -136,4 +136,68 @@ describe('bufferedSubscription', () => {
     expect(errors).toEqual(['Error: server down', "PushStreamEndedError: the log's push stream ended after position 2"]);
     await subscription.stop();
   });
+
+  /** A push stream that gives `events` and then stays open, giving nothing, until closed. */
+  function openStream(events: RecordedEvent[]) {
+    let close!: () => void;
+    const closed = new Promise<void>((resolve) => (close = resolve));
+    return {
+      events: (async function* () {
+        yield* events;
+        await closed;
+      })(),
+      close: async () => close(),
+    };
+  }
+
+  it('closes a push stream that gives nothing while the log holds more, and opens it again after the last event it gave', async () => {
+    const log = [1, 2, 3, 4, 5].map(recorded);
+    const openedAfter: number[] = [];
+    const errors: string[] = [];
+    const seen: number[] = [];
+    const subscription = bufferedSubscription(
+      { onEvents: (events) => void seen.push(...events.map((event) => event.position)), onError: (error) => void errors.push(String(error)) },
+      {
+        headPosition: async () => log.length,
+        quietMs: 40,
+        // The first opening gives two events and then stalls, as a client that lost its
+        // consumer in a server's restart without saying so.
+        open: async (from) => {
+          openedAfter.push(from);
+          return openStream(openedAfter.length === 1 ? log.slice(0, 2) : log.slice(from));
+        },
+      },
+    );
+    await until(() => seen.length === 5);
+    expect(seen).toEqual([1, 2, 3, 4, 5]);
+    expect(openedAfter).toEqual([0, 2]);
+    expect(errors).toEqual(["PushStreamStalledError: the log's push stream gave nothing after position 2 for 40 ms while the log's head is at 5"]);
+    await subscription.stop();
+  });
+
+  it('leaves a quiet push stream open while the log holds nothing more', async () => {
+    const log = [1, 2, 3].map(recorded);
+    const openedAfter: number[] = [];
+    let headAsked = 0;
+    const subscription = bufferedSubscription(
+      { onEvents: () => undefined },
+      {
+        headPosition: async () => {
+          headAsked++;
+          return log.length;
+        },
+        quietMs: 20,
+        open: async (from) => {
+          openedAfter.push(from);
+          return openStream(log.slice(from));
+        },
+      },
+    );
+    await subscription.caughtUp;
+    // Quiet for several times its quietMs: the head is asked for, and the stream stays.
+    const asked = headAsked;
+    await until(() => headAsked >= asked + 3);
+    expect(openedAfter).toEqual([0]);
+    await subscription.stop();
+  });
 });

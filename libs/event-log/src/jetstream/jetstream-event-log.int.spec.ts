@@ -88,6 +88,33 @@ describe('jetstream across a restart of its nats-server', () => {
     expect(errors.length).toBeGreaterThan(0);
     await subscription.stop();
   }, 60_000);
+
+  it('brings a subscription whose server was killed mid-catch-up to the head, every event once', async () => {
+    restarting = await startNatsServer({ storeDir: await mkdtemp(join(tmpdir(), 'feedmill-nats-catch-up-')) });
+    log = await JetStreamEventLog.connect({ servers: restarting.url, streamName: 'CATCHUP' });
+    const count = 1_500;
+    for (let n = 1; n <= count; n++) await log.appendToStream(`s${n % 20}`, [{ type: 'Happened', data: { n, pad: 'x'.repeat(300) } }]);
+    const everyPosition = Array.from({ length: count }, (_, i) => i + 1);
+    // Killed at another point of the catch-up each round: the ordered consumer under it is
+    // recreated by nats.js, or stalls and is opened again by the subscription.
+    for (const killAfterMs of [50, 150, 300]) {
+      const seen: number[] = [];
+      const subscription = log.subscribeToAll({
+        catchUpBatch: 8_192,
+        onEvents: async (events) => {
+          seen.push(...events.map((event) => event.position));
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        },
+      });
+      await new Promise((resolve) => setTimeout(resolve, killAfterMs));
+      await restarting.kill();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      restarting = await startNatsServer({ port: restarting.port, storeDir: restarting.storeDir });
+      await waitFor(() => seen.length >= count, 30_000);
+      expect(seen).toEqual(everyPosition);
+      await subscription.stop();
+    }
+  }, 150_000);
 });
 
 async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {

@@ -11,7 +11,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { assertConsumerName, assertExpectedVersion, EventLogClosedError, WrongExpectedVersionError } from '../errors.js';
+import { assertConsumerName, assertExpectedVersion, EventLogClosedError, PushStreamEndedError, PushStreamStalledError, WrongExpectedVersionError } from '../errors.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -21,7 +21,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-log.port.js';
-import { bufferedSubscription, tracked } from '../subscription-loop.js';
+import { bufferedSubscription, PUSH_STREAM_QUIET_MS, tracked } from '../subscription-loop.js';
 import type { StoredRecord } from '../stored-record.js';
 
 export interface JetStreamEventLogOptions {
@@ -148,15 +148,33 @@ export class JetStreamEventLog implements EventLog {
     });
     const events: RecordedEvent[] = [];
     const messages = await consumer.consume({ max_messages: 256 });
+    // A consumer lost in a server's restart may give nothing more without failing: the read
+    // fails then, rather than wait for good, and the caller tries again.
+    let quiet: NodeJS.Timeout | undefined;
+    let stalled = false;
+    const listen = () => {
+      clearTimeout(quiet);
+      quiet = setTimeout(() => {
+        stalled = true;
+        void messages.close();
+      }, PUSH_STREAM_QUIET_MS);
+    };
+    let last = 0;
     try {
+      listen();
       for await (const message of messages) {
+        listen();
         events.push(toRecorded(message));
+        last = message.seq;
         if (message.seq >= tail.seq) break;
       }
     } finally {
+      clearTimeout(quiet);
       await messages.close();
       await consumer.delete().catch(() => undefined);
     }
+    if (stalled) throw new PushStreamStalledError(last, tail.seq, PUSH_STREAM_QUIET_MS);
+    if (last < tail.seq) throw new PushStreamEndedError(last);
     return events;
   }
 

@@ -1,6 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstream, type JsMsg } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { inspectFanoutCluster, type FanoutClusterView } from '@feedmill/fanout-cluster';
 import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntilSettled, type Deployment, type NatsServerHandle, type RunningProcess } from '@feedmill/harness';
 
@@ -100,4 +102,45 @@ it.each([
   expect((await view.jobs()).pending + (await view.jobs()).inProgress).toBe(0);
 
   await expectSampleHolds(api, ['second', 'first']);
+});
+
+it('takes back the jobs of a post that get no fewer, and the planner delivers the post itself', async () => {
+  const stream = 'FANOUTWORKERSSTALL';
+  const followers = 12_000;
+  cluster = await startCluster({ natsUrl: nats.url, stream, env: { ...env, FANOUT_JOB_MIN_READERS: '1000', FANOUT_JOB_STALL_MS: '2000' }, fanoutWorkers: 1 });
+  view = await inspectFanoutCluster({ servers: nats.url, logStream: stream });
+  const api = new FeedClient(cluster.baseUrl);
+  for (let start = 0; start < followers; start += 6_000) {
+    const follows = Array.from({ length: 6_000 }, (_, i) => ({ source: `timeline:s${start + i}` as const, target: 'user:star' as const }));
+    expect(await api.api.followMany(follows)).toBe(follows.length);
+  }
+  await waitUntilSettled(api, 60_000);
+
+  // A hung worker: it takes jobs from the work queue that every fan-out process pulls from
+  // (the stream and consumer JetStreamJobQueue names) and renews their leases without ever
+  // finishing them. Its two pulls, waiting beside the planner's own worker, make the post go
+  // out as jobs (of up to 2,000 readers), of which the planner's worker takes one at a time.
+  const nc = await connect({ servers: nats.url });
+  const held: JsMsg[] = [];
+  const renewing = setInterval(() => held.forEach((job) => job.working()), 300);
+  try {
+    const queue = jetstream(nc).consumers;
+    const consumers = await Promise.all([1, 2].map(() => queue.get(`${stream}_FANOUT_JOBS`, 'workers')));
+    const takes = consumers.map((consumer) => consumer.next({ expires: 10_000 }).then((job) => void (job && held.push(job))));
+    await waitFor(async () => ((await view!.jobs()).waitingWorkers >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'the hung worker and the planner waiting for jobs' });
+    expect((await api.post('user:star', { actor: 'star', verb: 'post', object: 'stalled' })).status).toBe(201);
+    await waitFor(() => (held.length > 0 ? true : undefined), { timeoutMs: 10_000, what: 'the hung worker holding a job' });
+
+    await waitUntilSettled(api, 30_000);
+    // Every follower has the post, once; the held job is gone from the queue.
+    expect(await timelineCounters(api)).toMatchObject({ timelines: followers, entries: followers });
+    await Promise.all(takes);
+    expect(await api.counters('fanout')).toMatchObject({ jobsWithdrawn: held.length });
+    expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(new RegExp(`got no fewer in 2000 ms: took ${held.length} back, and delivers the event here`));
+    expect(await view.jobs()).toMatchObject({ pending: 0, inProgress: 0 });
+    for (const n of [0, 1, 1_999, 2_000, 5_999, 6_000, 11_999]) expect((await api.readAll(`timeline:s${n}`)).map((a) => a.object)).toEqual(['stalled']);
+  } finally {
+    clearInterval(renewing);
+    await nc.close();
+  }
 });

@@ -17,6 +17,6 @@ runMain(async () => {
     plannerLeaseMs: config.FANOUT_PLANNER_LEASE_MS,
     warn: (message) => logger.warn(message),
   });
-  const feature = FanoutModule.inCluster(cluster, { minReaders: config.FANOUT_JOB_MIN_READERS });
+  const feature = FanoutModule.inCluster(cluster, { minReaders: config.FANOUT_JOB_MIN_READERS, stallMs: config.FANOUT_JOB_STALL_MS });
   await runNatsService({ name: 'fanout', feature, usesLog: true, callsServices: true, status: FanoutService });
 });

@@ -81,6 +81,11 @@ export const runtimeConfigSchema = z.object({
    */
   FANOUT_JOB_LEASE_MS: z.coerce.number().int().min(500).default(5_000),
   /**
+   * Cluster mode: how long the jobs of a post may get no fewer before the planner takes them
+   * back from the queue and delivers the post itself.
+   */
+  FANOUT_JOB_STALL_MS: z.coerce.number().int().min(1_000).default(60_000),
+  /**
    * Cluster mode: how long the planner's lease lasts unless renewed (three times per lease):
    * how long fan-out waits for another process to plan after the planner dies.
    */

@@ -36,6 +36,13 @@ export interface FanoutJobQueue {
    */
   untilDone(position: number, options: { stallMs: number; signal: AbortSignal }): Promise<boolean>;
   /**
+   * Takes back every job of the event at `position` that is not Done, of whichever run: each
+   * is deleted from the queue (its bytes erased), and a worker that holds one finds it gone.
+   * Resolves with how many were taken back. For a planner that delivers the event itself
+   * once its jobs stalled.
+   */
+  withdraw(position: number): Promise<number>;
+  /**
    * Takes jobs one at a time, from whichever event, until stopped. A job is Done when
    * `apply` resolves; when it rejects, the job goes back to the queue and comes again after
    * a pause. The lease is renewed while `apply` runs.

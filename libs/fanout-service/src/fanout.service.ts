@@ -37,7 +37,7 @@ import {
   type PlanLookups,
   type ReadersDelivery,
 } from '@feedmill/feed-models';
-import { FANOUT_CLUSTER, type FanoutCluster } from '@feedmill/fanout-cluster';
+import { FANOUT_CLUSTER, JobsStalledError, type FanoutCluster } from '@feedmill/fanout-cluster';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { SerialQueues, STORE_FACTORY, TIMELINE_PARTITIONING, type StoreFactory } from '@feedmill/runtime';
 import { SERVICE_CLIENT, serviceDeliveryTarget, servicePlanLookups, type ServiceClient } from '@feedmill/transport';
@@ -83,8 +83,8 @@ export interface FanoutJobSettings {
    */
   minReaders: number;
   /**
-   * A post whose jobs are not done and get no fewer for this long fails its batch, which is
-   * retried, and dead-lettered in the end if the services answer. @defaultValue 60,000 ms
+   * A post whose jobs are not done and get no fewer for this long is taken back from the
+   * queue and delivered by the planner itself. @defaultValue 60,000 ms
    */
   stallMs: number;
 }
@@ -175,6 +175,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private roleChanges: Promise<void> = Promise.resolve();
   private servingPlannerRequests?: { stop(): void };
   private jobsPublished = 0;
+  /** Jobs of stalled events the planner took back and delivered itself. */
+  private jobsWithdrawn = 0;
   private delivered = 0;
   private caughtUp = false;
   /** Where each timeline partition stands, as its last answer said; fan-out follows the log from the lowest. */
@@ -266,7 +268,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       },
     );
     if (!this.cluster) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { ...logHead, deadLettered: this.deadLettered.size } };
-    const jobs = { ...this.worker.counters(), jobsPublished: this.jobsPublished };
+    const jobs = { ...this.worker.counters(), jobsPublished: this.jobsPublished, jobsWithdrawn: this.jobsWithdrawn };
     if (this.term) return { service: 'fanout', ready: this.caughtUp, position: this.delivered, counters: { ...logHead, planner: 1, deadLettered: this.deadLettered.size, ...jobs } };
     const [planner, timeline] = await Promise.all([this.cluster.election.planner(), this.client.request(subjects.timeline.status, {})]);
     return { service: 'fanout', ready: planner?.caughtUp === true, position: timeline.position, counters: { ...logHead, planner: 0, ...jobs } };
@@ -565,7 +567,22 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     const jobs = this.partitionsBehind(to).flatMap((partition) => parts.get(partition)?.flatMap((part) => deliveryJobs(part as ReadersDelivery, this.positions[partition]!)) ?? []);
     await this.cluster!.jobs.publish(position, jobs, `${term.run}.${term.rewinds}`);
     this.jobsPublished += jobs.length;
-    const done = await this.cluster!.jobs.untilDone(position, { stallMs: this.jobSettings.stallMs, signal: this.planningSignal() });
+    let done: boolean;
+    try {
+      done = await this.cluster!.jobs.untilDone(position, { stallMs: this.jobSettings.stallMs, signal: this.planningSignal() });
+    } catch (error) {
+      if (!(error instanceof JobsStalledError)) throw error;
+      // Jobs that no worker gets done. After a NATS server's restart a job can stay in the
+      // queue without its consumer ever handing it out again (and a retry would only wait for
+      // it anew, its republished twin being a duplicate): the planner takes the event's jobs
+      // back and delivers it itself. What a job applied before is delivered again, which a
+      // delivery allows; a failure is the batch's, retried and dead-lettered like any other.
+      const withdrawn = await this.cluster!.jobs.withdraw(position);
+      this.logger.warn(`${error.message}: took ${withdrawn} back, and delivers the event here`);
+      this.jobsWithdrawn += withdrawn;
+      await this.send([delivery], to);
+      return;
+    }
     if (!done) throw new FanoutStoppingError('fan-out stopped planning');
     await this.send([], to);
   }

@@ -112,7 +112,8 @@ it(`keeps every acknowledged write and delivers every post to ${FOLLOWERS} follo
     stop();
     if (victim === 'nats-server') {
       await nats.kill();
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Down for a while of the seed's choosing: past the planner's lease at times, so that another process plans after it.
+      await new Promise((resolve) => setTimeout(resolve, choices.int(500, 3_000)));
       nats = await startNatsServer({ port: nats.port, storeDir: nats.storeDir });
     } else {
       await cluster.processes.find((p) => p.name === victim)!.kill();

@@ -127,6 +127,20 @@ describe('JetStream job queue', () => {
     expect(await planner!.jobs.remaining(4)).toBe(0);
   });
 
+  it('takes back every job of an event not done, of every run that published it, and no worker gets one after', async () => {
+    const [planner, other] = await processesOf(2);
+    await planner!.jobs.publish(7, jobs(3), 'run1');
+    await planner!.jobs.publish(7, jobs(3), 'run2');
+    await planner!.jobs.publish(8, jobs(2), 'run1');
+    expect(await planner!.jobs.withdraw(7)).toBe(6);
+    expect(await planner!.jobs.remaining(7)).toBe(0);
+    expect(await planner!.jobs.withdraw(7)).toBe(0);
+    const applied: number[] = [];
+    workers.push(other!.jobs.work(async (_job, delivery) => void applied.push(delivery.position)));
+    await waitFor(async () => ((await planner!.jobs.remaining(8)) === 0 ? true : undefined), { what: 'the other event’s jobs Done' });
+    expect(applied).toEqual([8, 8]);
+  });
+
   it('wakes a wait with the workers’ word that a job is done, not at its next poll', async () => {
     const pollMs = 30_000;
     const [planner, other] = await processesOf(2, { jobPollMs: pollMs });

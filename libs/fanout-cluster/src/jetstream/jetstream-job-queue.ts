@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
 import type { DeliverRequest } from '@feedmill/contracts';
 import { JobsStalledError, type FanoutJobQueue, type JobDelivery, type JobWorker } from '../fanout-cluster.port.js';
 import { clusterNames } from './names.js';
@@ -130,6 +130,21 @@ export class JetStreamJobQueue implements FanoutJobQueue {
       clearTimeout(timer);
       options.signal.removeEventListener('abort', abort);
       done.unsubscribe();
+    }
+  }
+
+  async withdraw(position: number): Promise<number> {
+    const { jobStream: stream, jobSubjectPrefix: prefix } = this.names;
+    let withdrawn = 0;
+    // Each job of the event, of whichever run, in the order of the stream.
+    for (let seq = 1; ; ) {
+      const next: NextMsgRequest = { next_by_subj: `${prefix}.${position}.>`, seq };
+      // The server's message get takes `next_by_subj` (since 2.9), which nats.js types for direct gets only.
+      const message = await this.jsm.streams.getMessage(stream, next as unknown as MsgRequest);
+      if (!message) return withdrawn;
+      // False, or failing, when a worker deleted it first.
+      if (await this.jsm.streams.deleteMessage(stream, message.seq, true).catch(() => false)) withdrawn++;
+      seq = message.seq + 1;
     }
   }
 

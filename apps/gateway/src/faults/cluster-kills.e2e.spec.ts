@@ -89,7 +89,7 @@ it(`keeps every acknowledged write and delivers every post to ${FOLLOWERS} follo
     stream: STREAM,
     fanoutWorkers: 2,
     // Posts by the star become chunk jobs that both fan-out processes take.
-    env: { LOG_LEVEL: 'log', FEED_CONFIG: config, FANOUT_JOB_MIN_READERS: '1000', FANOUT_JOB_LEASE_MS: '2000', FANOUT_PLANNER_LEASE_MS: '2000' },
+    env: { LOG_LEVEL: 'log', FEED_CONFIG: config, FANOUT_JOB_MIN_READERS: '1000', FANOUT_JOB_LEASE_MS: '2000', FANOUT_JOB_STALL_MS: '10000', FANOUT_PLANNER_LEASE_MS: '2000' },
     readyTimeoutMs: 60_000,
   });
   const api = new FeedClient(cluster.baseUrl);

@@ -126,7 +126,8 @@ it('takes back the jobs of a post that get no fewer, and the planner delivers th
   try {
     const queue = jetstream(nc).consumers;
     const consumers = await Promise.all([1, 2].map(() => queue.get(`${stream}_FANOUT_JOBS`, 'workers')));
-    const takes = consumers.map((consumer) => consumer.next({ expires: 10_000 }).then((job) => void (job && held.push(job))));
+    // Each pull waits past the test's end (closing the connection ends it); a job it gets is held.
+    for (const consumer of consumers) void consumer.next({ expires: 60_000 }).then((job) => void (job && held.push(job)));
     await waitFor(async () => ((await view!.jobs()).waitingWorkers >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'the hung worker and the planner waiting for jobs' });
     expect((await api.post('user:star', { actor: 'star', verb: 'post', object: 'stalled' })).status).toBe(201);
     await waitFor(() => (held.length > 0 ? true : undefined), { timeoutMs: 10_000, what: 'the hung worker holding a job' });
@@ -134,9 +135,10 @@ it('takes back the jobs of a post that get no fewer, and the planner delivers th
     await waitUntilSettled(api, 30_000);
     // Every follower has the post, once; the held job is gone from the queue.
     expect(await timelineCounters(api)).toMatchObject({ timelines: followers, entries: followers });
-    await Promise.all(takes);
-    expect(await api.counters('fanout')).toMatchObject({ jobsWithdrawn: held.length });
-    expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(new RegExp(`got no fewer in 2000 ms: took ${held.length} back, and delivers the event here`));
+    // The jobs the hung worker held at least (the planner's own worker may have held one too).
+    const { jobsWithdrawn } = await api.counters('fanout');
+    expect(jobsWithdrawn).toBeGreaterThanOrEqual(held.length);
+    expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(new RegExp(`got no fewer in 2000 ms: took ${jobsWithdrawn} back, and delivers the event here`));
     expect(await view.jobs()).toMatchObject({ pending: 0, inProgress: 0 });
     for (const n of [0, 1, 1_999, 2_000, 5_999, 6_000, 11_999]) expect((await api.readAll(`timeline:s${n}`)).map((a) => a.object)).toEqual(['stalled']);
   } finally {

@@ -108,9 +108,13 @@ export const PUSH_STREAM_QUIET_MS = 5_000;
  * stream into a buffer, pausing while the handler is far behind, and the shared loop reads
  * the buffer by position, so that a failed batch is read again rather than lost. A push
  * stream that cannot be opened (its server is down or restarting), that ends or fails
- * before the subscription is stopped, or that stalls (gives nothing for
- * {@link PUSH_STREAM_QUIET_MS} while the log holds more) is opened again after the last
- * event it gave, with the loop's backoff; each failure is told to `onError`.
+ * before the subscription is stopped, or, given `quietMs`, that stalls is opened again after
+ * the last event it gave, with the loop's backoff; each failure is told to `onError`.
+ *
+ * Stalled means quiet for `quietMs` while the log's head stands past the stream, and still so
+ * at the next look, half a `quietMs` later: an event appended just before a look is on its
+ * way, and gone from the reckoning by the next. The watch asks the log's head every half
+ * `quietMs` while the stream is quiet, so an adapter opts in where its client needs it.
  */
 export function bufferedSubscription(
   options: SubscribeOptions,
@@ -118,12 +122,12 @@ export function bufferedSubscription(
     /** The events after `from`, in order, for as long as the subscription runs. */
     open(from: number): Promise<{ events: AsyncIterable<RecordedEvent>; close(): Promise<void> }>;
     headPosition(): Promise<number>;
-    /** @defaultValue {@link PUSH_STREAM_QUIET_MS} */
+    /** How long a stream may be quiet before it is looked at for a stall; without it, it is not watched. */
     quietMs?: number;
   },
 ): Subscription {
   const from = options.from ?? 0;
-  const quietMs = source.quietMs ?? PUSH_STREAM_QUIET_MS;
+  const quietMs = source.quietMs;
   const buffer: RecordedEvent[] = [];
   const waiters = new Set<() => void>();
   const stopping = new AbortController();
@@ -170,15 +174,27 @@ export function bufferedSubscription(
       await closed;
     }
   };
-  /** Closes the open push stream if it has been quiet for `quietMs` while the log's head stands past it. */
+  /** Where the stream stood when the last look found the head past it while quiet. */
+  let behindAt: number | undefined;
   let looking = false;
-  const lookForStall = async (): Promise<void> => {
+  /** Closes the open push stream once two looks in a row find it quiet, and the log's head past it. */
+  const lookForStall = async (quietMs: number): Promise<void> => {
     const close = closeStream;
-    if (!close || paused || looking || Date.now() - heardAt < quietMs) return;
+    if (looking || stopping.signal.aborted) return;
+    if (!close || paused || Date.now() - heardAt < quietMs) {
+      behindAt = undefined;
+      return;
+    }
     looking = true;
     try {
       const head = await source.headPosition();
-      if (head > copied && closeStream === close && !paused && Date.now() - heardAt >= quietMs) {
+      const quiet = closeStream === close && !paused && !stopping.signal.aborted && Date.now() - heardAt >= quietMs;
+      if (!quiet || head <= copied) {
+        behindAt = undefined;
+      } else if (behindAt !== copied) {
+        behindAt = copied;
+      } else {
+        behindAt = undefined;
         stalled = new PushStreamStalledError(copied, head, quietMs);
         await close();
       }
@@ -188,8 +204,8 @@ export function bufferedSubscription(
       looking = false;
     }
   };
-  const watch = setInterval(() => void lookForStall(), Math.max(10, Math.floor(quietMs / 2)));
-  watch.unref();
+  const watch = quietMs === undefined ? undefined : setInterval(() => void lookForStall(quietMs), Math.max(10, Math.floor(quietMs / 2)));
+  watch?.unref();
   const pump = (async () => {
     let attempt = 0;
     while (!stopping.signal.aborted) {
@@ -202,6 +218,8 @@ export function bufferedSubscription(
       } catch (error) {
         if (stopping.signal.aborted) return;
         await closeStream?.().catch(() => undefined);
+        // Closed: nothing for the watch to look at until the next one opens.
+        closeStream = undefined;
         // A stream that gave events before it failed starts the backoff again.
         attempt = copied > openedAfter ? 1 : attempt + 1;
         tell(options, error, attempt);
@@ -244,7 +262,7 @@ export function bufferedSubscription(
     },
     async stop() {
       stopping.abort();
-      clearInterval(watch);
+      if (watch) clearInterval(watch);
       // Woken first: a pump paused on a full buffer ends its iteration, which a JetStream close waits for.
       wake();
       await closeStream?.().catch(() => undefined);

@@ -175,6 +175,51 @@ describe('bufferedSubscription', () => {
     await subscription.stop();
   });
 
+  it('leaves a quiet push stream open when an event the head counts arrives before the next look', async () => {
+    const log = [1, 2, 3, 4].map(recorded);
+    const openedAfter: number[] = [];
+    const errors: string[] = [];
+    const seen: number[] = [];
+    let arrive!: () => void;
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    let looks = 0;
+    const subscription = bufferedSubscription(
+      { onEvents: (events) => void seen.push(...events.map((event) => event.position)), onError: (error) => void errors.push(String(error)) },
+      {
+        // Three events at first; the first look after a quiet spell finds the fourth appended,
+        // and it arrives just after, as a live stream's next event does.
+        headPosition: async () => {
+          if (seen.length < 3) return 3;
+          if (++looks === 1) setTimeout(arrive, 5);
+          return 4;
+        },
+        quietMs: 40,
+        open: async (from) => {
+          openedAfter.push(from);
+          let close!: () => void;
+          const closed = new Promise<void>((resolve) => (close = resolve));
+          return {
+            events: (async function* () {
+              yield* log.slice(from, 3);
+              await Promise.race([arrived, closed]);
+              yield log[3]!;
+              await closed;
+            })(),
+            close: async () => close(),
+          };
+        },
+      },
+    );
+    await until(() => seen.length === 4);
+    await until(() => looks >= 1);
+    // Quiet again at the head for several looks' time: still the one stream.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(seen).toEqual([1, 2, 3, 4]);
+    expect(openedAfter).toEqual([0]);
+    expect(errors).toEqual([]);
+    await subscription.stop();
+  });
+
   it('leaves a quiet push stream open while the log holds nothing more', async () => {
     const log = [1, 2, 3].map(recorded);
     const openedAfter: number[] = [];

@@ -76,6 +76,12 @@ export interface PlannerElection {
   campaign(handlers: { elected(): void; deposed(): void }): void;
   /** The planner as its lease says, if any holds it. */
   planner(): Promise<PlannerRecord | undefined>;
+  /**
+   * Whether this process holds the lease as the key says now, not as its last renewal did: a
+   * planner whose renewals hang learns it was deposed only when they fail, after another may
+   * have taken over.
+   */
+  holds(): Promise<boolean>;
   /** The planner says whether it has caught up with the log (others report it as fan-out's readiness). */
   report(caughtUp: boolean): Promise<void>;
   /** Stops standing; a lease held is given up at once, so that another process takes over without waiting for it to run out. */

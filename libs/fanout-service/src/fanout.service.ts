@@ -121,6 +121,12 @@ interface PlanningTerm {
    * with no deliveries.
    */
   rewinds: number;
+  /**
+   * Events whose jobs it took back (they stalled). Jobs are named by this count too: after a
+   * withdrawal the queue would drop a retry's jobs as duplicates, count the event done, and
+   * pass it with no deliveries.
+   */
+  withdrawals: number;
   ended: AbortController;
 }
 
@@ -291,7 +297,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
 
   private startPlanning(): void {
     if (this.term || this.stopping) return;
-    const term: PlanningTerm = { run: randomUUID(), rewinds: 0, ended: new AbortController() };
+    const term: PlanningTerm = { run: randomUUID(), rewinds: 0, withdrawals: 0, ended: new AbortController() };
     this.term = term;
     if (this.cluster) {
       this.logger.log('planning fan-out: this process holds the planner lease');
@@ -565,7 +571,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!term || !this.plans(term)) throw new FanoutStoppingError('fan-out stopped planning');
     const parts = this.byPartition([delivery]);
     const jobs = this.partitionsBehind(to).flatMap((partition) => parts.get(partition)?.flatMap((part) => deliveryJobs(part as ReadersDelivery, this.positions[partition]!)) ?? []);
-    await this.cluster!.jobs.publish(position, jobs, `${term.run}.${term.rewinds}`);
+    await this.cluster!.jobs.publish(position, jobs, `${term.run}.${term.rewinds}.${term.withdrawals}`);
     this.jobsPublished += jobs.length;
     let done: boolean;
     try {
@@ -577,6 +583,10 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       // it anew, its republished twin being a duplicate): the planner takes the event's jobs
       // back and delivers it itself. What a job applied before is delivered again, which a
       // delivery allows; a failure is the batch's, retried and dead-lettered like any other.
+      // Only while the lease is still this process's: a deposed planner that did not know it
+      // yet would take back its successor's jobs, which would then count as done.
+      if (!this.plans(term) || !(await this.cluster!.election.holds())) throw new FanoutStoppingError('fan-out stopped planning');
+      term.withdrawals++;
       const withdrawn = await this.cluster!.jobs.withdraw(position);
       this.logger.warn(`${error.message}: took ${withdrawn} back, and delivers the event here`);
       this.jobsWithdrawn += withdrawn;

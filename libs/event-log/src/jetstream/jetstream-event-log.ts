@@ -186,6 +186,8 @@ export class JetStreamEventLog implements EventLog {
         return { events: mapMessages(messages), close: () => messages.close().then(() => undefined) };
       },
       headPosition: () => this.headPosition(),
+      // An ordered consumer can stall after the server's restart without saying so.
+      quietMs: PUSH_STREAM_QUIET_MS,
     });
     return tracked(subscription, this.subscriptions);
   }

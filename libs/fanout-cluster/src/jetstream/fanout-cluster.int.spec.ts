@@ -135,10 +135,15 @@ describe('JetStream job queue', () => {
     expect(await planner!.jobs.withdraw(7)).toBe(6);
     expect(await planner!.jobs.remaining(7)).toBe(0);
     expect(await planner!.jobs.withdraw(7)).toBe(0);
+    // Taken back is not forgotten: the same jobs published again under a name used before are
+    // dropped as duplicates (which is why the planner names its jobs anew after a withdrawal).
+    await planner!.jobs.publish(7, jobs(3), 'run2');
+    expect(await planner!.jobs.remaining(7)).toBe(0);
+    await planner!.jobs.publish(7, jobs(3), 'run3');
     const applied: number[] = [];
     workers.push(other!.jobs.work(async (_job, delivery) => void applied.push(delivery.position)));
-    await waitFor(async () => ((await planner!.jobs.remaining(8)) === 0 ? true : undefined), { what: 'the other event’s jobs Done' });
-    expect(applied).toEqual([8, 8]);
+    await waitFor(async () => ((await planner!.jobs.remaining(7)) + (await planner!.jobs.remaining(8)) === 0 ? true : undefined), { what: 'the jobs left Done' });
+    expect(applied.sort()).toEqual([7, 7, 7, 8, 8]);
   });
 
   it('wakes a wait with the workers’ word that a job is done, not at its next poll', async () => {

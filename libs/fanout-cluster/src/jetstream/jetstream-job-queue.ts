@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
+import { AckPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
 import type { DeliverRequest } from '@feedmill/contracts';
 import { JobsStalledError, type FanoutJobQueue, type JobDelivery, type JobWorker } from '../fanout-cluster.port.js';
 import { clusterNames } from './names.js';
@@ -142,8 +142,12 @@ export class JetStreamJobQueue implements FanoutJobQueue {
       // The server's message get takes `next_by_subj` (since 2.9), which nats.js types for direct gets only.
       const message = await this.jsm.streams.getMessage(stream, next as unknown as MsgRequest);
       if (!message) return withdrawn;
-      // False, or failing, when a worker deleted it first.
-      if (await this.jsm.streams.deleteMessage(stream, message.seq, true).catch(() => false)) withdrawn++;
+      // Erased as a worker erases what it applied. Not found: a worker finished it first.
+      const deleted = await this.jsm.streams.deleteMessage(stream, message.seq, true).catch((error: unknown) => {
+        if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.NoMessageFound) return false;
+        throw error;
+      });
+      if (deleted) withdrawn++;
       seq = message.seq + 1;
     }
   }

@@ -51,6 +51,10 @@ export class KvPlannerElection implements PlannerElection {
     return value === undefined ? undefined : (JSON.parse(value) as PlannerRecord);
   }
 
+  async holds(): Promise<boolean> {
+    return (await this.planner())?.id === this.id;
+  }
+
   report(caughtUp: boolean): Promise<void> {
     this.caughtUp = caughtUp;
     return this.enqueue();

@@ -3,7 +3,7 @@ export { parseRequest } from './message-handlers.js';
 export type { MessageHandlers } from './message-handlers.js';
 export { toErrorBody, toFeedmillError } from './error-body.js';
 export { RpcErrorFilter } from './rpc-error.filter.js';
-export { SERVICE_CLIENT, ProxyServiceClient, InProcessServiceClient, natsClient, routedSubject } from './service-client.js';
+export { SERVICE_CLIENT, RemoteServiceClient, InProcessServiceClient, natsClient, routedSubject } from './service-client.js';
 export type { ServiceClient, PartitionRoute } from './service-client.js';
 export { InProcessServer } from './in-process.server.js';
 export { allEdges, recentActivities } from './paged-queries.js';
@@ -18,3 +18,5 @@ export { SUBJECT_SERVER, NatsSubjectServer, InProcessSubjectServer } from './sub
 export type { SubjectServer, SubjectHandler } from './subject-server.js';
 export { REALTIME_BUS, InProcessRealtimeBus, NatsRealtimeBus, natsRealtimeBus, LinkedRealtimeBus, serveRealtimeLink } from './realtime-bus.js';
 export type { RealtimeBus, StreamListener } from './realtime-bus.js';
+export { NatsRequests, NoResponderError } from './nats-requests.js';
+export type { Requests } from './nats-requests.js';

@@ -1,13 +1,8 @@
-import { ClientProxyFactory, NatsRecordBuilder, Transport, type ClientProxy } from '@nestjs/microservices';
-// Not exported from the package's index: what Nest's NATS client fails with when no process answers a subject.
-import { EmptyResponseException } from '@nestjs/microservices/errors/empty-response.exception.js';
-import { headers as natsHeaders } from '@nats-io/transport-node';
-import { currentRequestId, REQUEST_ID_HEADER } from '@feedmill/observability';
-import { firstValueFrom, timeout } from 'rxjs';
 import { FeedmillError, partitionSubject, subjects, type PartitionedSubject, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
 import { checkedReply } from './checked-reply.js';
 import { toFeedmillError } from './error-body.js';
 import type { InProcessServer } from './in-process.server.js';
+import { NatsRequests, NoResponderError, type Requests } from './nats-requests.js';
 import { writeArrivedPage, writeHeldPage, type PageSubject, type WrittenPage } from './written-page.js';
 
 /**
@@ -48,20 +43,20 @@ const DEFAULT_TIMEOUT_MS = 15_000;
  */
 const WRITTEN_PAGES_RETRY_MS = 30_000;
 
-/** Over a Nest client (NATS in the cluster). */
-export class ProxyServiceClient implements ServiceClient {
+/** To services in other processes (over NATS in the cluster): each reply is checked on arrival. */
+export class RemoteServiceClient implements ServiceClient {
   /** Until when timeline reads go to `read` rather than `readWritten` (see {@link WRITTEN_PAGES_RETRY_MS}). */
   private writtenPagesRefusedUntil = 0;
 
   constructor(
-    private readonly proxy: ClientProxy,
+    private readonly requests: Requests,
     private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
   ) {}
 
   async request<S extends Subject>(subject: S, payload: RequestOf<S>, route?: PartitionRoute): Promise<ReplyOf<S>> {
     let reply: unknown;
     try {
-      reply = await firstValueFrom(this.proxy.send<unknown>(routedSubject(subject, route), withRequestIdHeader(payload)).pipe(timeout(this.timeoutMs)), { defaultValue: undefined });
+      reply = await this.requests.send(routedSubject(subject, route), payload, this.timeoutMs);
     } catch (error) {
       throw toFeedmillError(error, subject);
     }
@@ -79,28 +74,16 @@ export class ProxyServiceClient implements ServiceClient {
       try {
         return await this.request(subjects.timeline.readWritten, payload as RequestOf<typeof subjects.timeline.read>, route);
       } catch (error) {
-        if (!(error instanceof FeedmillError && error.cause instanceof EmptyResponseException)) throw error;
+        if (!(error instanceof FeedmillError && error.cause instanceof NoResponderError)) throw error;
         this.writtenPagesRefusedUntil = Date.now() + WRITTEN_PAGES_RETRY_MS;
       }
     }
     return writeArrivedPage(await this.request(subject, payload, route));
   }
 
-  async close(): Promise<void> {
-    await this.proxy.close();
+  close(): Promise<void> {
+    return this.requests.close();
   }
-}
-
-/**
- * The payload as a NATS record whose `x-request-id` header names the request being served,
- * so that the service's log lines for it carry the id too; as it is outside any request.
- */
-function withRequestIdHeader(payload: unknown): unknown {
-  const requestId = currentRequestId();
-  if (requestId === undefined) return payload;
-  const headers = natsHeaders();
-  headers.set(REQUEST_ID_HEADER, requestId);
-  return new NatsRecordBuilder(payload).setHeaders(headers).build();
 }
 
 /**
@@ -108,7 +91,7 @@ function withRequestIdHeader(payload: unknown): unknown {
  * and no validation on either side. Requests and replies are objects that typed code built
  * (`MessageHandlers` types every handler's reply), so checking them again in the same
  * process would only repeat what the compiler checked; what crosses a process boundary is
- * checked on arrival ({@link ProxyServiceClient}, `parseRequest`).
+ * checked on arrival ({@link RemoteServiceClient}, `parseRequest`).
  */
 export class InProcessServiceClient implements ServiceClient {
   readonly handsOverObjects = true;
@@ -131,6 +114,6 @@ export class InProcessServiceClient implements ServiceClient {
 }
 
 /** A client to the services over NATS (the cluster's transport). */
-export function natsClient(url: string): ProxyServiceClient {
-  return new ProxyServiceClient(ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [url] } }));
+export function natsClient(url: string): RemoteServiceClient {
+  return new RemoteServiceClient(new NatsRequests([url]));
 }

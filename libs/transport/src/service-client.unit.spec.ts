@@ -1,19 +1,18 @@
 import { Controller, Logger, Module, UsePipes, type PipeTransform } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Ctx, EventPattern, MessagePattern, Payload, type ClientProxy } from '@nestjs/microservices';
-import { of, throwError } from 'rxjs';
+import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { FeedmillError, subjects } from '@feedmill/contracts';
 import { InProcessServer } from './in-process.server.js';
 import { InProcessSubjectServer } from './subject-server.js';
 import { parseRequest } from './message-handlers.js';
-import { InProcessServiceClient, ProxyServiceClient, type ServiceClient } from './service-client.js';
+import { InProcessServiceClient, RemoteServiceClient, type ServiceClient } from './service-client.js';
 
 const activity = { id: 'a1', feed: 'user:bob', actor: 'bob', verb: 'post', object: 'o', time: '2026-01-01T00:00:00.000Z' } as const;
 
-/** A Nest client proxy whose every request comes back as `reply` (or fails with `error`). */
-function proxyAnswering(reply: { value?: unknown; error?: unknown }): ProxyServiceClient {
-  const proxy = { send: () => ('error' in reply ? throwError(() => reply.error) : of(reply.value)) } as unknown as ClientProxy;
-  return new ProxyServiceClient(proxy);
+/** A client to another process whose every request comes back as `reply` (or fails with `error`). */
+function remoteAnswering(reply: { value?: unknown; error?: unknown }): RemoteServiceClient {
+  const send = () => ('error' in reply ? Promise.reject(reply.error) : Promise.resolve(reply.value));
+  return new RemoteServiceClient({ send, close: async () => undefined });
 }
 
 beforeAll(() => Logger.overrideLogger(false));
@@ -22,26 +21,26 @@ afterAll(() => Logger.overrideLogger(['log', 'error', 'warn']));
 describe('service clients', () => {
   it('return a reply of the subject’s shape as it came', async () => {
     const page = { items: [activity], next: null };
-    expect(await proxyAnswering({ value: page }).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).toBe(page);
-    expect(await proxyAnswering({ value: { followers: 2, following: 1 } }).request(subjects.graph.counts, { feed: 'user:bob' })).toEqual({ followers: 2, following: 1 });
+    expect(await remoteAnswering({ value: page }).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).toBe(page);
+    expect(await remoteAnswering({ value: { followers: 2, following: 1 } }).request(subjects.graph.counts, { feed: 'user:bob' })).toEqual({ followers: 2, following: 1 });
   });
 
   it('refuse a malformed reply from another process with an internal error that names the subject and the field', async () => {
     const page = { items: [activity, { ...activity, id: 'a2', verb: 7 }], next: null };
-    await expect(proxyAnswering({ value: page }).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).rejects.toThrow(
+    await expect(remoteAnswering({ value: page }).request(subjects.timeline.read, { feed: 'timeline:alice', limit: 25 })).rejects.toThrow(
       expect.objectContaining({ name: 'FeedmillError', code: 'internal', message: expect.stringMatching(/^feed\.timeline\.read answered with a malformed reply: reply\.items\.1\.verb: /) }),
     );
-    await expect(proxyAnswering({ value: { applied: 'yes', position: 3 } }).request(subjects.timeline.deliver, { after: 0, position: 3, deliveries: [] })).rejects.toThrow(
+    await expect(remoteAnswering({ value: { applied: 'yes', position: 3 } }).request(subjects.timeline.deliver, { after: 0, position: 3, deliveries: [] })).rejects.toThrow(
       expect.objectContaining({ code: 'internal', message: expect.stringContaining('feed.timeline.deliver answered with a malformed reply: reply.applied') }),
     );
   });
 
   it('refuse a missing reply, and a small reply with a field the subject does not have', async () => {
-    await expect(proxyAnswering({ value: undefined }).request(subjects.content.add, { feed: 'user:bob', activity, id: 'a1', receivedAt: activity.time })).rejects.toThrow(
+    await expect(remoteAnswering({ value: undefined }).request(subjects.content.add, { feed: 'user:bob', activity, id: 'a1', receivedAt: activity.time })).rejects.toThrow(
       expect.objectContaining({ code: 'internal', message: expect.stringContaining('feed.content.add answered with a malformed reply: reply: ') }),
     );
     const status = { service: 'graph', ready: true, position: 4, lag: 0 };
-    await expect(proxyAnswering({ value: status }).request(subjects.graph.status, {})).rejects.toThrow(
+    await expect(remoteAnswering({ value: status }).request(subjects.graph.status, {})).rejects.toThrow(
       expect.objectContaining({ code: 'internal', message: expect.stringContaining('feed.graph.status answered with a malformed reply') }),
     );
   });
@@ -161,7 +160,7 @@ describe('service clients', () => {
   });
 
   it('still hand on a service’s error as the service gave it', async () => {
-    const failed = proxyAnswering({ error: { code: 'activity_not_found', message: 'activity a9 is not in feed user:bob', field: 'activityId' } });
+    const failed = remoteAnswering({ error: { code: 'activity_not_found', message: 'activity a9 is not in feed user:bob', field: 'activityId' } });
     const refused = failed.request(subjects.content.remove, { feed: 'user:bob', id: 'a9', time: activity.time });
     await expect(refused).rejects.toBeInstanceOf(FeedmillError);
     await expect(refused).rejects.toThrow(expect.objectContaining({ code: 'activity_not_found', field: 'activityId' }));

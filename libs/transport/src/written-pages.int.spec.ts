@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { subjects, type Activity, type ActivityPage } from '@feedmill/contracts';
 import { startNatsServer, type NatsServerHandle } from '@feedmill/harness';
 import { DrainingNatsServer } from './draining-nats.server.js';
-import { ClientProxyFactory, Transport } from '@nestjs/microservices';
-import { ProxyServiceClient } from './service-client.js';
+import { NatsRequests } from './nats-requests.js';
+import { RemoteServiceClient } from './service-client.js';
 
 /**
  * Timeline pages over NATS, on a real nats-server: the gateway's client asks for the page
@@ -12,7 +12,7 @@ import { ProxyServiceClient } from './service-client.js';
  * again on every read.
  */
 let nats: NatsServerHandle;
-let client: ProxyServiceClient;
+let client: RemoteServiceClient;
 /** The subjects the client sent requests on, in order. */
 const sent: string[] = [];
 beforeAll(async () => (nats = await startNatsServer()));
@@ -20,13 +20,13 @@ afterAll(() => nats?.stop());
 // A client per test: one remembers for 30 s that no timeline answered written pages.
 beforeEach(() => {
   sent.length = 0;
-  const proxy = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [nats.url] } });
-  const send = proxy.send.bind(proxy);
-  proxy.send = (pattern, data) => {
-    sent.push(String(pattern));
-    return send(pattern, data);
+  const requests = new NatsRequests([nats.url]);
+  const send = requests.send.bind(requests);
+  requests.send = (subject, payload, timeoutMs) => {
+    sent.push(subject);
+    return send(subject, payload, timeoutMs);
   };
-  client = new ProxyServiceClient(proxy);
+  client = new RemoteServiceClient(requests);
 });
 afterEach(() => client.close());
 

@@ -1,16 +1,15 @@
 import { decodeFeedEvents, type PositionedEvent } from '@feedmill/contracts';
 import type { EventLog, RecordedEvent } from '@feedmill/event-log';
-import { followEdgeEventTypes, type FollowerIndex } from '@feedmill/feed-models';
+import { followerIndexEventTypes, type FollowerIndex } from '@feedmill/feed-models';
 
 /** Read in batches larger than fan-out's: only what the index takes in is decoded. */
 const READ_BATCH = 4096;
 
-/** What the index takes in: follows and unfollows, and added activities, single or imported. */
-const indexedEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, 'ActivityAdded', 'ActivitiesAdded']);
 
 /**
- * Brings `index` from its position to `to` by reading the log's follows, unfollows and
- * added activities in between. The log is the index's only source, as for every projection: nothing else has to
+ * Brings `index` from its position to `to` by reading the log's follows, unfollows, added
+ * activities and erasures in between ({@link followerIndexEventTypes}), as the live fan-out
+ * takes them in. The log is the index's only source, as for every projection: nothing else has to
  * be kept in step with timeline's position, which is where fan-out resumes. Stops early,
  * leaving the index where it got to, once `signal` aborts.
  *
@@ -46,7 +45,7 @@ export async function advanceFromLog(log: EventLog, index: FollowerIndex, to: nu
 function decodeIndexed(records: readonly RecordedEvent[], to: number): PositionedEvent[] {
   const indexed: PositionedEvent[] = [];
   for (const record of records) {
-    if (record.position > to || !indexedEventTypes.has(record.type)) continue;
+    if (record.position > to || !followerIndexEventTypes.has(record.type)) continue;
     try {
       indexed.push(...decodeFeedEvents([record]));
     } catch {

@@ -26,7 +26,7 @@ export { planDeliveries, replanAsOfNow } from './fanout/delivery-plan.js';
 export type { LastHiding } from './fanout/delivery-plan.js';
 export { deliveriesByReader } from './fanout/deliveries-by-reader.js';
 export type { PlanLookups } from './fanout/delivery-plan.js';
-export { FollowerIndex } from './fanout/follower-index.js';
+export { FollowerIndex, followerIndexEventTypes } from './fanout/follower-index.js';
 export type { FollowersInBatch, FollowerIndexState } from './fanout/follower-index.js';
 export { chunkDeliveries, MAX_READERS_PER_DELIVERY, DELIVERY_BUDGET_BYTES, IN_PROCESS_DELIVERY_BUDGET_BYTES } from './fanout/delivery-chunks.js';
 export { deliverInOrder, fanOutBatch } from './fanout/fan-out-batch.js';

@@ -1,6 +1,13 @@
 import type { EdgeBound, FeedEvent, FeedId, PositionedEvent } from '@feedmill/contracts';
-import { evolveFollowEdge, isFollowEdgeEvent } from '../aggregates/follow-edge.js';
+import { evolveFollowEdge, followEdgeEventTypes, isFollowEdgeEvent } from '../aggregates/follow-edge.js';
 import { SortedRuns, type SortedRunsState } from './sorted-runs.js';
+
+/**
+ * The types of the log's events a follower index takes in: follows and unfollows, added
+ * activities (an import's too), and erasures. A reader of the log for the index alone
+ * decodes these and skips the rest.
+ */
+export const followerIndexEventTypes: ReadonlySet<string> = new Set([...followEdgeEventTypes, 'ActivityAdded', 'ActivitiesAdded', 'FeedErased']);
 
 /**
  * Every follower of every feed, as fan-out needs it to plan deliveries: built from the follow

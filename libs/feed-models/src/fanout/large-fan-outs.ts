@@ -11,7 +11,7 @@ export interface FanOutSegment {
 /**
  * Cuts a batch's events (ending at log position `to`) so that each post, removal, bump or
  * update by a feed with more than `minReaders` followers stands alone and ends at its own
- * position. Its deliveries can then be applied as jobs in any order while the target stands
+ * position (unless it is an item of an import, which stays with the import's other items). Its deliveries can then be applied as jobs in any order while the target stands
  * just before it, and the target moves past it only once they are all in: nothing after it
  * in the log (an unfollow, a removal) can be overtaken by one of its jobs.
  *
@@ -27,9 +27,13 @@ export function segmentAroundLargeFanOuts(
 ): FanOutSegment[] {
   const segments: FanOutSegment[] = [];
   let current: PositionedEvent[] = [];
-  for (const positioned of events) {
+  for (let index = 0; index < events.length; index++) {
+    const positioned = events[index]!;
+    // The items of an import share its position, and are never cut apart: a cut ends at a
+    // position, and the items after it would end where the target already stands.
+    const sharesPosition = events[index - 1]?.position === positioned.position || events[index + 1]?.position === positioned.position;
     const author = authorOf(positioned.event);
-    if (author === undefined || followerCount(author) <= minReaders) {
+    if (sharesPosition || author === undefined || followerCount(author) <= minReaders) {
       current.push(positioned);
       continue;
     }

@@ -52,6 +52,21 @@ describe('segmentAroundLargeFanOuts', () => {
     expect(positionsOf(segmentAroundLargeFanOuts(events, 6, followerCount, 10))).toEqual([{ at: [5, 6], to: 6 }]);
   });
 
+  it('keeps the items of an import together, at their one position, whichever feeds they are of', () => {
+    // An import at 41 holds posts of user:big and user:small, as ActivitiesAdded decodes to.
+    const events = [
+      ...positioned([add('s0', 'user:small')], 40),
+      { position: 41, event: add('b1', 'user:big') },
+      { position: 41, event: add('s1', 'user:small') },
+      { position: 41, event: add('b2', 'user:big') },
+      ...positioned([add('b3', 'user:big')], 42),
+    ];
+    expect(positionsOf(segmentAroundLargeFanOuts(events, 42, followerCount, 5))).toEqual([
+      { at: [40, 41, 41, 41], to: 41 },
+      { at: [42], to: 42 },
+    ]);
+  });
+
   it('cuts bumps and updates out as it does posts', () => {
     const events = positioned([bump('b0', 'user:big'), update('b0', 'user:big'), bump('s0', 'user:small')], 30);
     expect(positionsOf(segmentAroundLargeFanOuts(events, 32, followerCount, 5))).toEqual([
@@ -61,7 +76,7 @@ describe('segmentAroundLargeFanOuts', () => {
     ]);
   });
 
-  it('plans, segment after segment, the deliveries that planning the whole batch would', async () => {
+  it('plans, segment after segment, the deliveries that planning the whole batch would, imports included', async () => {
     const random = seededRandom(7);
     const feeds = ['user:a', 'user:b', 'user:c'];
     const lookups: PlanLookups = {
@@ -97,14 +112,22 @@ describe('segmentAroundLargeFanOuts', () => {
         index.advance(positioned(history, 1), history.length);
         return index;
       };
-      const events = positioned(batch, history.length + 1);
-      const to = history.length + batch.length;
+      // Some posts come in imports: a post right after a post may share its position.
+      let position = history.length;
+      const events = batch.map((event, i) => {
+        const joinsImport = i > 0 && event.type === 'ActivityAdded' && batch[i - 1]!.type === 'ActivityAdded' && random() < 0.5;
+        if (!joinsImport) position++;
+        return { position, event };
+      });
+      const to = position;
       const whole = await planDeliveries(events, indexAt(), lookups);
 
       const index = indexAt();
       const threshold = Math.floor(random() * 6);
       const bySegment: TimelineDelivery[] = [];
       for (const segment of segmentAroundLargeFanOuts(events, to, (feed) => index.followerCount(feed), threshold)) {
+        // Each segment moves the target on: one ending where it stands would not be delivered.
+        expect(segment.to).toBeGreaterThan(index.position);
         bySegment.push(...(await planDeliveries(segment.events, index, lookups)));
         index.advance(segment.events, segment.to);
       }

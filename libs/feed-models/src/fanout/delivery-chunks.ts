@@ -57,18 +57,22 @@ type FollowDelivery = Extract<TimelineDelivery, { kind: 'follow' }>;
 /**
  * A follow's backfill (up to cap + 1 activities of any size) as pieces of at most the byte
  * budget, oldest first: the oldest piece carries `exhausted` and so sets the reader's floor,
- * and every newer piece lands above it. Applied in that order they store what the whole
- * delivery would.
+ * and every newer piece lands above it. A bounded follow's `since` goes with the oldest piece
+ * alone: a timeline forgets the feed's entries before it stores a piece that carries one, and
+ * would forget the pieces before. Applied in that order they store what the whole delivery
+ * would.
  */
 function splitFollow(delivery: FollowDelivery, budgetBytes: number): Array<{ piece: FollowDelivery; bytes: number }> {
   const sizes = delivery.recent.map(approximateBytes);
+  const { since: _since, ...unbounded } = delivery;
   const pieces: Array<{ piece: FollowDelivery; bytes: number }> = [];
   let end = delivery.recent.length;
   while (end > 0) {
     let start = end - 1;
     let bytes = 100 + sizes[start]!;
     while (start > 0 && bytes + sizes[start - 1]! <= budgetBytes) bytes += sizes[--start]!;
-    pieces.push({ piece: { ...delivery, recent: delivery.recent.slice(start, end), exhausted: pieces.length === 0 ? delivery.exhausted : true }, bytes });
+    const recent = delivery.recent.slice(start, end);
+    pieces.push({ piece: pieces.length === 0 ? { ...delivery, recent } : { ...unbounded, recent, exhausted: true }, bytes });
     end = start;
   }
   return pieces;

@@ -41,4 +41,12 @@ describe('splitFollow', () => {
     expect(pieces.map((p) => p.exhausted)).toEqual([false, ...pieces.slice(1).map(() => true)]);
     expect(pieces.flatMap((p) => [...p.recent].reverse().map((a) => a.id))).toEqual([...recent].reverse().map((a) => a.id));
   });
+
+  it('gives a bounded follow’s since to the oldest piece alone, which a timeline applies first', () => {
+    const bounded = { ...follow, since: `${recent[12]!.time}|b0` };
+    const pieces = chunkDeliveries([bounded]).flat() as Array<Extract<TimelineDelivery, { kind: 'follow' }>>;
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.map((p) => p.since)).toEqual([bounded.since, ...pieces.slice(1).map(() => undefined)]);
+    expect(pieces.slice(1).every((p) => !('since' in p))).toBe(true);
+  });
 });

@@ -18,7 +18,13 @@ describe('memory timeline store, chunked deliveries', () => {
   const recent = Array.from({ length: 13 }, (_, i) => at(12 - i));
   const follow: TimelineDelivery = { kind: 'follow', reader: 'timeline:r', target: 'user:b', recent, exhausted: false };
 
-  it('stores what the whole delivery stores when its pieces are applied in order', async () => {
+  // A follow with a copyLimit is bounded: its backfill starts at `since`.
+  const bounded: TimelineDelivery = { ...follow, recent: recent.slice(0, 6), exhausted: true, since: `${recent[5]!.time}|${recent[5]!.id}` };
+
+  it.each([
+    ['a follow', follow, 13],
+    ['a bounded follow', bounded, 6],
+  ] as const)('stores what the whole delivery stores when the pieces of %s are applied in order', async (_name, follow, stored) => {
     const policy = { model: 'ring' as const, cap: 12, inactivityMs: 0 };
     const whole = new MemoryTimelineStore(() => policy);
     const pieced = new MemoryTimelineStore(() => policy);
@@ -28,6 +34,6 @@ describe('memory timeline store, chunked deliveries', () => {
     await pieced.deliver({ after: 0, position: 1, deliveries: pieces.flat() });
     const page = (store: MemoryTimelineStore) => store.readPage('timeline:r', undefined, 20, async () => [at(0)]);
     expect((await page(pieced)).items.map((a) => a.id)).toEqual((await page(whole)).items.map((a) => a.id));
-    expect((await page(pieced)).items).toHaveLength(13);
+    expect((await page(pieced)).items).toHaveLength(stored);
   });
 });

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, open, readFile, rm, rmdir, writeFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileFeedKeyStore, FEED_KEYS_FILE, UnreadableKeyFileError } from './file-feed-keys.js';
@@ -43,6 +43,52 @@ describe('file feed key store', () => {
     const found = await again.find([{ feed: 'user:bob', id: bob.id }, { feed: 'user:ann', id: ann.id }, { feed: 'user:x', id: 'torn' }]);
     expect([...found.keys()].sort()).toEqual([ann.id, bob.id].sort());
     await again.close();
+  });
+
+  it("hands a feed whose key is destroyed while another feed's new key is written a new key, made durable", async () => {
+    const store = await FileFeedKeyStore.open(dir);
+    const ann = (await store.currentKeys(['user:ann'])).get('user:ann')!;
+    // Called in one tick: the destroy takes ann's key while the write of bob's is under way.
+    const [keys] = await Promise.all([store.currentKeys(['user:ann', 'user:bob']), store.destroy([ann])]);
+    const fresh = keys.get('user:ann');
+    expect(fresh?.id).toEqual(expect.any(String));
+    expect(fresh!.id).not.toBe(ann.id);
+    expect((await store.currentKeys(['user:ann'])).get('user:ann')).toBe(fresh);
+    await store.close();
+    const reopened = await FileFeedKeyStore.open(dir);
+    const bob = keys.get('user:bob')!;
+    const found = await reopened.find([ann, fresh!, bob]);
+    expect([...found.keys()].sort()).toEqual([fresh!.id, bob.id].sort());
+    expect(found.get(fresh!.id)!.secret.equals(fresh!.secret)).toBe(true);
+    await reopened.close();
+  });
+
+  it('leaves nothing of a key append that failed partway, so that the next key is not appended to the fragment and lost with it', async () => {
+    const store = await FileFeedKeyStore.open(dir);
+    const bob = (await store.currentKeys(['user:bob'])).get('user:bob')!;
+    const before = await readFile(join(dir, FEED_KEYS_FILE), 'utf8');
+    // The next append writes part of its line and fails, as when the disk fills up meanwhile.
+    const probe = await open(join(dir, 'probe'), 'w');
+    const handles = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const appendFile = handles.appendFile;
+    handles.appendFile = async function (this: FileHandle, data: string | Uint8Array) {
+      handles.appendFile = appendFile;
+      await appendFile.call(this, data.slice(0, 20));
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    try {
+      await expect(store.currentKeys(['user:ann'])).rejects.toMatchObject({ code: 'ENOSPC' });
+    } finally {
+      handles.appendFile = appendFile;
+    }
+    expect(await readFile(join(dir, FEED_KEYS_FILE), 'utf8')).toBe(before);
+    const keys = await store.currentKeys(['user:ann', 'user:cat']);
+    await store.close();
+    const reopened = await FileFeedKeyStore.open(dir);
+    const wanted = [bob, keys.get('user:ann')!, keys.get('user:cat')!];
+    expect([...(await reopened.find(wanted)).keys()].sort()).toEqual(wanted.map((key) => key.id).sort());
+    await reopened.close();
   });
 
   it('keeps a key it could not destroy durably: a failed rewrite fails, and a retry finds the key and destroys it', async () => {

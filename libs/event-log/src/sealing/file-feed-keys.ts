@@ -99,35 +99,44 @@ export class FileFeedKeyStore implements FeedKeyStore {
   }
 
   async currentKeys(feeds: readonly FeedId[]): Promise<Map<FeedId, FeedKey>> {
-    const keys = new Map<FeedId, FeedKey>();
     const made: FeedKey[] = [];
-    for (const feed of feeds) {
-      let key = this.current.get(feed) ?? made.find((one) => one.feed === feed);
-      if (!key) made.push((key = newFeedKey(feed)));
-      keys.set(feed, key);
-    }
-    if (made.length > 0) {
-      await this.serially(async () => {
-        const file = await open(this.path, 'a');
-        try {
-          await file.appendFile(made.map((key) => lineOf(key)).join(''));
-          await file.sync();
-        } finally {
-          await file.close();
-        }
-        // The file's first write created it: its name must be durable too.
-        if (!this.created) await this.syncDirectory();
-        this.created = true;
-      });
-      for (const key of made) {
-        this.byId.set(key.id, key);
-        if (!this.current.has(key.feed)) this.current.set(key.feed, key);
-      }
+    for (const feed of feeds) if (!this.current.has(feed) && !made.some((one) => one.feed === feed)) made.push(newFeedKey(feed));
+    if (made.length === 0) return new Map(feeds.map((feed) => [feed, this.current.get(feed)!]));
+    await this.serially(() => this.appended(made));
+    for (const key of made) {
+      this.byId.set(key.id, key);
       // Another call may have made a key for the same feed meanwhile: both are kept (both
       // are durable, and an erasure destroys every key of the feed), the first stays current.
-      for (const feed of feeds) keys.set(feed, this.current.get(feed)!);
+      if (!this.current.has(key.feed)) this.current.set(key.feed, key);
     }
-    return keys;
+    // A destroy while the write was under way may have taken the current key of a feed that
+    // had one: asked again, such a feed gets a new key, so that every feed asked for gets one.
+    return this.currentKeys(feeds);
+  }
+
+  /**
+   * Appends `keys` to the file, durably. A failed append is cut back off, so that the next one
+   * does not start on the fragment a short write left (a full disk), which would make the file
+   * unreadable at the next open and lose the key appended after it.
+   */
+  private async appended(keys: readonly FeedKey[]): Promise<void> {
+    const file = await open(this.path, 'a');
+    try {
+      const { size } = await file.stat();
+      try {
+        await file.appendFile(keys.map((key) => lineOf(key)).join(''));
+        await file.sync();
+      } catch (error) {
+        await file.truncate(size);
+        await file.sync();
+        throw error;
+      }
+    } finally {
+      await file.close();
+    }
+    // The file's first write created it: its name must be durable too.
+    if (!this.created) await this.syncDirectory();
+    this.created = true;
   }
 
   async keysOf(feed: FeedId): Promise<FeedKey[]> {

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { feedEvents, type Activity, type FeedId, type FeedLogEvent } from '@feedmill/contracts';
 import { FileEventLog } from '../file/file-event-log.js';
-import type { RecordedEvent } from '../event-log.port.js';
+import type { AppendResult, RecordedEvent } from '../event-log.port.js';
 import type { FeedKeyStore } from './feed-keys.port.js';
 import { FileFeedKeyStore } from './file-feed-keys.js';
+import type { FeedKey } from './sealed-content.js';
 import { SealedEventLog } from './sealed-event-log.js';
 
 let dir: string;
@@ -140,6 +141,75 @@ describe('SealedEventLog', () => {
     await log.close();
   });
 
+  /**
+   * Posts a1 to user:a while an erasure of user:a destroys its keys (called from the erasure's
+   * look-up of which keys exist, once it is durable), and reads the feed after a reopen. The
+   * store's answer to the post's ask for a key comes at once, or, with `answerLate`, only once
+   * the erasure is done: either way it is the key being destroyed, the store's current one until
+   * its destroy begins.
+   */
+  async function postDuringErasure(answerLate: boolean): Promise<{ erasure: AppendResult; after: AppendResult; read: Array<[string, unknown]> }> {
+    const store = await FileFeedKeyStore.open(dir);
+    let after: Promise<AppendResult> | undefined;
+    let erasureDone!: () => void;
+    const done = new Promise<void>((resolve) => (erasureDone = resolve));
+    const keys: FeedKeyStore = {
+      ...unclosedKeys(store),
+      find: (refs) => ((after ??= log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))])), store.find(refs)),
+      currentKeys: async (feeds) => {
+        const answer = store.currentKeys(feeds);
+        if (answerLate && after) await done;
+        return answer;
+      },
+    };
+    const log = new SealedEventLog(await FileEventLog.open({ dir }), keys);
+    log.onErased(() => erasureDone());
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))]);
+    const erasure = await log.appendToStream('feed-user:a', [feedEvents.encode(erase('user:a'))]);
+    const result = { erasure, after: await after! };
+    await log.close();
+    await store.close();
+    const reopened = await openSealed();
+    const read = (await reopened.log.readStream('feed-user:a')).map((record): [string, unknown] => [record.type, (record.data as { activity?: Activity }).activity?.object]);
+    await reopened.log.close();
+    return { ...result, read };
+  }
+
+  it.each([
+    ['at once', false],
+    ['after the erasure is done', true],
+  ])('seals a post called while an erasure of its feed destroys its keys with a new key, the store answering %s', async (_, answerLate) => {
+    const { erasure, after, read } = await postDuringErasure(answerLate);
+    expect(after.position).toBeGreaterThan(erasure.position);
+    expect(read).toEqual([
+      ['ContentErased', undefined],
+      ['FeedErased', undefined],
+      ['ActivityAdded', `${secret} a1`],
+    ]);
+  });
+
+  it("asks again for a feed's key when the store's answer has none for it, instead of failing the feed's appends", async () => {
+    const store = await FileFeedKeyStore.open(dir);
+    let asked = 0;
+    // What the file store handed back for a feed whose key an erasure destroyed while another feed's key was written.
+    const keys: FeedKeyStore = {
+      ...unclosedKeys(store),
+      currentKeys: async (feeds) => {
+        const answer = await store.currentKeys(feeds);
+        if (++asked === 1) answer.set('user:a', undefined as unknown as FeedKey);
+        return answer;
+      },
+    };
+    const log = new SealedEventLog(await FileEventLog.open({ dir }), keys);
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))], { expectedVersion: 'no_stream' });
+    await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))], { expectedVersion: 0 });
+    await log.close();
+    await store.close();
+    const reopened = await openSealed();
+    expect((await reopened.log.readStream('feed-user:a')).map((record) => (record.data as { activity: Activity }).activity.object)).toEqual([`${secret} a0`, `${secret} a1`]);
+    await reopened.log.close();
+  });
+
   it('erases: keys named in the event and destroyed once it is durable; the content reads as tombstones in place, positions and revisions kept', async () => {
     let { log } = await openSealed();
     await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);
@@ -269,6 +339,39 @@ describe('SealedEventLog', () => {
     const records = await reading;
     // The batch read up to the head before the erasure: user:a's post erased, user:b's whole.
     expect(records.map((record) => record.type)).toEqual(['ContentErased', 'ActivityAdded']);
+    await log.close();
+    await store.close();
+  });
+
+  it('reads content as erased once an erasure destroyed its key, also when a read was looking that key up meanwhile', async () => {
+    const file = await FileEventLog.open({ dir });
+    const store = await FileFeedKeyStore.open(dir);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let lookedUp!: () => void;
+    const lookingUp = new Promise<void>((resolve) => (lookedUp = resolve));
+    let finds = 0;
+    // The reader's first key look-up (for user:a's key, which another log made) finds it, and answers once the erasure is done.
+    const keys: FeedKeyStore = {
+      ...unclosedKeys(store),
+      find: async (refs) => {
+        const found = await store.find(refs);
+        if (++finds === 1) {
+          lookedUp();
+          await held;
+        }
+        return found;
+      },
+    };
+    const log = new SealedEventLog(file, keys);
+    await new SealedEventLog(file, unclosedKeys(store)).appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);
+    const reading = readAll(log);
+    await lookingUp;
+    await log.appendToStream('erased-user:a', [feedEvents.encode(erase('user:a'))]);
+    release();
+    await reading;
+    expect(await store.keysOf('user:a')).toEqual([]);
+    expect((await log.readStream('feed-user:a')).map((record) => record.type)).toEqual(['ContentErased']);
     await log.close();
     await store.close();
   });

@@ -33,7 +33,7 @@ export class SealedEventLog implements EventLog {
   private readonly keys = new Map<string, FeedKey | null>();
   /** How many keys an erasure seen here destroyed. */
   private destroyedKeys = 0;
-  /** The key each feed's new content is sealed with. */
+  /** The key each feed's new content is sealed with: never one an erasure seen here destroyed (see `learn`). */
   private readonly current = new Map<FeedId, FeedKey>();
   /** Per stream this log appended sealed content to: the revision its own appends end at (see `unfenced`). */
   private readonly ownRevisions = new Map<string, number>();
@@ -252,7 +252,14 @@ export class SealedEventLog implements EventLog {
     });
   }
 
-  private learn(feed: FeedId, key: FeedKey): void {
+  /**
+   * Seals `feed`'s new content with `key` from now on. A key an erasure seen here destroyed is
+   * not taken back: the store hands out a feed's key until its destroy begins, so a post called
+   * during an erasure may ask for it before and be answered after. Such a feed, or one the
+   * store's answer has no key for, stays without one, and its append asks again.
+   */
+  private learn(feed: FeedId, key: FeedKey | undefined): void {
+    if (!key || this.keys.get(key.id) === null) return;
     this.current.set(feed, key);
     this.keys.set(key.id, key);
   }
@@ -289,7 +296,7 @@ export class SealedEventLog implements EventLog {
   /** Destroys an erasure's keys (again, harmlessly, when a read meets one already done) and tells the listeners. */
   private async erased(data: FeedErasedData, position: number): Promise<void> {
     const refs: FeedKeyRef[] = (data.keys ?? []).map((id) => ({ feed: data.feed, id }));
-    if (this.current.get(data.feed) && data.keys?.includes(this.current.get(data.feed)!.id)) this.current.delete(data.feed);
+    this.stopSealingWith(refs);
     const standing = refs.filter((ref) => this.keys.get(ref.id) !== null);
     if (standing.length > 0) {
       const exist = await this.keyStore.find(standing);
@@ -299,7 +306,16 @@ export class SealedEventLog implements EventLog {
       if (this.keys.get(ref.id) !== null) this.destroyedKeys++;
       this.keys.set(ref.id, null);
     }
+    // Again: a post of the feed called meanwhile asked the store for a key before the destroy
+    // began, and may have learnt one of these. From here on `learn` refuses them, so no current
+    // key is ever a destroyed one, and appends need not check theirs.
+    this.stopSealingWith(refs);
     for (const listener of this.listeners) listener({ feed: data.feed, position });
+  }
+
+  /** Seals no new content with the keys of `refs`: their feeds get new keys at their next append. */
+  private stopSealingWith(refs: readonly FeedKeyRef[]): void {
+    for (const ref of refs) if (this.current.get(ref.feed)?.id === ref.id) this.current.delete(ref.feed);
   }
 
   /**
@@ -328,8 +344,9 @@ export class SealedEventLog implements EventLog {
       const found = await this.keyStore.find([...unknown.values()]);
       // A miss reads as a tombstone this time but is not cached: only an erasure naming the
       // key says it is destroyed for good, and a store may miss a key it holds (a replica
-      // behind its leader), which a later read must ask for again.
-      for (const [id, key] of found) this.keys.set(id, key);
+      // behind its leader), which a later read must ask for again. A key an erasure destroyed
+      // while it was looked up stays destroyed: cached, its content would read whole here again.
+      for (const [id, key] of found) if (this.keys.get(id) !== null) this.keys.set(id, key);
     }
     const out = new Array<RecordedEvent>(records.length);
     const keyOf = (ref: FeedKeyRef) => this.keys.get(ref.id) ?? undefined;

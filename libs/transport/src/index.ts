@@ -18,5 +18,5 @@ export { SUBJECT_SERVER, NatsSubjectServer, InProcessSubjectServer } from './sub
 export type { SubjectServer, SubjectHandler } from './subject-server.js';
 export { REALTIME_BUS, InProcessRealtimeBus, NatsRealtimeBus, natsRealtimeBus, LinkedRealtimeBus, serveRealtimeLink } from './realtime-bus.js';
 export type { RealtimeBus, StreamListener } from './realtime-bus.js';
-export { NatsRequests, NoResponderError } from './nats-requests.js';
+export { NatsRequests, NoResponderError, RequestTimeoutError } from './nats-requests.js';
 export type { Requests } from './nats-requests.js';

@@ -30,6 +30,11 @@ beforeAll(async () => {
     return 'served';
   });
   server.addHandler('silent', () => new Promise(() => undefined));
+  server.addHandler('echo', async (payload: unknown) => {
+    const { n, waitMs } = payload as { n: number; waitMs: number };
+    await new Promise((settle) => setTimeout(settle, waitMs));
+    return n;
+  });
   await new Promise<void>((resolve, reject) => void server.listen((error?: unknown) => (error ? reject(error as Error) : resolve())));
 });
 afterAll(async () => {
@@ -58,6 +63,16 @@ it('fails with the error a service handler answered, code and field included', a
   }
 });
 
+it('gives each of many requests in flight at once its own reply, whatever order they are answered in', async () => {
+  const requests = new NatsRequests([nats.url]);
+  try {
+    const asked = Array.from({ length: 200 }, (_, n) => requests.send('echo', { n, waitMs: (n * 7) % 23 }, 5_000));
+    expect(await Promise.all(asked)).toEqual(Array.from({ length: 200 }, (_, n) => n));
+  } finally {
+    await requests.close();
+  }
+});
+
 it('carries the request being served to the service, in the x-request-id header', async () => {
   const requests = new NatsRequests([nats.url]);
   try {
@@ -78,8 +93,12 @@ it('tells a subject nobody answers from one that does not answer in time, each n
     expect((nobody as FeedmillError).message).toContain(subjects.content.status);
     const requests = new NatsRequests([nats.url]);
     const started = Date.now();
-    await expect(requests.send('silent', {}, 300)).rejects.toThrow(/timeout/i);
+    await expect(requests.send('silent', {}, 300)).rejects.toThrow(expect.objectContaining({ name: 'RequestTimeoutError', message: expect.stringContaining('silent') }));
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    // An answer that comes after its request gave up is dropped, and the next request gets its own.
+    await expect(requests.send('echo', { n: 1, waitMs: 400 }, 100)).rejects.toThrow(/timeout/);
+    await new Promise((settle) => setTimeout(settle, 400));
+    expect(await requests.send('echo', { n: 2, waitMs: 0 }, 1_000)).toBe(2);
     await requests.close();
   } finally {
     await client.close();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { FeedId } from '@feedmill/contracts';
-import type { FeedStreamEvent } from '@feedmill/client';
+import { FeedmillClient, type FeedStreamEvent } from '@feedmill/client';
 import { FeedClient, nextStreamEvent, hs256Tokens, startStandalone, waitFor, type Deployment } from '@feedmill/harness';
 
 const secret = 'streams secret of sixteen characters or more';
@@ -96,6 +96,37 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
       expect(reset).toMatchObject({ type: 'reset', data: { items: [whileAway, live], newest: expect.any(String) } });
     } finally {
       resumed.close();
+    }
+  });
+
+  it('ends the stream of a private feed as soon as its caller may no longer read it: a follower removed, a feed turned private', async () => {
+    const [bob, carol, pub] = ['user:s-bob', 'timeline:s-carol', 'user:s-pub'] as FeedId[];
+    const as = (sub: string) => new FeedmillClient({ baseUrl: deployment.baseUrl, token: () => tokenFor(sub) });
+    const post = (feed: string, object: string) => api.post(feed, { actor: feed, verb: 'post', object });
+    await api.api.putSettings(bob!, { private: true });
+    expect((await api.follow(carol!, bob!)).status).toBe(202);
+    await api.api.approveFollowRequest(bob!, carol!);
+    const removed = as('s-carol').stream(bob!, { reconnect: false });
+    const turned = as('s-dave').stream(pub!, { reconnect: false });
+    try {
+      expect((await nextStreamEvent(removed)).type).toBe('reset');
+      expect((await nextStreamEvent(turned)).type).toBe('reset');
+      await post(bob!, 'while approved');
+      await post(pub!, 'while public');
+      expect(await nextStreamEvent(removed)).toMatchObject({ type: 'added', data: { activity: { object: 'while approved' } } });
+      expect(await nextStreamEvent(turned)).toMatchObject({ type: 'added', data: { activity: { object: 'while public' } } });
+
+      await api.api.removeFollower(bob!, carol!);
+      await api.api.putSettings(pub!, { private: true });
+      await post(bob!, 'after the removal');
+      await post(pub!, 'once private');
+      await expect(nextStreamEvent(removed, 5_000)).rejects.toThrow('the stream ended');
+      await expect(nextStreamEvent(turned, 5_000)).rejects.toThrow('the stream ended');
+      // Opened again, they are refused.
+      expect((await fetch(`${deployment.baseUrl}/v1/feeds/user/s-bob/stream`, { headers: { authorization: `Bearer ${await tokenFor('s-carol')}` } })).status).toBe(403);
+    } finally {
+      removed.close();
+      turned.close();
     }
   });
 

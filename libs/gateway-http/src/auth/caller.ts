@@ -12,6 +12,9 @@ export interface Caller {
 /** Every request when no token is configured: the API is open, and says so at start. */
 export const OPEN_ACCESS: Caller = Object.freeze({ sub: undefined, admin: true });
 
+/** A caller who is nobody in particular: what it may read, anyone may. */
+export const ANYONE: Caller = Object.freeze({ sub: undefined, admin: false });
+
 /** A user owns every feed whose id is its `sub`, in every group: `user:alice`, `timeline:alice`. */
 export function owns(caller: Caller, feed: FeedId): boolean {
   return caller.admin || (caller.sub !== undefined && feed.slice(feed.indexOf(':') + 1) === caller.sub);

@@ -10,6 +10,7 @@ import { parseInput, REALTIME_BUS, SERVICE_CLIENT, type RealtimeBus, type Servic
 import { resolveFeed } from '../feed-params.js';
 import { toHttpError } from '../http-errors.js';
 import { callerOf, STREAM_ROUTE } from '../auth/authenticate.js';
+import { ANYONE, type Caller } from '../auth/caller.js';
 import { FeedAccess } from '../auth/feed-access.js';
 import { parseEventId, SSE_HEARTBEAT, SSE_RETRY, sseFrame } from './sse-frames.js';
 
@@ -31,6 +32,8 @@ const MAX_UNSENT_BYTES = 1024 * 1024;
 /** One open connection of a client. */
 interface Connection {
   readonly reply: FastifyReply;
+  /** Who opened it: what it is sent is checked against what they may read, event after event. */
+  readonly caller: Caller;
   /** Events that arrived before the stream's first answer, to be sent after it; null once it was sent. */
   early: StreamEvent[] | null;
   /** The ring the events it was sent come from, and the last one's number. */
@@ -97,19 +100,20 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
   private async open(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     let feed: FeedId;
     let lastEventId: string | undefined;
+    const caller = callerOf(request);
     try {
       const params = request.params as Record<string, string>;
       feed = resolveFeed(this.groups, params['group']!, params['id']!);
       const query = parseInput(streamQuerySchema, request.query ?? {}, 'query');
       const header = request.headers['last-event-id'];
       lastEventId = (typeof header === 'string' && header.length > 0 ? header : undefined) ?? query.lastEventId;
-      await this.access.requireReader(callerOf(request), feed);
+      await this.access.requireReader(caller, feed);
       if (!this.bus) throw new FeedmillError('unavailable', 'this process serves no streams: run the standalone without HTTP_WORKERS, or the cluster gateway', 'stream');
     } catch (error) {
       const failure = toHttpError(error);
       return void reply.code(failure.status).send(failure.body);
     }
-    const connection: Connection = { reply, early: [], epoch: '', seq: 0, resyncing: false };
+    const connection: Connection = { reply, caller, early: [], epoch: '', seq: 0, resyncing: false };
     const raw = reply.raw;
     // From now on a client that goes away, even before the stream's first answer, lets go of everything.
     raw.once('close', () => {
@@ -144,8 +148,10 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
     let open = this.feeds.get(feed);
     if (!open) {
       const connections = new Set<Connection>();
+      // The bus's events are checked and sent one batch after another, in order.
+      let forwarding = Promise.resolve();
       const unsubscribe = this.bus!.subscribe(feed, (events) => {
-        for (const each of connections) this.send(feed, each, events);
+        forwarding = forwarding.then(() => this.forward(feed, connections, events)).catch((error: unknown) => this.logger.error(`stream of ${feed}: ${describe(error)}`));
       });
       open = { connections, unsubscribe };
       this.feeds.set(feed, open);
@@ -160,6 +166,24 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
     this.feeds.delete(feed);
     void open.unsubscribe.then((unsubscribe) => unsubscribe());
     this.client.request(subjects.timeline.unwatch, { feed, watcher: this.watcher }, this.partitioning.routeOf(feed)).catch((error: unknown) => this.logger.warn(`unwatch ${feed}: ${describe(error)}`));
+  }
+
+  /**
+   * Sends the bus's events to the feed's connections whose callers may still read the feed.
+   * What a caller may read changes while its stream is open (the feed turns private, its owner
+   * removes a follower), and a stream checked only when it opened would go on showing what
+   * they may no longer read. A feed anyone may read is checked once for every connection (a
+   * timeline's reader is its owner, checked at the start); otherwise each caller is, and a
+   * connection whose caller may not read the feed any more, or whose check fails, is closed:
+   * reconnecting, it is refused, or resumes where it was.
+   */
+  private async forward(feed: FeedId, connections: ReadonlySet<Connection>, events: readonly StreamEvent[]): Promise<void> {
+    const mayRead = (caller: Caller) => this.access.mayRead(caller, feed).catch(() => false);
+    const everyone = this.groups.isTimeline(feed) || (await mayRead(ANYONE));
+    for (const connection of [...connections]) {
+      if (everyone || (await mayRead(connection.caller))) this.send(feed, connection, events);
+      else connection.reply.raw.end();
+    }
   }
 
   /** Events from the bus: those after what the connection was sent, in order; from another ring, a resync. */

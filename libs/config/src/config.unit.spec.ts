@@ -79,4 +79,15 @@ describe('configuration', () => {
     }
     expect(groups.timelinePolicyOf('timeline:a')).toBe(groups.timelinePolicyOf('timeline:b'));
   });
+
+  it('knows no group by a name every object inherits (constructor, toString, __proto__)', () => {
+    const groups = new FeedGroups(feedConfigSchema.parse({ groups: { user: { kind: 'producer' }, notes: { kind: 'timeline', model: 'ring', notifications: true, acceptsTargets: true } } }));
+    for (const group of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      expect(() => groups.kindOf(group)).toThrow(expect.objectContaining({ code: 'unknown_group', field: 'group' }));
+      const feed = `${group}:bob` as FeedId;
+      expect([groups.kindOfFeed(feed), groups.isTimeline(feed), groups.acceptsTargets(feed), groups.isNotificationFeed(feed), groups.aggregateRuleOf(feed)]).toEqual([undefined, false, false, false, undefined]);
+    }
+    expect(groups.kindOf('notes')).toBe('timeline');
+    expect(groups.acceptsTargets('notes:bob' as FeedId)).toBe(true);
+  });
 });

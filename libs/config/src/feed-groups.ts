@@ -51,20 +51,20 @@ export class FeedGroups {
 
   /** Whether another user than a timeline feed's owner may address activities to it (`acceptsTargets`). */
   acceptsTargets(feed: FeedId): boolean {
-    const config = this.config.groups[feed.slice(0, feed.indexOf(':'))];
+    const config = this.configOf(feed.slice(0, feed.indexOf(':')));
     return config?.kind === 'timeline' && config.acceptsTargets;
   }
 
   /** How a feed's group groups its reads; undefined for a feed whose reads return activities. */
   aggregateRuleOf(feed: FeedId): AggregateRule | undefined {
-    const config = this.config.groups[feed.slice(0, feed.indexOf(':'))];
+    const config = this.configOf(feed.slice(0, feed.indexOf(':')));
     if (config?.kind !== 'timeline') return undefined;
     return config.aggregate ?? (config.notifications ? DEFAULT_NOTIFICATION_RULE : undefined);
   }
 
   /** Whether a feed is a notification feed, which keeps what its reader has seen and read. */
   isNotificationFeed(feed: FeedId): boolean {
-    const config = this.config.groups[feed.slice(0, feed.indexOf(':'))];
+    const config = this.configOf(feed.slice(0, feed.indexOf(':')));
     return config?.kind === 'timeline' && config.notifications;
   }
 
@@ -82,7 +82,7 @@ export class FeedGroups {
 
   /** Throws `unknown_group` (404) for a group the config does not declare. */
   kindOf(group: string): 'producer' | 'timeline' {
-    const config = this.config.groups[group];
+    const config = this.configOf(group);
     if (!config) throw new FeedmillError('unknown_group', `feed group "${group}" is not configured`, 'group');
     return config.kind;
   }
@@ -103,6 +103,11 @@ export class FeedGroups {
   /** How a reader's timeline is stored (the same object for every feed of a group); a feed of no timeline group stores nothing. */
   timelinePolicyOf(feed: FeedId): TimelinePolicy {
     return this.groupOf(feed)?.policy ?? NO_TIMELINE;
+  }
+
+  /** A group's config; none for a name the config does not declare (nor for `constructor` and the like, which every object inherits). */
+  private configOf(group: string) {
+    return Object.hasOwn(this.config.groups, group) ? this.config.groups[group] : undefined;
   }
 
   private groupOf(feed: FeedId): { kind: 'producer' | 'timeline'; policy: TimelinePolicy } | undefined {

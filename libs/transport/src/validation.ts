@@ -2,10 +2,36 @@ import type { z } from 'zod';
 import { FeedmillError } from '@feedmill/contracts';
 
 /**
+ * The most levels of objects and arrays an input may nest (an activity's `extra` is free-form
+ * JSON). Deeper input is refused before a schema walks it: a walk a few thousand levels down
+ * overflows the stack, which answered 500.
+ */
+export const MAX_INPUT_DEPTH = 64;
+/** Of a path that nests too deep, the first segments a refusal names. */
+const FIELD_SEGMENTS_NAMED = 4;
+
+/** The path of the first value nested deeper than `levels`, looked for without recursion; none when there is none. */
+function pathNestedPast(value: unknown, levels: number): string[] | undefined {
+  const stack: Array<{ item: unknown; path: string[] }> = [{ item: value, path: [] }];
+  while (stack.length > 0) {
+    const { item, path } = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (path.length === levels) return path;
+    for (const [key, child] of Object.entries(item)) stack.push({ item: child, path: [...path, key] });
+  }
+  return undefined;
+}
+
+/**
  * Parses input against a schema; on failure throws one `invalid_request` error naming the
  * first offending field, prefixed with where it came from (`body.verb`, `query.limit`).
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location?: string): z.output<S> {
+  const tooDeep = pathNestedPast(value, MAX_INPUT_DEPTH);
+  if (tooDeep) {
+    const field = [location, ...tooDeep.slice(0, FIELD_SEGMENTS_NAMED)].filter(Boolean).join('.');
+    throw new FeedmillError('invalid_request', `${field}: nests more than ${MAX_INPUT_DEPTH} levels of objects and arrays`, field || undefined);
+  }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;

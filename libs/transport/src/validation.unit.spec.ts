@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseInput } from './validation.js';
+import { MAX_INPUT_DEPTH, parseInput } from './validation.js';
 
 describe('parseInput', () => {
   const schema = z.strictObject({ verb: z.string(), nested: z.strictObject({ n: z.number() }).optional() });
@@ -10,5 +10,20 @@ describe('parseInput', () => {
       expect.objectContaining({ field: 'body.nested.extra', message: 'body.nested.extra: is not a known field' }),
     );
     expect(parseInput(schema, { verb: 'v' })).toEqual({ verb: 'v' });
+  });
+
+  it('refuses input nested deeper than it takes, naming where, before the schema walks it', () => {
+    const nested = (levels: number) => {
+      let value: unknown = 'leaf';
+      for (let level = 0; level < levels; level++) value = level % 2 === 0 ? [value] : { a: value };
+      return value;
+    };
+    const extra = z.strictObject({ extra: z.record(z.string(), z.json()) });
+    expect(parseInput(extra, { extra: { deep: nested(MAX_INPUT_DEPTH - 2) } }, 'body').extra).toEqual({ deep: nested(MAX_INPUT_DEPTH - 2) });
+    for (const levels of [MAX_INPUT_DEPTH, 20_000]) {
+      expect(() => parseInput(extra, { extra: { deep: nested(levels) } }, 'body')).toThrow(
+        expect.objectContaining({ code: 'invalid_request', field: expect.stringMatching(/^body\.extra\.deep\.\w+\.\w+$/), message: expect.stringMatching(new RegExp(`^body\\.extra\\.deep\\.\\w+\\.\\w+: nests more than ${MAX_INPUT_DEPTH} levels of objects and arrays$`)) }),
+      );
+    }
   });
 });

@@ -157,6 +157,23 @@ describe('what the generated requests found, each answered as the API answers ba
     ['a path that is not percent-encoded UTF-8', async () => ({ method: 'GET', path: '/v1/feeds/user/%ZZ' }), 400, 'invalid_request'],
     ['a path parameter past the router\'s length', async () => ({ method: 'GET', path: `/v1/feeds/user/${'a'.repeat(3000)}` }), 414, 'invalid_request'],
     [
+      'an erasure in a group named as a property every object inherits (constructor: it was taken as configured, and erased)',
+      async () => ({ method: 'DELETE', path: '/v1/feeds/constructor/bob?erase=true', headers: { authorization: `Bearer ${await hs256Tokens(SECRET)(undefined)}` } }),
+      404,
+      'unknown_group',
+    ],
+    [
+      'an activity whose extra nests thousands of levels deep (it overflowed the validator’s stack: 500)',
+      async () => ({
+        method: 'POST',
+        path: '/v1/feeds/user/bob/activities',
+        headers: { authorization: `Bearer ${await hs256Tokens(SECRET)(undefined)}`, 'content-type': 'application/json' },
+        body: Buffer.from(`{"actor":"bob","verb":"post","object":"o","extra":{"deep":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`),
+      }),
+      400,
+      'invalid_request',
+    ],
+    [
       'a bump whose body is null (it bumped the activity)',
       async () => ({
         method: 'POST',

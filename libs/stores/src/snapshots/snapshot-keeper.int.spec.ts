@@ -71,12 +71,19 @@ describe('SnapshotKeeper', () => {
     expect((await readdir(dir)).sort()).toEqual(['counter.0000000000000020.snapshot', 'counter.0000000000000023.snapshot']);
   });
 
-  it('restores nothing from a snapshot past the end of the log, and says so', async () => {
+  it('restores nothing from a snapshot past the end of the log, says so, and deletes the snapshots of that other log', async () => {
     await written(10, 30);
     const counter = new Counter();
     await keeper().restoreAndKeep(counter, 25);
     expect(counter.position).toBe(0);
-    expect(messages).toContainEqual(`warn skipped snapshot counter.0000000000000030.snapshot: it covers position 30, the log ends at 25`);
+    expect(messages).toContainEqual(
+      `warn skipped snapshot counter.0000000000000030.snapshot: it covers position 30, the log ends at 25; deleted the snapshots of counter, which are of another log`,
+    );
+    expect(await readdir(dir)).toEqual([]);
+    // Once the log has grown past 30 without a snapshot of its own, a start replays it: nothing of the other log comes back.
+    const later = new Counter();
+    await keeper().restoreAndKeep(later, 40);
+    expect(later.position).toBe(0);
   });
 
   it('restores nothing from a snapshot the state refuses, and says why', async () => {

@@ -59,7 +59,7 @@ export class SnapshotKeeper {
    * Restores `state` from its newest good snapshot, then keeps it saved. Call it before the
    * state subscribes to the log. The state stays empty, to be rebuilt from the log, when the
    * newest snapshot covers more than the log holds (`headPosition`: the log was replaced, or
-   * lost a tail), or when the state refuses it (taken under another config, or it does not
+   * lost a tail; its snapshots are then deleted), or when the state refuses it (taken under another config, or it does not
    * hold together); either is logged. With `atMost`, snapshots past it are passed over: a
    * state that must not stand ahead of another restores one at or before the other's.
    */
@@ -69,7 +69,11 @@ export class SnapshotKeeper {
     const snapshot = await this.store.load(state.name, atMost);
     let position = 0;
     if (snapshot && snapshot.position > headPosition) {
-      this.logger.warn(`skipped snapshot ${snapshot.file}: it covers position ${snapshot.position}, the log ends at ${headPosition}`);
+      // They are of another log (this one was replaced, say from a backup): kept, the newest
+      // would be restored at a later start, once this log has grown past it, over what it
+      // holds by then. The state rebuilds from the log and writes its own.
+      await this.store.deleteBefore(state.name, Number.POSITIVE_INFINITY);
+      this.logger.warn(`skipped snapshot ${snapshot.file}: it covers position ${snapshot.position}, the log ends at ${headPosition}; deleted the snapshots of ${state.name}, which are of another log`);
     } else if (snapshot) {
       try {
         state.restoreSnapshot(snapshot);

@@ -1,10 +1,11 @@
-import { mkdtemp, rm, stat, appendFile, truncate } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, appendFile, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeEventLogContract } from '../contract/event-log.contract.js';
 import { FileEventLog } from './file-event-log.js';
 import { DirectoryLockedError } from './directory-lock.js';
 import { CorruptLogError } from './file-log-errors.js';
+import { readLogFile } from './log-file-segments.js';
 
 describeEventLogContract('file', {
   async open() {
@@ -52,6 +53,74 @@ describe('FileEventLog on disk', () => {
     await appendFile(join(dir, 'events.log'), Buffer.from([20, 0, 0, 0, 1, 2, 3, 4, ...Buffer.from('{"s":"a record"}....')]));
     await expect(FileEventLog.open({ dir })).rejects.toThrow(new RegExp(`record at byte ${good} \\(log position 2\\).*truncate -s ${good}`));
     await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(CorruptLogError);
+  });
+
+  describe('read at open in segments (a file past 2 GiB cannot be read in one go; here, segments of 1 KiB)', () => {
+    const segmentBytes = 1024;
+    /** 300 events of 40 to 400 bytes of data in three streams, as the file holds them. */
+    async function written(): Promise<{ file: string; data: unknown[] }> {
+      const log = await FileEventLog.open({ dir });
+      const data = Array.from({ length: 300 }, (_, n) => ({ n, text: 'x'.repeat((n * 37) % 360) }));
+      for (const [n, item] of data.entries()) await log.appendToStream(`s${n % 3}`, [{ type: 'T', data: item }]);
+      await log.close();
+      return { file: join(dir, 'events.log'), data };
+    }
+    const everything = async (log: FileEventLog) => (await Promise.all(['s0', 's1', 's2'].map((stream) => log.readStream(stream)))).flat().sort((a, b) => a.position - b.position);
+
+    it('reads back every record, by stream and by position, and goes on appending after them', async () => {
+      const { file, data } = await written();
+      // No read at open is larger than a segment, and segments end where records do.
+      const read = await readLogFile(file, segmentBytes);
+      expect(read.segments.length).toBeGreaterThan(30);
+      expect(Math.max(...read.segments.map((segment) => segment.bytes.length))).toBeLessThanOrEqual(segmentBytes);
+      expect(read.segments.reduce((bytes, segment) => bytes + segment.bytes.length, 0)).toBe((await stat(file)).size);
+      expect(read.damage).toEqual({ kind: 'none' });
+      const log = await FileEventLog.open({ dir, segmentBytes });
+      expect((await everything(log)).map((record) => [record.position, record.data])).toEqual(data.map((item, n) => [n + 1, item]));
+      // And in order of position, as a subscriber reads them.
+      const subscribed: unknown[] = [];
+      const subscription = log.subscribeToAll({ maxBatch: 7, onEvents: (records) => void subscribed.push(...records.map((record) => [record.position, record.data])) });
+      await subscription.caughtUp;
+      await subscription.stop();
+      expect(subscribed).toEqual(data.map((item, n) => [n + 1, item]));
+      expect(await log.appendToStream('s1', [{ type: 'T', data: { n: 300 } }], { expectedVersion: 99 })).toEqual({ nextExpectedVersion: 100, position: 301 });
+      await log.close();
+      const again = await FileEventLog.open({ dir, segmentBytes });
+      expect((await everything(again)).map((record) => record.data)).toEqual([...data, { n: 300 }]);
+      await again.close();
+    });
+
+    it('cuts a torn tail in its last segment, and refuses damage that whole records follow, naming its byte', async () => {
+      const { file, data } = await written();
+      const whole = (await readFile(file)).length;
+      await truncate(file, whole - 5);
+      const repairs: Array<{ keptBytes: number; cutBytes: number }> = [];
+      const log = await FileEventLog.open({ dir, segmentBytes, onTailRepaired: (repair) => repairs.push(repair) });
+      expect((await everything(log)).map((record) => record.data)).toEqual(data.slice(0, -1));
+      expect(repairs).toEqual([{ keptBytes: expect.any(Number), cutBytes: expect.any(Number) }]);
+      expect(repairs[0]!.keptBytes + repairs[0]!.cutBytes).toBe(whole - 5);
+      await log.close();
+
+      // A byte of a record in the middle of the file, segments before the end, changed.
+      const bytes = await readFile(file);
+      const damagedAt = Math.floor(bytes.length / 2);
+      bytes[damagedAt] = bytes[damagedAt]! ^ 0xff;
+      await writeFile(file, bytes);
+      const refused = await FileEventLog.open({ dir, segmentBytes }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(CorruptLogError);
+      expect((refused as CorruptLogError).offset).toBeLessThanOrEqual(damagedAt);
+      expect((refused as CorruptLogError).offset).toBeGreaterThan(damagedAt - 420);
+    });
+  });
+
+  it('saves a consumer’s checkpoints made at once each whole: the last one renamed stands, and it reads back', async () => {
+    const log = await FileEventLog.open({ dir });
+    const positions = [1_000, 99, 123_456, 7];
+    await Promise.all(positions.map((position) => log.saveCheckpoint('projector', position)));
+    expect(positions).toContain(await log.loadCheckpoint('projector'));
+    await log.saveCheckpoint('projector', 5);
+    expect(await log.loadCheckpoint('projector')).toBe(5);
+    await log.close();
   });
 
   it('shares one fsync among appends that arrive together, acknowledges each, and says how many shared each', async () => {

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../event-log.port.js';
+import type { LogFileSegment } from './log-file-segments.js';
 import { decodeRecord, streamAndRevisionOf, streamPrefix } from './record-codec.js';
 
 /** Bytes of the chunks appended records are copied into: one allocation per this many, not one per record. */
@@ -13,8 +14,8 @@ const MOST_KEPT_DECODED = 1 << 16;
 
 /**
  * The committed records of a file log, in memory as the bytes they are on disk (a third of
- * what decoded events take), each decoded when it is read. The file as it was at open is one
- * segment; appended records are copied into chunks of {@link CHUNK_BYTES}.
+ * what decoded events take), each decoded when it is read. The file as it was at open is in
+ * segments of at most a gigabyte; appended records are copied into chunks of {@link CHUNK_BYTES}.
  */
 export class LogRecords {
   private readonly segments: Buffer[] = [];
@@ -28,15 +29,17 @@ export class LogRecords {
   private chunkUsed = 0;
   private readonly decoded = new DecodedWindow(MOST_KEPT_DECODED);
 
-  /** Takes in the records of the file read at open, by their payloads' offsets and lengths. */
-  constructor(file: Buffer, starts: readonly number[], lengths: readonly number[]) {
-    this.segments.push(file);
-    this.reserve(starts.length);
-    for (let i = 0; i < starts.length; i++) {
-      this.startOf[i] = starts[i]!;
-      this.lengthOf[i] = lengths[i]!;
+  /** Takes in the records of the file read at open, segment by segment, by their payloads' offsets and lengths. */
+  constructor(segments: readonly LogFileSegment[]) {
+    this.reserve(segments.reduce((records, segment) => records + segment.starts.length, 0));
+    for (const { bytes, starts, lengths } of segments) {
+      this.segments.push(bytes);
+      for (let i = 0; i < starts.length; i++, this.count++) {
+        this.segmentOf[this.count] = this.segments.length - 1;
+        this.startOf[this.count] = starts[i]!;
+        this.lengthOf[this.count] = lengths[i]!;
+      }
     }
-    this.count = starts.length;
   }
 
   get length(): number {

@@ -2,6 +2,7 @@ import { open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FeedId } from '@feedmill/contracts';
 import type { FeedKeyStore } from './feed-keys.port.js';
+import { syncDirectory } from '../file/sync-directory.js';
 import { newFeedKey, type FeedKey, type FeedKeyRef } from './sealed-content.js';
 
 /** The key file's name in the data directory. */
@@ -135,7 +136,7 @@ export class FileFeedKeyStore implements FeedKeyStore {
       await file.close();
     }
     // The file's first write created it: its name must be durable too.
-    if (!this.created) await this.syncDirectory();
+    if (!this.created) await syncDirectory(this.dir);
     this.created = true;
   }
 
@@ -169,7 +170,7 @@ export class FileFeedKeyStore implements FeedKeyStore {
         await file.close();
       }
       await rename(temp, this.path);
-      await this.syncDirectory();
+      await syncDirectory(this.dir);
     });
     // Forgotten only now that the file without them is durable: had the rewrite failed, a
     // retried erasure would find them (keysOf) and destroy them, instead of finding none.
@@ -180,14 +181,6 @@ export class FileFeedKeyStore implements FeedKeyStore {
     await this.writing;
   }
 
-  private async syncDirectory(): Promise<void> {
-    const dir = await open(this.dir, 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
-  }
 
   private serially<T>(write: () => Promise<T>): Promise<T> {
     const next = this.writing.then(write, write);

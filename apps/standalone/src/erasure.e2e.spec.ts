@@ -84,3 +84,22 @@ it('erases a feed: no API answer and no byte under the data directory holds its 
   api = await start();
   expect((await api.readAll('user:bob')).map((a) => a.object)).toEqual(['new life']);
 }, 120_000);
+
+it('erases a timeline feed with what others addressed to it: its id, used again, starts empty, live and after a rebuild', async () => {
+  let api = await start();
+  const mention = await api.post('user:ann', { actor: 'ann', verb: 'mention', object: 'hello carol and dan', to: ['alerts:carol', 'alerts:dan'] });
+  expect(mention.status).toBe(201);
+  await waitUntilSettled(api);
+  const addressed = async () => ({
+    carol: (await api.readAll('alerts:carol')).map((activity) => activity.id),
+    dan: (await api.readAll('alerts:dan')).map((activity) => activity.id),
+  });
+  expect(await addressed()).toEqual({ carol: [mention.body.id], dan: [mention.body.id] });
+
+  expect((await api.call('DELETE', '/v1/feeds/alerts/carol?erase=true')).status).toBe(204);
+  expect(await addressed()).toEqual({ carol: [], dan: [mention.body.id] });
+  await stop();
+  api = await start({ SNAPSHOTS: 'off' });
+  await waitUntilSettled(api);
+  expect(await addressed()).toEqual({ carol: [], dan: [mention.body.id] });
+});

@@ -1,4 +1,4 @@
-import { activitiesImportStream, activityStream, justAbove, relevanceKeyOf, sortKeyOf, type FeedLogEvent } from '@feedmill/contracts';
+import { activitiesImportStream, activityStream, justAbove, relevanceKeyOf, sortKeyOf, type FeedId, type FeedLogEvent } from '@feedmill/contracts';
 import type { ContentStore } from '../ports.js';
 import { activityAt, decidedOf, recordEvents } from './recorded.js';
 
@@ -222,6 +222,27 @@ export function describeContentStoreContract(name: string, create: () => Promise
       ];
       await store.apply(recordEvents([...tombstones, erasure, after]));
       expect(await state()).toEqual(live);
+    });
+
+    it('takes an erased timeline feed out of what was addressed to it before, each activity keeping its other targets', async () => {
+      await store.apply(
+        recordEvents([
+          [activityStream('user:a'), { type: 'ActivityAdded', data: { activity: activity('t1', 'user:a', 1, { to: ['timeline:carol', 'timeline:dan'] }) } }],
+          [activityStream('user:a'), { type: 'ActivityAdded', data: { activity: activity('t2', 'user:a', 2, { to: ['timeline:carol'] }) } }],
+          [activityStream('timeline:carol'), { type: 'FeedErased', data: { feed: 'timeline:carol', time: 't', keys: [] } }],
+          // The id used again: what is addressed to its new owner is theirs.
+          [activityStream('user:a'), { type: 'ActivityAdded', data: { activity: activity('t3', 'user:a', 4, { to: ['timeline:carol'] }) } }],
+        ]),
+      );
+      const addressedTo = async (feed: FeedId) => (await store.recent([feed], undefined, 10)).map((a) => a.id);
+      expect(await addressedTo('timeline:carol' as FeedId)).toEqual(['t3']);
+      expect(await addressedTo('timeline:dan' as FeedId)).toEqual(['t1']);
+      expect(await addressedTo('user:a' as FeedId)).toEqual(['t3', 't2', 't1']);
+      const [t1, t2] = await store.get(['t1', 't2']);
+      expect([t1, t2]).toEqual([activity('t1', 'user:a', 1, { to: ['timeline:dan'] }), activity('t2', 'user:a', 2)]);
+      // A later change to such an activity keeps it out of the erased feed.
+      await store.apply(recordEvents([[activityStream('user:a'), { type: 'ActivityBumped', data: { id: 't2', feed: 'user:a', time: '2026-01-01T00:00:09.000Z' } }]], 5).map((e) => ({ ...e, revision: 3 })));
+      expect(await addressedTo('timeline:carol' as FeedId)).toEqual(['t3']);
     });
 
     it('applies an erasure recorded in a stream of its own, as logs written before erasures moved into the feed\'s stream hold it', async () => {

@@ -160,6 +160,27 @@ export class MemoryContentStore extends MemoryProjection implements ContentStore
       this.byFeed.delete(feed);
       this.byFeedRelevance.delete(feed);
     }
+    this.unaddress(feed, position);
+  }
+
+  /**
+   * Takes an erased timeline feed out of the targets of what was addressed to it before the
+   * erasure: its timeline goes, and a new owner of its id must not find it there. Each such
+   * activity stays, with its other targets.
+   */
+  private unaddress(feed: FeedId, position: number): void {
+    const addressed = this.byTarget.get(feed);
+    if (!addressed?.some((stored) => stored.position < position)) return;
+    const after = (stored: Stored) => stored.position >= position;
+    const kept = addressed.filter(after);
+    if (kept.length > 0) {
+      this.byTarget.set(feed, kept);
+      this.byTargetRelevance.set(feed, this.byTargetRelevance.get(feed)!.filter(after));
+    } else {
+      this.byTarget.delete(feed);
+      this.byTargetRelevance.delete(feed);
+    }
+    for (const stored of addressed) if (!after(stored)) stored.replace(withoutTarget(stored.activity, feed));
   }
 
   private index(stored: Stored): void {
@@ -304,4 +325,10 @@ function insertOrdered(list: Stored[], stored: Stored, keyOf: (s: Stored) => Sor
 
 function removeOrdered(list: Stored[], stored: Stored, keyOf: (s: Stored) => SortKey): void {
   list.splice(lowerBound(list, keyOf(stored), keyOf), 1);
+}
+
+/** The activity without `feed` among its targets, its fields in their order; without `to` once none is left. */
+function withoutTarget(activity: Activity, feed: FeedId): Activity {
+  const targets = (activity.to ?? []).filter((target) => target !== feed);
+  return Object.fromEntries(Object.entries(activity).flatMap(([field, value]) => (field !== 'to' ? [[field, value]] : targets.length > 0 ? [[field, targets]] : []))) as Activity;
 }

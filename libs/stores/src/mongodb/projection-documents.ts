@@ -113,6 +113,16 @@ export const activityDocuments = {
    */
   erased: (feed: FeedId, position: number) => ({ f: feed, p: { $lt: position } }),
 
+  /**
+   * updateMany: an erased timeline feed out of the targets of what was addressed to it before
+   * the erasure (its timeline goes, and a new owner of its id must not find it there); then
+   * {@link activityDocuments.untargeted} drops the lists it left empty.
+   */
+  unaddressed: (feed: FeedId, position: number): UpdateOperation => ({ filter: { to: feed, p: { $lt: position } }, update: { $pull: { to: feed, 'a.to': feed } } }),
+
+  /** updateMany: no `to` where no target is left, as an activity addressed to none has none. */
+  untargeted: (): UpdateOperation => ({ filter: { to: { $size: 0 } }, update: { $unset: { to: '', 'a.to': '' } } }),
+
   byIds: (ids: readonly string[]): FindOperation => ({ filter: { _id: { $in: ids } }, sort: { k: -1 }, limit: ids.length }),
 
   byForeignId: (feed: FeedId, foreignId: string) => ({ f: feed, fid: foreignId }),

@@ -189,6 +189,8 @@ export class FileEventLog implements EventLog {
       this.wakeSubscribers();
     }
     this.flushing = null;
+    // An append made from a refused one's rejection was queued while this flush still ran.
+    if (this.queue.length > 0) this.flushing = this.flush();
   }
 
   /**

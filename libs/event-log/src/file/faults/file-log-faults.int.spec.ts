@@ -169,6 +169,28 @@ describe('a full disk and a read-only directory', () => {
     await reopened.close();
   });
 
+  it('settles an append made from a refused append’s rejection on its own, without waiting for another append', async () => {
+    const log = await FileEventLog.open({ dir });
+    await log.appendToStream('s', [{ type: 'T', data: { n: 0 } }]);
+    await disk.fill();
+    // Retried at once from the rejection, as a caller retrying a retryable error does.
+    let retry: Promise<string> | undefined;
+    const filler = (n: number) => log.appendToStream('s', [{ type: 'T', data: { n, pad: 'f'.repeat(64 * 1024) } }]);
+    for (let n = 1; n < 100 && !retry; n++) {
+      await filler(n).catch(() => {
+        retry = filler(1_000).then(
+          () => 'settled',
+          () => 'settled',
+        );
+      });
+    }
+    expect(retry).toBeDefined();
+    const settled = await Promise.race([retry!, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_000))]);
+    expect(settled).toBe('settled');
+    await disk.free();
+    await log.close();
+  });
+
   it('refuses to open a read-only directory with a message that names it and what to do', async () => {
     const log = await FileEventLog.open({ dir });
     await log.appendToStream('s', [{ type: 'T', data: { n: 1 } }]);

@@ -141,6 +141,14 @@ it('takes back the jobs of a post that get no fewer, and the planner delivers th
     expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(new RegExp(`got no fewer in 2000 ms: took ${jobsWithdrawn} back, and delivers the event here`));
     expect(await view.jobs()).toMatchObject({ pending: 0, inProgress: 0 });
     for (const n of [0, 1, 1_999, 2_000, 5_999, 6_000, 11_999]) expect((await api.readAll(`timeline:s${n}`)).map((a) => a.object)).toEqual(['stalled']);
+
+    // For five stall times after, the planner delivers every post itself: no job is published.
+    expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(/and delivers the event here, and every event for the next 10 s/);
+    const { jobsPublished } = await api.counters('fanout');
+    expect((await api.post('user:star', { actor: 'star', verb: 'post', object: 'after the stall' })).status).toBe(201);
+    await waitUntilSettled(api, 30_000);
+    expect(await timelineCounters(api)).toMatchObject({ timelines: followers, entries: 2 * followers });
+    expect((await api.counters('fanout')).jobsPublished).toBe(jobsPublished);
   } finally {
     clearInterval(renewing);
     await nc.close();

@@ -99,6 +99,8 @@ export const defaultJobSettings: FanoutJobSettings = { minReaders: 5_000, stallM
  * the log's default.
  */
 const CATCH_UP_BATCH = 8_192;
+/** For how many stall times (`FANOUT_JOB_STALL_MS`) a planner whose jobs stalled delivers every event itself. */
+const JOBS_PAUSE_STALLS = 5;
 
 /** Requests that only the planner answers, by name. */
 const REPLAY_DEAD_LETTERS = 'replay-dead-letters';
@@ -183,6 +185,8 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
   private jobsPublished = 0;
   /** Jobs of stalled events the planner took back and delivered itself. */
   private jobsWithdrawn = 0;
+  /** Until when this planner delivers every event itself, after jobs stalled (see {@link JOBS_PAUSE_STALLS}). */
+  private jobsPausedUntil = 0;
   private delivered = 0;
   private caughtUp = false;
   /** Where each timeline partition stands, as its last answer said; fan-out follows the log from the lowest. */
@@ -551,7 +555,12 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     const [only] = deliveries;
     // Shared out only when another process waits for work: on its own the planner delivers faster itself.
     const asJobs =
-      this.cluster && events.length === 1 && deliveries.length === 1 && isLargeDelivery(only!, this.jobSettings.minReaders) && (await this.cluster.jobs.idleWorkers()) > 1;
+      this.cluster &&
+      events.length === 1 &&
+      deliveries.length === 1 &&
+      isLargeDelivery(only!, this.jobSettings.minReaders) &&
+      Date.now() >= this.jobsPausedUntil &&
+      (await this.cluster.jobs.idleWorkers()) > 1;
     const delivering = asJobs ? this.deliverAsJobs(only as ReadersDelivery, events[0]!.position, to) : this.send(deliveries, to);
     await delivering.catch((error: unknown) => {
       if (error instanceof TimelineMovedError || error instanceof FanoutStoppingError) throw error;
@@ -588,7 +597,12 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       if (!this.plans(term) || !(await this.cluster!.election.holds())) throw new FanoutStoppingError('fan-out stopped planning');
       term.withdrawals++;
       const withdrawn = await this.cluster!.jobs.withdraw(position);
-      this.logger.warn(`${error.message}: took ${withdrawn} back, and delivers the event here`);
+      // What kept one event's jobs from being handed out may keep the next ones too (after a
+      // NATS server's restart, every job was seen to stall, one after another): a while
+      // without jobs costs only fan-out's share of other processes' cores.
+      const pauseMs = JOBS_PAUSE_STALLS * this.jobSettings.stallMs;
+      this.jobsPausedUntil = Date.now() + pauseMs;
+      this.logger.warn(`${error.message}: took ${withdrawn} back, and delivers the event here, and every event for the next ${Math.round(pauseMs / 1000)} s`);
       this.jobsWithdrawn += withdrawn;
       await this.send([delivery], to);
       return;

@@ -122,3 +122,20 @@ it('connects again at the next request when no server answered the first', async
     await restarted.stop();
   }
 });
+
+it('fails what waits on a connection that closed for good at once, and connects anew at the next request', async () => {
+  const requests = new NatsRequests([nats.url]);
+  try {
+    expect(await requests.send('echo', { n: 1, waitMs: 0 }, 1_000)).toBe(1);
+    const waiting = requests.send('silent', {}, 10_000).catch((error: unknown) => error);
+    // Closed under it, as a fatal error of the connection would close it.
+    const { connection } = await (requests as unknown as { connecting: Promise<{ connection: { close(): Promise<void> } }> }).connecting;
+    const started = Date.now();
+    await connection.close();
+    expect(await waiting).toEqual(expect.objectContaining({ message: 'the NATS connection closed' }));
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await requests.send('echo', { n: 2, waitMs: 0 }, 1_000)).toBe(2);
+  } finally {
+    await requests.close();
+  }
+});

@@ -98,6 +98,13 @@ export class NatsRequests implements Requests {
             if (!error) this.answered(reply);
           },
         });
+        // Closed for good (it reconnects however long the server is away, so only a close or
+        // a fatal error ends it): what waits on it fails now, and the next request connects anew.
+        void connection.closed().then(() => {
+          if (this.connecting !== connecting) return;
+          this.connecting = undefined;
+          for (const token of [...this.waiting.keys()]) this.settle(token)?.reject(new Error('the NATS connection closed'));
+        });
         return { connection, inbox };
       });
       this.connecting = connecting;

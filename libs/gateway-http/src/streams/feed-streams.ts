@@ -180,8 +180,13 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
   private async forward(feed: FeedId, connections: ReadonlySet<Connection>, events: readonly StreamEvent[]): Promise<void> {
     const mayRead = (caller: Caller) => this.access.mayRead(caller, feed).catch(() => false);
     const everyone = this.groups.isTimeline(feed) || (await mayRead(ANYONE));
-    for (const connection of [...connections]) {
-      if (everyone || (await mayRead(connection.caller))) this.send(feed, connection, events);
+    const open = [...connections];
+    // Each caller checked at once, not one after another; the events are then sent in order.
+    const allowed = everyone ? open.map(() => true) : await Promise.all(open.map((connection) => mayRead(connection.caller)));
+    for (const [index, connection] of open.entries()) {
+      if (allowed[index]) this.send(feed, connection, events);
+      // One not answered yet is dropped: its start sees it destroyed and writes nothing.
+      else if (connection.early) connection.reply.raw.destroy();
       else connection.reply.raw.end();
     }
   }

@@ -8,8 +8,12 @@ import { ROWS_PER_STEP } from '../snapshots/snapshottable.js';
 import { MemoryProjection } from './memory-projection.js';
 import { ActivitiesById, StoredActivity as Stored } from './stored-activities.js';
 
-/** Changes with the sections below: a snapshot of another layout is not restored (the log is replayed). */
-const LAYOUT = 'content/2';
+/**
+ * Changes with the sections below, or with what a state holds after the same events: a
+ * snapshot of another layout is not restored (the log is replayed). 3: an erased timeline
+ * feed leaves the targets of what was addressed to it, which a snapshot of 2 may still hold.
+ */
+const LAYOUT = 'content/3';
 
 const keyOfStored = (s: Stored) => s.key;
 const relevanceOfStored = (s: Stored) => s.relevance;

@@ -25,8 +25,8 @@ export class MongoContentStore extends MongoProjection implements ContentStore {
   protected async evolve(event: FeedEvent, position: number): Promise<void> {
     if (event.type === 'FeedErased') {
       await this.activities.deleteMany(activityDocuments.erased(event.data.feed, position));
+      await this.activities.updateMany(activityDocuments.addressedOnlyTo(event.data.feed, position));
       await this.activities.updateMany(activityDocuments.unaddressed(event.data.feed, position));
-      await this.activities.updateMany(activityDocuments.untargeted());
       return;
     }
     if (!isActivityEvent(event)) return;

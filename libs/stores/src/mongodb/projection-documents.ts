@@ -114,14 +114,15 @@ export const activityDocuments = {
   erased: (feed: FeedId, position: number) => ({ f: feed, p: { $lt: position } }),
 
   /**
-   * updateMany: an erased timeline feed out of the targets of what was addressed to it before
-   * the erasure (its timeline goes, and a new owner of its id must not find it there); then
-   * {@link activityDocuments.untargeted} drops the lists it left empty.
+   * updateMany: no targets left on what was addressed to an erased timeline feed alone before
+   * the erasure (its timeline goes, and a new owner of its id must not find it there), as an
+   * activity addressed to none has none; found on the `to` index, as is
+   * {@link activityDocuments.unaddressed}'s.
    */
-  unaddressed: (feed: FeedId, position: number): UpdateOperation => ({ filter: { to: feed, p: { $lt: position } }, update: { $pull: { to: feed, 'a.to': feed } } }),
+  addressedOnlyTo: (feed: FeedId, position: number): UpdateOperation => ({ filter: { to: feed, 'to.1': { $exists: false }, p: { $lt: position } }, update: { $unset: { to: '', 'a.to': '' } } }),
 
-  /** updateMany: no `to` where no target is left, as an activity addressed to none has none. */
-  untargeted: (): UpdateOperation => ({ filter: { to: { $size: 0 } }, update: { $unset: { to: '', 'a.to': '' } } }),
+  /** updateMany: an erased timeline feed out of the targets of the rest of what was addressed to it before the erasure. */
+  unaddressed: (feed: FeedId, position: number): UpdateOperation => ({ filter: { to: feed, p: { $lt: position } }, update: { $pull: { to: feed, 'a.to': feed } } }),
 
   byIds: (ids: readonly string[]): FindOperation => ({ filter: { _id: { $in: ids } }, sort: { k: -1 }, limit: ids.length }),
 

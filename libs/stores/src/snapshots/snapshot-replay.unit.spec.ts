@@ -195,7 +195,7 @@ describe('content store snapshot', () => {
     reader.strings();
     const older = new SnapshotWriter().strings(streams).float64s(revisions).uint8s(new Uint8Array(0)).finish();
     const restored = new MemoryContentStore();
-    expect(() => restored.restoreSnapshot({ position, payload: older })).toThrow(new SnapshotMismatchError('its layout is an older one, not content/2'));
+    expect(() => restored.restoreSnapshot({ position, payload: older })).toThrow(new SnapshotMismatchError('its layout is an older one, not content/3'));
     expect(await restored.position()).toBe(0);
     expect(await restored.slice('applicant:1', undefined, 10)).toEqual([]);
   });

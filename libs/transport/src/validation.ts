@@ -10,14 +10,20 @@ export const MAX_INPUT_DEPTH = 64;
 /** Of a path that nests too deep, the first segments a refusal names. */
 const FIELD_SEGMENTS_NAMED = 4;
 
-/** The path of the first value nested deeper than `levels`, looked for without recursion; none when there is none. */
+const isContainer = (value: unknown): value is object => value !== null && typeof value === 'object';
+
+/**
+ * The path of the first object or array nested deeper than `levels`, looked for without
+ * recursion; none when there is none. Only containers are walked: a flat body (most requests)
+ * costs one look at its fields.
+ */
 function pathNestedPast(value: unknown, levels: number): string[] | undefined {
-  const stack: Array<{ item: unknown; path: string[] }> = [{ item: value, path: [] }];
+  if (!isContainer(value)) return undefined;
+  const stack: Array<{ item: object; path: string[] }> = [{ item: value, path: [] }];
   while (stack.length > 0) {
     const { item, path } = stack.pop()!;
-    if (item === null || typeof item !== 'object') continue;
     if (path.length === levels) return path;
-    for (const [key, child] of Object.entries(item)) stack.push({ item: child, path: [...path, key] });
+    for (const [key, child] of Object.entries(item)) if (isContainer(child)) stack.push({ item: child, path: [...path, key] });
   }
   return undefined;
 }

@@ -181,7 +181,6 @@ export class FileFeedKeyStore implements FeedKeyStore {
     await this.writing;
   }
 
-
   private serially<T>(write: () => Promise<T>): Promise<T> {
     const next = this.writing.then(write, write);
     this.writing = next.catch(() => undefined);

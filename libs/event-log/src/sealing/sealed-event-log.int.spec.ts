@@ -56,6 +56,32 @@ async function readAll(log: SealedEventLog | FileEventLog): Promise<RecordedEven
   return records;
 }
 
+/**
+ * The store's `find`, its first call held until `release`: held before it asks the store, or
+ * after it found the keys (and answers with what it found then). `lookingUp` settles once the
+ * first call got where it is held.
+ */
+function firstFindHeld(store: FeedKeyStore, held: 'before asking' | 'after finding') {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let reached!: () => void;
+  const lookingUp = new Promise<void>((resolve) => (reached = resolve));
+  let finds = 0;
+  const find: FeedKeyStore['find'] = async (refs) => {
+    if (++finds > 1) return store.find(refs);
+    if (held === 'before asking') {
+      reached();
+      await released;
+      return store.find(refs);
+    }
+    const found = await store.find(refs);
+    reached();
+    await released;
+    return found;
+  };
+  return { find, lookingUp, release };
+}
+
 describe('SealedEventLog', () => {
   it('makes the keys of new feeds posted to at once in shared writes, and appends those waiting for one write in the order they were called', async () => {
     const { log, keys } = await openSealed();
@@ -322,13 +348,9 @@ describe('SealedEventLog', () => {
   it('reads a record it sealed as a tombstone when an erasure destroys its key while the batch waits for another record\'s key', async () => {
     const file = await FileEventLog.open({ dir });
     const store = await FileFeedKeyStore.open(dir);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let lookedUp!: () => void;
-    const lookingUp = new Promise<void>((resolve) => (lookedUp = resolve));
-    let finds = 0;
     // The reader's first key look-up (for user:b's key, which this log has not met) waits.
-    const log = new SealedEventLog(file, { ...unclosedKeys(store), find: async (refs) => (++finds === 1 && (lookedUp(), await held), store.find(refs)) });
+    const { find, lookingUp, release } = firstFindHeld(store, 'before asking');
+    const log = new SealedEventLog(file, { ...unclosedKeys(store), find });
     const other = new SealedEventLog(file, unclosedKeys(store));
     await log.appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);
     await other.appendToStream('feed-user:b', [feedEvents.encode(post('b1', 'user:b'))]);
@@ -346,24 +368,9 @@ describe('SealedEventLog', () => {
   it('reads content as erased once an erasure destroyed its key, also when a read was looking that key up meanwhile', async () => {
     const file = await FileEventLog.open({ dir });
     const store = await FileFeedKeyStore.open(dir);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let lookedUp!: () => void;
-    const lookingUp = new Promise<void>((resolve) => (lookedUp = resolve));
-    let finds = 0;
     // The reader's first key look-up (for user:a's key, which another log made) finds it, and answers once the erasure is done.
-    const keys: FeedKeyStore = {
-      ...unclosedKeys(store),
-      find: async (refs) => {
-        const found = await store.find(refs);
-        if (++finds === 1) {
-          lookedUp();
-          await held;
-        }
-        return found;
-      },
-    };
-    const log = new SealedEventLog(file, keys);
+    const { find, lookingUp, release } = firstFindHeld(store, 'after finding');
+    const log = new SealedEventLog(file, { ...unclosedKeys(store), find });
     await new SealedEventLog(file, unclosedKeys(store)).appendToStream('feed-user:a', [feedEvents.encode(post('a1', 'user:a'))]);
     const reading = readAll(log);
     await lookingUp;

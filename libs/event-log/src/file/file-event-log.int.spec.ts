@@ -44,6 +44,41 @@ describe('FileEventLog on disk', () => {
     await reopened.close();
   });
 
+  it('after a power loss that left a page of its last write unwritten, with whole records after it, cuts that write and keeps the ones before', async () => {
+    const log = await FileEventLog.open({ dir });
+    const kept = Array.from({ length: 5 }, (_, n) => ({ n, text: 'k'.repeat(200) }));
+    for (const data of kept) await log.appendToStream('s', [{ type: 'T', data }]);
+    const file = join(dir, 'events.log');
+    const acknowledged = (await stat(file)).size;
+    // One write of 40 records, about 12 KiB: the last write, whose fsync a power loss cut short.
+    await log.appendToStream('s', Array.from({ length: 40 }, (_, n) => ({ type: 'T', data: { n: 100 + n, text: 't'.repeat(300) } })));
+    await log.close();
+    const bytes = await readFile(file);
+    const page = Math.ceil((acknowledged + 1) / 4096) * 4096;
+    expect(page + 4096).toBeLessThan(bytes.length - 1000);
+    bytes.fill(0, page, page + 4096);
+    await writeFile(file, bytes);
+
+    const repairs: Array<{ keptBytes: number; cutBytes: number }> = [];
+    const reopened = await FileEventLog.open({ dir, onTailRepaired: (repair) => repairs.push(repair) });
+    expect(repairs).toEqual([{ keptBytes: acknowledged, cutBytes: bytes.length - acknowledged }]);
+    expect((await reopened.readStream('s')).map((record) => record.data)).toEqual(kept);
+    expect(await reopened.appendToStream('s', [{ type: 'T', data: { n: 'after' } }], { expectedVersion: 4 })).toEqual({ nextExpectedVersion: 5, position: 6 });
+    await reopened.close();
+
+    // The same page unwritten in a write that another followed is damage to acknowledged records: refused.
+    const earlier = await readFile(file);
+    const withLater = await FileEventLog.open({ dir });
+    await withLater.appendToStream('s', Array.from({ length: 40 }, (_, n) => ({ type: 'T', data: { n: 200 + n, text: 'u'.repeat(300) } })));
+    await withLater.appendToStream('s', [{ type: 'T', data: { n: 'last' } }]);
+    await withLater.close();
+    const damaged = await readFile(file);
+    const inner = Math.ceil((earlier.length + 1) / 4096) * 4096;
+    damaged.fill(0, inner, inner + 4096);
+    await writeFile(file, damaged);
+    await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(CorruptLogError);
+  });
+
   it('refuses to open a log whose last whole record fails its checksum, naming the byte to cut at', async () => {
     const log = await FileEventLog.open({ dir });
     await log.appendToStream('s', [{ type: 'T', data: { n: 1 } }]);

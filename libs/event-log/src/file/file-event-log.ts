@@ -11,7 +11,7 @@ import type {
   Subscription,
 } from '../event-log.port.js';
 import { runSubscription, tracked } from '../subscription-loop.js';
-import { encodeRecord, HEADER_BYTES } from './record-codec.js';
+import { encodeGroupFrame, encodeRecord, HEADER_BYTES } from './record-codec.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
 import { LogRecords } from './log-records.js';
 import { CorruptLogError, isNotWritable, LogNotWritableError, LogWriteFailedError } from './file-log-errors.js';
@@ -34,8 +34,6 @@ export interface FileEventLogOptions {
 }
 
 interface PendingWrite {
-  /** The records' bytes, one after another, as written to the file. */
-  bytes: Buffer;
   /** Each event's record as encoded, to keep in memory once written. */
   records: Buffer[];
   events: RecordedEvent[];
@@ -159,8 +157,7 @@ export class FileEventLog implements EventLog {
     this.streamRevisions.set(stream, revision);
     const result = { nextExpectedVersion: revision, position: recorded[recorded.length - 1]!.position };
     return new Promise<AppendResult>((resolve, reject) => {
-      const bytes = records.length === 1 ? records[0]! : Buffer.concat(records);
-      this.queue.push({ bytes, records, events: recorded, resolve: () => resolve(result), reject });
+      this.queue.push({ records, events: recorded, resolve: () => resolve(result), reject });
       this.flushing ??= this.flush();
     });
   }
@@ -170,7 +167,9 @@ export class FileEventLog implements EventLog {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
-      const bytes = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((w) => w.bytes));
+      const records = batch.flatMap((write) => write.records);
+      // The frame says where this write ends, so that a start after a power loss can tell it from acknowledged records.
+      const bytes = Buffer.concat([encodeGroupFrame(records.reduce((sum, record) => sum + record.length, 0)), ...records]);
       const started = performance.now();
       try {
         await this.writeFully(bytes);

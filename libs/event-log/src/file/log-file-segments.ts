@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { scanRecords } from './record-codec.js';
+import { scanRecords, type GroupWrite } from './record-codec.js';
 import { tailDamageOf, type TailDamage } from './tail-damage.js';
 
 /**
@@ -39,27 +39,50 @@ export async function readLogFile(path: string, segmentBytes = SEGMENT_BYTES): P
   try {
     const { size } = await file.stat();
     const segments: LogFileSegment[] = [];
+    /** Where each segment starts in the file. */
+    const offsets: number[] = [];
+    /** The last group write found so far, in file offsets. */
+    let lastGroup: GroupWrite | undefined;
     let at = 0;
     for (;;) {
       const last = size - at <= segmentBytes;
       const bytes = Buffer.allocUnsafe(last ? size - at : segmentBytes);
       await readFully(file, bytes, at);
       const scanned = scanRecords(bytes);
+      if (scanned.lastGroup) lastGroup = { start: at + scanned.lastGroup.start, end: at + scanned.lastGroup.end };
       // The rest of the file, or a full segment in which no whole record starts: what follows
       // the records found is the tail, torn or damaged (in a full segment, damage: a torn
       // write is one group of appends, far smaller than a segment).
       if (last || scanned.validBytes === 0) {
-        if (scanned.starts.length > 0) segments.push({ bytes, starts: scanned.starts, lengths: scanned.lengths });
-        const damage = inFile(tailDamageOf(bytes, scanned.validBytes), at);
+        if (scanned.starts.length > 0) {
+          segments.push({ bytes, starts: scanned.starts, lengths: scanned.lengths });
+          offsets.push(at);
+        }
+        const damage = inFile(tailDamageOf(bytes, scanned.validBytes, lastGroup && { start: lastGroup.start - at, end: lastGroup.end - at }), at);
         if (!last && damage.kind === 'torn') return { segments, validBytes: at, damage: { kind: 'corrupt', offset: at, reason: `holds no whole record in ${segmentBytes} bytes`, recordsAfter: 0 } };
+        // A torn group write is cut from where it began: its whole records before the damage go with it.
+        if (damage.kind === 'torn') return { segments: cutAt(segments, offsets, damage.offset), validBytes: damage.offset, damage };
         return { segments, validBytes: at + scanned.validBytes, damage };
       }
       segments.push({ bytes: bytes.subarray(0, scanned.validBytes), starts: scanned.starts, lengths: scanned.lengths });
+      offsets.push(at);
       at += scanned.validBytes;
     }
   } finally {
     await file.close();
   }
+}
+
+/** `segments`, which start at file offsets `offsets`, without the records from file offset `cut` on. */
+function cutAt(segments: LogFileSegment[], offsets: number[], cut: number): LogFileSegment[] {
+  const kept: LogFileSegment[] = [];
+  for (const [index, segment] of segments.entries()) {
+    const keep = cut - offsets[index]!;
+    if (keep <= 0) break;
+    const count = segment.starts.findIndex((start) => start >= keep);
+    kept.push(count < 0 ? segment : { bytes: segment.bytes.subarray(0, keep), starts: segment.starts.slice(0, count), lengths: segment.lengths.slice(0, count) });
+  }
+  return kept;
 }
 
 /** Damage found in a segment read at file offset `at`, at its offset in the file. */

@@ -5,6 +5,12 @@ import type { StoredRecord } from '../stored-record.js';
  * One record on disk: a 4-byte little-endian payload length, a 4-byte CRC-32 of the
  * payload, then the payload (UTF-8 JSON). The length and checksum let a reader tell a
  * complete record from one torn by a crash.
+ *
+ * Every write of a group of records (one group commit: one write, one fsync) starts with a
+ * group frame of the same shape whose payload is `{"g":<bytes of the records that follow>}`.
+ * It is not a record (no position): it lets a start tell the last write, which a power loss
+ * may have left with an unwritten page inside and whole records after it, from damage to what
+ * was acknowledged (see `tail-damage.ts`). Logs written before group frames read as before.
  */
 export const HEADER_BYTES = 8;
 
@@ -19,12 +25,30 @@ export function encodeRecord(record: StoredRecord): Buffer {
   return out;
 }
 
+/** The frame that starts a group write of `groupBytes` bytes of records. */
+export function encodeGroupFrame(groupBytes: number): Buffer {
+  const payload = Buffer.from(`{"g":${groupBytes}}`, 'latin1');
+  const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
+  payload.copy(out, HEADER_BYTES);
+  out.writeUInt32LE(payload.length, 0);
+  out.writeUInt32LE(crc32(payload), 4);
+  return out;
+}
+
+/** A group write found in a buffer: where its frame starts and where its records end (offsets in the buffer). */
+export interface GroupWrite {
+  start: number;
+  end: number;
+}
+
 export interface ScannedLog {
   /** Where each valid record's payload starts, and its length. */
   starts: number[];
   lengths: number[];
-  /** Bytes that hold complete, valid records; anything after is a torn or corrupt tail. */
+  /** Bytes that hold complete, valid records and group frames; anything after is a torn or corrupt tail. */
   validBytes: number;
+  /** The last group frame found, if any. */
+  lastGroup?: GroupWrite;
 }
 
 /**
@@ -34,14 +58,39 @@ export interface ScannedLog {
 export function scanRecords(buffer: Buffer): ScannedLog {
   const starts: number[] = [];
   const lengths: number[] = [];
+  let lastGroup: GroupWrite | undefined;
   let offset = 0;
-  while (isRecordAt(buffer, offset)) {
-    const length = buffer.readUInt32LE(offset);
-    starts.push(offset + HEADER_BYTES);
-    lengths.push(length);
-    offset += HEADER_BYTES + length;
+  for (;;) {
+    if (isRecordAt(buffer, offset)) {
+      const length = buffer.readUInt32LE(offset);
+      starts.push(offset + HEADER_BYTES);
+      lengths.push(length);
+      offset += HEADER_BYTES + length;
+      continue;
+    }
+    const groupBytes = groupBytesAt(buffer, offset);
+    if (groupBytes === undefined) break;
+    const end = offset + HEADER_BYTES + buffer.readUInt32LE(offset);
+    lastGroup = { start: offset, end: end + groupBytes };
+    offset = end;
   }
-  return { starts, lengths, validBytes: offset };
+  return { starts, lengths, validBytes: offset, lastGroup };
+}
+
+const GROUP_OPENING = Buffer.from('{"g":', 'latin1');
+/** A group frame's payload: `{"g":` and at most 15 digits and `}`. */
+const GROUP_PAYLOAD_MOST_BYTES = GROUP_OPENING.length + 16;
+
+/** The bytes of records a whole group frame at `offset` announces, or undefined when no group frame starts there. */
+export function groupBytesAt(buffer: Buffer, offset: number): number | undefined {
+  if (offset + HEADER_BYTES > buffer.length) return undefined;
+  const length = buffer.readUInt32LE(offset);
+  const start = offset + HEADER_BYTES;
+  if (length <= GROUP_OPENING.length || length > GROUP_PAYLOAD_MOST_BYTES || start + length > buffer.length) return undefined;
+  if (buffer.compare(GROUP_OPENING, 0, GROUP_OPENING.length, start, start + GROUP_OPENING.length) !== 0) return undefined;
+  if (crc32(buffer.subarray(start, start + length)) !== buffer.readUInt32LE(offset + 4)) return undefined;
+  const bytes = Number(buffer.toString('latin1', start + GROUP_OPENING.length, start + length - 1));
+  return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : undefined;
 }
 
 /** What every payload starts with, as {@link encodeRecord} writes it (`{"s":` then the stream). */

@@ -1,12 +1,16 @@
 import { crc32 } from 'node:zlib';
-import { HEADER_BYTES, isRecordAt } from './record-codec.js';
+import { groupBytesAt, HEADER_BYTES, isRecordAt, type GroupWrite } from './record-codec.js';
 
 /**
  * What lies after the last whole record of a log file.
  *
  * - `torn`: what a crash leaves of the last write, which was never acknowledged (its fsync
- *   never returned): a record cut short, or bytes the file system extended the file by and
- *   never wrote (zeros). Cutting it loses nothing anyone was told was kept.
+ *   never returned): a record cut short, bytes the file system extended the file by and
+ *   never wrote (zeros), or, in the last group write, an unwritten page (zeros) with whole
+ *   records after it (a power loss may keep a write's later pages and not an earlier one).
+ *   Cutting it (from `offset`, which for a group write is where the write began) loses
+ *   nothing anyone was told was kept: group writes are one at a time, each fsynced before
+ *   the next begins and before any of its appends is acknowledged.
  * - `corrupt`: damage a crash cannot explain, to bytes that were acknowledged: whole records
  *   follow the bad one, or the bad one is whole (its length fits, or its payload runs to the
  *   end of the file and matches its checksum) and fails its checksum. A log that opened
@@ -17,12 +21,18 @@ export type TailDamage =
   | { kind: 'torn'; offset: number; bytes: number }
   | { kind: 'corrupt'; offset: number; reason: string; recordsAfter: number };
 
-/** Tells apart a torn tail from damage after `validBytes`, the end of the last whole record. */
-export function tailDamageOf(buffer: Buffer, validBytes: number): TailDamage {
+/**
+ * Tells apart a torn tail from damage after `validBytes`, the end of the last whole record.
+ * `lastGroup` is the last group write found before it, in this buffer's offsets (its start
+ * may lie before the buffer, in an earlier segment of the file).
+ */
+export function tailDamageOf(buffer: Buffer, validBytes: number, lastGroup?: GroupWrite): TailDamage {
   if (validBytes >= buffer.length) return { kind: 'none' };
-  const recordsAfter = countRecordsAfter(buffer, validBytes);
+  const { first, recordsAfter } = recordsAfterOffset(buffer, validBytes);
   const bytes = buffer.length - validBytes;
   if (recordsAfter > 0) {
+    const cut = lastGroup && tornGroupStart(buffer, validBytes, first, lastGroup);
+    if (cut !== undefined) return { kind: 'torn', offset: cut, bytes: buffer.length - cut };
     return { kind: 'corrupt', offset: validBytes, reason: `is not a whole record, and ${recordsAfter} whole records follow it`, recordsAfter };
   }
   if (bytes < HEADER_BYTES || isAllZero(buffer, validBytes)) return { kind: 'torn', offset: validBytes, bytes };
@@ -39,8 +49,40 @@ export function tailDamageOf(buffer: Buffer, validBytes: number): TailDamage {
   return { kind: 'torn', offset: validBytes, bytes };
 }
 
-/** How many whole records start after `from`, found by trying every offset (only on a damaged tail). */
-function countRecordsAfter(buffer: Buffer, from: number): number {
+/**
+ * Where the last group write began, when the damage at `from` (whole records after it from
+ * `firstAfter` on) is what a power loss leaves of that write: it lies within the write (or is
+ * the write's own frame), the write's records run to the end of the file, no later write's
+ * frame follows, and the damaged bytes hold an unwritten run of zeros (record bytes never do:
+ * their payloads are JSON text). Undefined when it is not.
+ */
+function tornGroupStart(buffer: Buffer, from: number, firstAfter: number, lastGroup: GroupWrite): number | undefined {
+  if (hasGroupFrameAfter(buffer, from) || !hasZeroRun(buffer, from, firstAfter)) return undefined;
+  // The damage is the frame of a new write, or inside the last one found, whose records must end with the file.
+  if (from === lastGroup.end) return from;
+  if (from < lastGroup.end && buffer.length <= lastGroup.end) return lastGroup.start;
+  return undefined;
+}
+
+/** Bytes of zeros in a row that no record holds: more than a header's eight, far fewer than a sector's 512. */
+const UNWRITTEN_ZEROS = 64;
+
+function hasZeroRun(buffer: Buffer, from: number, to: number): boolean {
+  let run = 0;
+  for (let i = from; i < to; i++) {
+    run = buffer[i] === 0 ? run + 1 : 0;
+    if (run >= UNWRITTEN_ZEROS) return true;
+  }
+  return false;
+}
+
+function hasGroupFrameAfter(buffer: Buffer, from: number): boolean {
+  for (let offset = from + 1; offset + HEADER_BYTES < buffer.length; offset++) if (groupBytesAt(buffer, offset) !== undefined) return true;
+  return false;
+}
+
+/** Where the first whole record after `from` starts and how many follow in a row, found by trying every offset (only on a damaged tail). */
+function recordsAfterOffset(buffer: Buffer, from: number): { first: number; recordsAfter: number } {
   for (let offset = from + 1; offset + HEADER_BYTES < buffer.length; offset++) {
     if (!isRecordAt(buffer, offset)) continue;
     let count = 0;
@@ -49,9 +91,9 @@ function countRecordsAfter(buffer: Buffer, from: number): number {
       count++;
       at += HEADER_BYTES + buffer.readUInt32LE(at);
     }
-    return count;
+    return { first: offset, recordsAfter: count };
   }
-  return 0;
+  return { first: buffer.length, recordsAfter: 0 };
 }
 
 function isAllZero(buffer: Buffer, from: number): boolean {

@@ -1,4 +1,4 @@
-import { encodeRecord, HEADER_BYTES, scanRecords } from './record-codec.js';
+import { encodeGroupFrame, encodeRecord, HEADER_BYTES, scanRecords } from './record-codec.js';
 import { tailDamageOf } from './tail-damage.js';
 
 const record = (n: number) => encodeRecord({ s: 'stream', r: n, t: 'T', d: { n, text: 'x'.repeat(40) }, m: {}, at: '2026-01-01T00:00:00.000Z' });
@@ -54,5 +54,62 @@ describe('tail damage', () => {
     const bytes = Buffer.from(whole);
     bytes.writeUInt32LE(1 << 30, 0);
     expect(damageOf(bytes)).toMatchObject({ kind: 'corrupt', offset: 0, recordsAfter: 4 });
+  });
+});
+
+describe('tail damage in group writes (each write starts with a frame saying how many bytes of records follow)', () => {
+  /** Writes of `counts` records each, as the file log makes them, and where each write starts. */
+  const writes = (counts: number[]) => {
+    let n = 0;
+    const starts: number[] = [];
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (const count of counts) {
+      const records = Buffer.concat(Array.from({ length: count }, () => record(n++)));
+      starts.push(at);
+      const frame = encodeGroupFrame(records.length);
+      parts.push(frame, records);
+      at += frame.length + records.length;
+    }
+    return { bytes: Buffer.concat(parts), starts };
+  };
+  const scannedDamageOf = (bytes: Buffer) => {
+    const scanned = scanRecords(bytes);
+    return tailDamageOf(bytes, scanned.validBytes, scanned.lastGroup);
+  };
+  const zeroed = (bytes: Buffer, from: number, count: number) => {
+    const copy = Buffer.from(bytes);
+    copy.fill(0, from, from + count);
+    return copy;
+  };
+
+  it('reads the frames as no records, and finds the last write', () => {
+    const { bytes, starts } = writes([2, 3, 4]);
+    const scanned = scanRecords(bytes);
+    expect(scanned.starts).toHaveLength(9);
+    expect(scanned.validBytes).toBe(bytes.length);
+    expect(scanned.lastGroup).toEqual({ start: starts[2], end: bytes.length });
+    expect(scannedDamageOf(bytes)).toEqual({ kind: 'none' });
+  });
+
+  it('calls an unwritten page inside the last write, with whole records after it, torn from where that write began', () => {
+    const { bytes, starts } = writes([2, 3, 12]);
+    const lastWrite = starts[2]!;
+    // Zeros over the end of one record and the start of the next, in the write's middle, or over its frame.
+    for (const from of [lastWrite + 300, lastWrite + 100, lastWrite]) {
+      expect(scannedDamageOf(zeroed(bytes, from, 512))).toEqual({ kind: 'torn', offset: lastWrite, bytes: bytes.length - lastWrite });
+    }
+  });
+
+  it('calls the same damage corrupt where a crash cannot explain it', () => {
+    const { bytes, starts } = writes([2, 12, 3]);
+    // In a write that another follows: that one began only after it was fsynced.
+    expect(scannedDamageOf(zeroed(bytes, starts[1]! + 300, 512))).toMatchObject({ kind: 'corrupt', recordsAfter: expect.any(Number) });
+    // Bits flipped, not zeros, in the last write.
+    const last = writes([2, 12]);
+    expect(scannedDamageOf(flipped(last.bytes, last.starts[1]! + 300))).toMatchObject({ kind: 'corrupt' });
+    // Bytes past the end the last write's frame gives.
+    const longer = Buffer.concat([zeroed(last.bytes, last.starts[1]! + 300, 512), record(99)]);
+    expect(scannedDamageOf(longer)).toMatchObject({ kind: 'corrupt' });
   });
 });

@@ -45,7 +45,15 @@ class HeldBackLog implements EventLog {
 }
 
 /** One key store shared by both replicas (as a JetStream KV bucket is), closed once by the test. */
-const sharedKeys = (store: FeedKeyStore): FeedKeyStore => ({ ...store, currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined });
+const sharedKeys = (store: FeedKeyStore): FeedKeyStore => ({
+  currentKeys: (feeds) => store.currentKeys(feeds),
+  keysOf: (feed) => store.keysOf(feed),
+  find: (refs) => store.find(refs),
+  markDestroying: (refs) => store.markDestroying(refs),
+  marked: (refs) => store.marked(refs),
+  destroy: (refs) => store.destroy(refs),
+  close: async () => undefined,
+});
 
 let dir: string;
 beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'feedmill-content-erasure-'))));

@@ -54,6 +54,12 @@ function parseKeyLine(line: string, file: string, number: number): KeyLine {
  */
 export class FileFeedKeyStore implements FeedKeyStore {
   private readonly byId = new Map<string, FeedKey>();
+  /**
+   * Marks of keys an erasure is about to destroy, by id. In memory only: one process owns the
+   * directory, so no other process's import can race its erasures, and a crash that forgets a
+   * mark forgets the erasure that made it too.
+   */
+  private readonly marks = new Map<string, number>();
   private readonly current = new Map<FeedId, FeedKey>();
   /** Whether the key file exists on disk (its directory entry durable). */
   private created = false;
@@ -153,6 +159,20 @@ export class FileFeedKeyStore implements FeedKeyStore {
     return found;
   }
 
+  async markDestroying(refs: readonly FeedKeyRef[]): Promise<void> {
+    const now = Date.now();
+    for (const { id } of refs) if (this.byId.has(id)) this.marks.set(id, now);
+  }
+
+  async marked(refs: readonly FeedKeyRef[]): Promise<Map<string, number>> {
+    const marked = new Map<string, number>();
+    for (const { id } of refs) {
+      const at = this.marks.get(id);
+      if (at !== undefined) marked.set(id, at);
+    }
+    return marked;
+  }
+
   async destroy(refs: readonly FeedKeyRef[]): Promise<void> {
     const gone = new Set(refs.filter(({ id }) => this.byId.has(id)).map(({ id }) => id));
     if (gone.size === 0) return;
@@ -174,7 +194,10 @@ export class FileFeedKeyStore implements FeedKeyStore {
     });
     // Forgotten only now that the file without them is durable: had the rewrite failed, a
     // retried erasure would find them (keysOf) and destroy them, instead of finding none.
-    for (const id of gone) this.byId.delete(id);
+    for (const id of gone) {
+      this.byId.delete(id);
+      this.marks.delete(id);
+    }
   }
 
   async close(): Promise<void> {

@@ -42,6 +42,35 @@ describe('JetStream feed key store', () => {
     }
   });
 
+  it("marks keys an erasure is about to destroy for every process, keeps them readable and listed as the feed's keys, and drops the marks with the keys", async () => {
+    const one = await JetStreamFeedKeyStore.connect({ servers: nats.url, bucket: 'MARKS_feed_keys' });
+    const two = await JetStreamFeedKeyStore.connect({ servers: nats.url, bucket: 'MARKS_feed_keys' });
+    try {
+      const bob = (await one.currentKeys(['user:bob'])).get('user:bob')!;
+      const ann = (await one.currentKeys(['user:ann'])).get('user:ann')!;
+      const refs = [
+        { feed: 'user:bob' as const, id: bob.id },
+        { feed: 'user:ann' as const, id: ann.id },
+      ];
+      expect((await two.marked(refs)).size).toBe(0);
+      const before = Date.now();
+      await one.markDestroying([refs[0]!]);
+      const marked = await two.marked(refs);
+      expect([...marked.keys()]).toEqual([bob.id]);
+      expect(marked.get(bob.id)!).toBeGreaterThanOrEqual(before - 1000);
+      // Marked, it is still found, still the feed's key, and still the only one listed.
+      expect((await two.find(refs)).size).toBe(2);
+      expect((await two.keysOf('user:bob')).map((key) => key.id)).toEqual([bob.id]);
+      expect((await two.currentKeys(['user:bob'])).get('user:bob')!.id).toBe(bob.id);
+      await two.destroy([refs[0]!]);
+      expect((await one.marked(refs)).size).toBe(0);
+      expect((await one.find(refs)).size).toBe(1);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
   it('reads keys from the stream leader, never by direct get (which any replica answers, maybe before it has the key)', async () => {
     const watcher = await connect({ servers: nats.url });
     const direct: string[] = [];

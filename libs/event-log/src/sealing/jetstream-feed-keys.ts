@@ -17,7 +17,8 @@ export interface JetStreamFeedKeyStoreOptions {
 
 /**
  * Feeds' keys in a JetStream KV bucket, one entry per key, `<group>.<id>.<key id>` (a feed
- * id's characters are those of KV tokens once its colon is a dot). `kv.create` returns once
+ * id's characters are those of KV tokens once its colon is a dot), and one per key an erasure
+ * marked, `<group>.<id>.<key id>.destroying`. `kv.create` returns once
  * JetStream stored the key, as an append to the log does. Destroying a key deletes its
  * message from the bucket's stream with `erase` (JetStream overwrites the bytes): a KV
  * delete or purge only adds a marker and leaves the value in the stream's block files.
@@ -79,26 +80,44 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
     return found;
   }
 
-  async destroy(refs: readonly FeedKeyRef[]): Promise<void> {
-    const stream = `KV_${this.bucket}`;
+  async markDestroying(refs: readonly FeedKeyRef[]): Promise<void> {
+    await Promise.all(refs.map((ref) => this.kv.put(markOf(ref), '1')));
+  }
+
+  async marked(refs: readonly FeedKeyRef[]): Promise<Map<string, number>> {
+    const marked = new Map<string, number>();
     await Promise.all(
       refs.map(async (ref) => {
-        let seq: number | undefined;
-        try {
-          seq = (await this.jsm.streams.getMessage(stream, { last_by_subj: `$KV.${this.bucket}.${entryOf(ref)}` }))?.seq;
-        } catch (error) {
-          if (isNoMessage(error)) return; // already gone
-          throw error;
-        }
-        if (seq === undefined) return;
-        try {
-          await this.jsm.streams.deleteMessage(stream, seq, true);
-        } catch (error) {
-          // Another process destroyed it between the two calls: it is gone all the same.
-          if (!isNoMessage(error)) throw error;
-        }
+        const entry = await this.kv.get(markOf(ref));
+        if (entry && entry.operation === 'PUT') marked.set(ref.id, entry.created.getTime());
       }),
     );
+    return marked;
+  }
+
+  async destroy(refs: readonly FeedKeyRef[]): Promise<void> {
+    // The key first: a crash between the two leaves a mark of a key that is gone, which marks nothing.
+    await Promise.all(refs.map((ref) => this.erase(entryOf(ref))));
+    await Promise.all(refs.map((ref) => this.erase(markOf(ref))));
+  }
+
+  /** Deletes the entry's message, overwriting its bytes; one already gone is passed over. */
+  private async erase(entry: string): Promise<void> {
+    const stream = `KV_${this.bucket}`;
+    let seq: number | undefined;
+    try {
+      seq = (await this.jsm.streams.getMessage(stream, { last_by_subj: `$KV.${this.bucket}.${entry}` }))?.seq;
+    } catch (error) {
+      if (isNoMessage(error)) return; // already gone
+      throw error;
+    }
+    if (seq === undefined) return;
+    try {
+      await this.jsm.streams.deleteMessage(stream, seq, true);
+    } catch (error) {
+      // Another process destroyed it between the two calls: it is gone all the same.
+      if (!isNoMessage(error)) throw error;
+    }
   }
 
   async close(): Promise<void> {
@@ -112,6 +131,11 @@ function tokensOf(feed: FeedId): string {
 
 function entryOf(ref: FeedKeyRef): string {
   return `${tokensOf(ref.feed)}.${ref.id}`;
+}
+
+/** A key's mark: one token more than a key's entry, so that listing a feed's keys (`<group>.<id>.*`) never meets it. */
+function markOf(ref: FeedKeyRef): string {
+  return `${entryOf(ref)}.destroying`;
 }
 
 /** Stream message delete's failure code, whose description says why. */

@@ -21,13 +21,23 @@ function counting(store: FeedKeyStore): FeedKeyStore & { calls: string[] } {
     currentKeys: (feeds) => (calls.push(`current ${feeds.length}`), store.currentKeys(feeds)),
     keysOf: (feed) => (calls.push(`keysOf ${feed}`), store.keysOf(feed)),
     find: (refs) => (calls.push(`find ${refs.length}`), store.find(refs)),
+    markDestroying: (refs) => (calls.push(`mark ${refs.length}`), store.markDestroying(refs)),
+    marked: (refs) => (calls.push(`marked ${refs.length}`), store.marked(refs)),
     destroy: (refs) => (calls.push(`destroy ${refs.length}`), store.destroy(refs)),
     close: () => store.close(),
   };
 }
 
 /** The key store as several logs share it: closing one of them leaves it open (the test closes it). */
-const unclosedKeys = (store: FeedKeyStore): FeedKeyStore => ({ currentKeys: (feeds) => store.currentKeys(feeds), keysOf: (feed) => store.keysOf(feed), find: (refs) => store.find(refs), destroy: (refs) => store.destroy(refs), close: async () => undefined });
+const unclosedKeys = (store: FeedKeyStore): FeedKeyStore => ({
+  currentKeys: (feeds) => store.currentKeys(feeds),
+  keysOf: (feed) => store.keysOf(feed),
+  find: (refs) => store.find(refs),
+  markDestroying: (refs) => store.markDestroying(refs),
+  marked: (refs) => store.marked(refs),
+  destroy: (refs) => store.destroy(refs),
+  close: async () => undefined,
+});
 
 async function openSealed(): Promise<{ log: SealedEventLog; keys: ReturnType<typeof counting> }> {
   const keys = counting(await FileFeedKeyStore.open(dir));
@@ -414,7 +424,7 @@ describe('SealedEventLog', () => {
     // always checked before (the one of user:a; user:c's is new), and all its keys once it is durable.
     const items = [post('a5', 'user:a'), post('c0', 'user:c')].map((event) => (event.data as { activity: Activity }).activity);
     await log.appendToStream('import-2', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-2', activities: items } })], { expectedVersion: 'no_stream' });
-    expect(keys.calls).toEqual(['current 1', 'find 1', 'current 1', 'find 1', 'find 2']);
+    expect(keys.calls).toEqual(['current 1', 'find 1', 'current 1', 'find 1', 'marked 2', 'find 2']);
     await log.close();
     await store.close();
   });
@@ -437,6 +447,55 @@ describe('SealedEventLog', () => {
     await file.close();
     await store.close();
   });
+  it("waits on a key an erasure marked, and says the import is erased when its check comes after the erasure was appended and before its key is destroyed", async () => {
+    const file = await FileEventLog.open({ dir });
+    const store = await FileFeedKeyStore.open(dir);
+    const unclosed = unclosedKeys(store);
+    let releaseDestroy!: () => void;
+    const destroyHeld = new Promise<void>((resolve) => (releaseDestroy = resolve));
+    const eraser = new SealedEventLog(file, { ...unclosed, destroy: async (refs) => (await destroyHeld, store.destroy(refs)) });
+    const importer = new SealedEventLog(file, unclosed);
+    await importer.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))], { expectedVersion: 'no_stream' });
+    await readAll(eraser);
+    // The erasure is durable; its key is not destroyed yet.
+    const erased = eraser.appendToStream('feed-user:a', [feedEvents.encode(erase('user:a'))], { expectedVersion: 0 });
+    while ((await file.headPosition()) < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const items = [post('a1', 'user:a'), post('b1', 'user:b')].map((event) => (event.data as { activity: Activity }).activity);
+    const imported = importer.appendToStream('import-6', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-6', activities: items } })], { expectedVersion: 'no_stream' });
+    // The import is durable, and waits for the erasure rather than take its key for standing.
+    while ((await file.headPosition()) < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    let settled = false;
+    void imported.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    releaseDestroy();
+    expect((await imported).contentErased).toBe(true);
+    await erased;
+    const read = await readAll(new SealedEventLog(file, unclosed));
+    expect(read.map((record) => record.type)).toEqual(['ContentErased', 'FeedErased', 'ActivitiesAdded']);
+    expect((read[2]!.data as { activities: Activity[] }).activities.map((item) => item.id)).toEqual(['b1']);
+    await file.close();
+    await store.close();
+  });
+
+  it('takes an import sealed with a key whose erasure never came (a crash after the mark) for whole, once the mark is stale', async () => {
+    const file = await FileEventLog.open({ dir });
+    const store = await FileFeedKeyStore.open(dir);
+    const importer = new SealedEventLog(file, unclosedKeys(store), { staleMarkMs: 300 });
+    await importer.appendToStream('feed-user:a', [feedEvents.encode(post('a0', 'user:a'))], { expectedVersion: 'no_stream' });
+    await store.markDestroying(await store.keysOf('user:a'));
+    const items = [post('a1', 'user:a')].map((event) => (event.data as { activity: Activity }).activity);
+    const started = performance.now();
+    const result = await importer.appendToStream('import-7', [feedEvents.encode({ type: 'ActivitiesAdded', data: { id: 'import-7', activities: items } })], { expectedVersion: 'no_stream' });
+    expect(result.contentErased).toBeUndefined();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
+    const read = await readAll(new SealedEventLog(file, unclosedKeys(store)));
+    expect((read[1]!.data as { activities: Activity[] }).activities.map((item) => item.object)).toEqual([`${secret} a1`]);
+    await file.close();
+    await store.close();
+  });
+
   it('says so when an import was sealed with a key another replica destroyed while the import was under way', async () => {
     const file = await FileEventLog.open({ dir });
     const store = await FileFeedKeyStore.open(dir);

@@ -6,6 +6,20 @@ import { feedsToSeal, openEventData, SEALED_EVENT_TYPES, sealedKeyRefs, sealEven
 /** Streams whose own last revision is remembered, at most: a stream forgotten checks its keys at its next append. */
 const MOST_OWN_REVISIONS = 65_536;
 
+/**
+ * How long an import waits on a key an erasure marked, at most: an erasure destroys its keys
+ * within milliseconds of marking them, unless it crashed before its `FeedErased` was appended,
+ * which leaves the mark (and the key) for good.
+ */
+const STALE_MARK_MS = 30_000;
+/** How often an import waiting on a marked key asks again. */
+const MARK_POLL_MS = 25;
+
+export interface SealedEventLogOptions {
+  /** @defaultValue 30 s (`STALE_MARK_MS`) */
+  staleMarkMs?: number;
+}
+
 /** Told once an erasure is durable and its keys destroyed (on append, and when a read meets one). */
 export type ErasureListener = (erasure: { feed: FeedId; position: number }) => void;
 
@@ -61,10 +75,15 @@ export class SealedEventLog implements EventLog {
   private keyWriting: Promise<void> = Promise.resolve();
   private readonly listeners: ErasureListener[] = [];
 
+  private readonly staleMarkMs: number;
+
   constructor(
     private readonly inner: EventLog,
     private readonly keyStore: FeedKeyStore,
-  ) {}
+    options: SealedEventLogOptions = {},
+  ) {
+    this.staleMarkMs = options.staleMarkMs ?? STALE_MARK_MS;
+  }
 
   /** Calls `listener` after each erasure. */
   onErased(listener: ErasureListener): void {
@@ -106,7 +125,7 @@ export class SealedEventLog implements EventLog {
     const done = called.then(async ({ appended, filled, sealedWith }): Promise<AppendResult> => {
       const result = await appended;
       for (const event of filled) if (event.type === 'FeedErased') await this.erased(event.data as FeedErasedData, result.position);
-      if (sealedWith.length > 0 && (await this.keyStore.find(sealedWith)).size < sealedWith.length) return { ...result, contentErased: true };
+      if (sealedWith.length > 0 && !(await this.standOnceErasuresAreDone(sealedWith))) return { ...result, contentErased: true };
       return result;
     });
     // An erasure's turn lasts until its keys are destroyed: its feed's content appended after
@@ -264,10 +283,34 @@ export class SealedEventLog implements EventLog {
     this.keys.set(key.id, key);
   }
 
-  /** A `FeedErased` naming every key its feed has now: those are destroyed once it is durable. */
+  /**
+   * Whether the keys an import was sealed with stand, once the erasures that marked them (if
+   * any) are done. Its stream orders an import against no erasure: an erasure on another
+   * replica may be appended before it and destroy the keys it was sealed with after it is
+   * durable, so that the log reads it as a tombstone while this replica would serve it whole.
+   * An erasure marks its keys before it is appended, so a check that finds a key standing and
+   * unmarked comes before the erasure is appended, and the import before the erasure, which
+   * removes it from every projection anyway. A marked key is waited on until it is destroyed
+   * (the erasure was appended) or its mark is stale (the erasure crashed before it was).
+   */
+  private async standOnceErasuresAreDone(refs: readonly FeedKeyRef[]): Promise<boolean> {
+    const started = Date.now();
+    for (;;) {
+      // Marks first: an erasure removes a key before its mark, so no key reads as standing and unmarked in between.
+      const marked = await this.keyStore.marked(refs);
+      if ((await this.keyStore.find(refs)).size < refs.length) return false;
+      const now = Date.now();
+      if (now - started >= this.staleMarkMs || ![...marked.values()].some((at) => now - at < this.staleMarkMs)) return true;
+      await new Promise((resolve) => setTimeout(resolve, MARK_POLL_MS));
+    }
+  }
+
+  /** A `FeedErased` naming every key its feed has now, marked: those are destroyed once it is durable. */
   private async withKeys(event: NewEvent): Promise<NewEvent> {
     const data = event.data as FeedErasedData;
-    const keys = (await this.keyStore.keysOf(data.feed)).map((key) => key.id);
+    const found = await this.keyStore.keysOf(data.feed);
+    if (found.length > 0) await this.keyStore.markDestroying(found);
+    const keys = found.map((key) => key.id);
     // New content of the feed after this is sealed with a new key.
     this.current.delete(data.feed);
     return { ...event, data: { ...data, keys } };

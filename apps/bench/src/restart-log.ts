@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { feedEvents, followsImportStream, type FeedId } from '@feedmill/contracts';
-import { openSealedFileLog, type EventLog } from '@feedmill/event-log';
+import { FileEventLog, openSealedFileLog, type EventLog } from '@feedmill/event-log';
 import { decideActivity, decideFollowMany, streamOf } from '@feedmill/feed-models';
 import { importBatches, type Workload } from './workload.js';
 
@@ -20,10 +20,12 @@ export interface WrittenLog {
  * follows as bulk imports of 10,000 (one `FeedsFollowed` each), then single posts drawn as the
  * benchmark draws them, until the log holds `events` events. Posts are decided by the same
  * function as content's, and sealed with their feeds' keys as the standalone seals them, so
- * that each record is the size and shape a real one is and a replay opens every one.
+ * that each record is the size and shape a real one is and a replay opens every one. With
+ * `sealed` false, content is written in clear, as logs before sealing hold it (a standalone
+ * reads those as they are): the same log without a box to open, to measure what sealing costs.
  */
-export async function writeWorkloadLog(dir: string, workload: Workload, events: number, progress: (head: number) => void): Promise<WrittenLog> {
-  const log = await openSealedFileLog({ dir });
+export async function writeWorkloadLog(dir: string, workload: Workload, events: number, progress: (head: number) => void, sealed = true): Promise<WrittenLog> {
+  const log: EventLog = sealed ? await openSealedFileLog({ dir }) : await FileEventLog.open({ dir });
   try {
     let followImports = 0;
     for (const edges of importBatches(workload.edges)) {

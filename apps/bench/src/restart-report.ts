@@ -27,6 +27,8 @@ export interface RestartResults {
   snapshots: Array<{ file: string; bytes: number }>;
   fromSnapshots: StartFigures;
   fromSnapshotsAndTail: StartFigures & { tailEvents: number };
+  /** With `--unsealed-too`: full replays of the same workload written in clear, beside one more of the sealed log, in the order run. */
+  unsealedReplay?: { events: number; bytes: number; replays: Array<{ sealed: boolean; readyMs: number; cpuMs: number; eventsPerSecond: number }> };
 }
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
@@ -51,11 +53,26 @@ ${n(r.log.events)} events, ${mib(r.log.bytes)}: ${n(r.log.followImports)} follow
 | from snapshots | ${n(r.fromSnapshots.readyMs)} ms | ${n(r.fromSnapshots.cpuMs)} ms | ${n(r.fromSnapshots.stopMs)} ms |
 | from snapshots and a tail of ${n(r.fromSnapshotsAndTail.tailEvents)} posts | ${n(r.fromSnapshotsAndTail.readyMs)} ms | ${n(r.fromSnapshotsAndTail.cpuMs)} ms | ${n(r.fromSnapshotsAndTail.stopMs)} ms |
 
-Snapshots: ${r.snapshots.map((s) => `\`${s.file}\` ${mib(s.bytes)}`).join(', ') || 'none'}.
+${unsealedMarkdown(r)}Snapshots: ${r.snapshots.map((s) => `\`${s.file}\` ${mib(s.bytes)}`).join(', ') || 'none'}.
 
 ## What the process logged
 ${lines('full replay', r.fullReplay)}
 ${lines('first start with snapshots on', r.firstWithSnapshots)}
 ${lines('from snapshots', r.fromSnapshots)}
 ${lines('from snapshots and the tail', r.fromSnapshotsAndTail)}`;
+}
+
+/** What sealing costs a full replay: the same workload in clear and sealed, run by turns. */
+function unsealedMarkdown(r: RestartResults): string {
+  const u = r.unsealedReplay;
+  if (!u) return '';
+  const rows = u.replays.map((replay) => `| ${replay.sealed ? 'sealed' : 'in clear'} | ${n(replay.readyMs)} ms | ${n(replay.eventsPerSecond)} events/s | ${n(replay.cpuMs)} ms |`);
+  return `### Sealing's cost to a full replay (\`SNAPSHOTS=off\`)
+The same workload written with content in clear (${mib(u.bytes)}, as logs before sealing hold it), replayed by turns with the sealed log (${mib(r.log.bytes)}):
+
+| log | ready | replay | CPU until ready |
+| --- | --- | --- | --- |
+${rows.join('\n')}
+
+`;
 }

@@ -27,6 +27,7 @@ const { values } = parseArgs({
     tail: { type: 'string', default: '20000' },
     seed: { type: 'string', default: '42' },
     out: { type: 'string' },
+    'unsealed-too': { type: 'boolean', default: false },
   },
 });
 const profile: Profile | undefined = profiles[values.profile as Profile['name']];
@@ -116,6 +117,25 @@ try {
   const replayPerSecond = Math.round(written.head / (Math.max(1, fullReplay.readyMs - empty.readyMs) / 1000));
   say(`  ready in ${fullReplay.readyMs} ms (${fullReplay.cpuMs} ms of CPU): the replay ${replayPerSecond.toLocaleString('en')} events/s`);
 
+  // Sealing's cost to a replay: the same workload written with content in clear, replayed
+  // after and before another sealed replay, so that a drift of the machine shows.
+  let unsealed: RestartResults['unsealedReplay'];
+  if (values['unsealed-too']) {
+    const plainDir = join(dir, 'unsealed');
+    say('writing the same log with content in clear (as before sealing)');
+    const plain = await writeWorkloadLog(plainDir, new Workload(profile, seed), events, () => undefined, false);
+    const plainBytes = (await stat(join(plainDir, 'events.log'))).size;
+    const replays: Array<{ sealed: boolean; readyMs: number; cpuMs: number }> = [];
+    for (const sealed of [false, true, false]) {
+      const start = await timedStart({ SNAPSHOTS: 'off' }, sealed ? dataDir : plainDir);
+      replays.push({ sealed, readyMs: start.readyMs, cpuMs: start.cpuMs });
+      say(`  full replay, ${sealed ? 'sealed' : 'in clear'}: ready in ${start.readyMs} ms (${start.cpuMs} ms of CPU)`);
+    }
+    await rm(plainDir, { recursive: true, force: true });
+    const perSecond = (readyMs: number) => Math.round(plain.head / (Math.max(1, readyMs - empty.readyMs) / 1000));
+    unsealed = { events: plain.head, bytes: plainBytes, replays: replays.map((replay) => ({ ...replay, eventsPerSecond: perSecond(replay.readyMs) })) };
+  }
+
   say('full replay with snapshots on and none yet; writes them at shutdown');
   const firstWithSnapshots = await timedStart({ SNAPSHOTS: 'on' });
   const files = await snapshotFiles();
@@ -136,7 +156,7 @@ try {
     profile: profile.name,
     model,
     seed,
-    command: `npm run bench:restart -- --profile ${profile.name} --events ${events} --tail ${tail}${model === 'ring' ? '' : ` --model ${model}`}${values.seed === '42' ? '' : ` --seed ${seed}`}`,
+    command: `npm run bench:restart -- --profile ${profile.name} --events ${events} --tail ${tail}${model === 'ring' ? '' : ` --model ${model}`}${values.seed === '42' ? '' : ` --seed ${seed}`}${values['unsealed-too'] ? ' --unsealed-too' : ''}`,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
     startedAt: startedAt.toISOString(),
     durationSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
@@ -147,6 +167,7 @@ try {
     snapshots: files,
     fromSnapshots: strip(fromSnapshots),
     fromSnapshotsAndTail: { ...strip(fromSnapshotsAndTail), tailEvents: headWithTail - written.head },
+    unsealedReplay: unsealed,
   };
   await mkdir(outDir, { recursive: true });
   await writeFile(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -15,6 +15,7 @@ export type { FileEventLogOptions } from './file/file-event-log.js';
 export { DirectoryLockedError } from './file/directory-lock.js';
 export { JetStreamEventLog } from './jetstream/jetstream-event-log.js';
 export { connectNats } from './jetstream/nats-connection.js';
+export { InboxRequests, NoResponderError, RequestTimeoutError } from './jetstream/inbox-requests.js';
 export { KurrentEventLog } from './kurrentdb/kurrentdb-event-log.js';
 export type { KurrentEventLogOptions } from './kurrentdb/kurrentdb-event-log.js';
 export type { JetStreamEventLogOptions } from './jetstream/jetstream-event-log.js';

@@ -1,6 +1,8 @@
-import { createInbox, headers as natsHeaders, type MsgHdrs, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '@feedmill/event-log';
+import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { connectNats, InboxRequests } from '@feedmill/event-log';
 import { currentRequestId, REQUEST_ID_HEADER } from '@feedmill/observability';
+
+export { NoResponderError, RequestTimeoutError } from '@feedmill/event-log';
 
 /** How a service client reaches the services: one request, and its reply's value. */
 export interface Requests {
@@ -9,73 +11,39 @@ export interface Requests {
   close(): Promise<void>;
 }
 
-/** No process answers the subject: nats-server said so at once (no responders). */
-export class NoResponderError extends Error {
-  override readonly name = 'NoResponderError';
-}
-
-/** No answer came within the request's time. */
-export class RequestTimeoutError extends Error {
-  override readonly name = 'RequestTimeoutError';
-}
-
-interface Waiting {
-  subject: string;
-  resolve: (reply: Msg) => void;
-  reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
-}
-
 interface Connected {
   connection: NatsConnection;
-  /** The subject every reply of this connection comes back under, a request's token after it. */
-  inbox: string;
+  requests: InboxRequests;
 }
 
 /**
- * Requests to the services' Nest NATS servers (`ServerNats`): a request and its reply are two
- * messages, every reply arriving on the connection's one inbox subscription, where its token
- * finds the request that waits for it. Nest's NATS client subscribes to a new inbox for every
- * request and unsubscribes once answered, two more protocol messages for the client and
- * nats-server to handle each time, behind an RxJS pipeline per request; nats.js's own request
- * answers on one subscription too, but makes an error with its stack trace for every request
- * it completes (a tenth of a gateway's CPU per read).
+ * Requests to the services' Nest NATS servers (`ServerNats`), each a message and its reply on
+ * the connection's one inbox subscription ({@link InboxRequests}). Nest's NATS client
+ * subscribes to a new inbox for every request and unsubscribes once answered, two more
+ * protocol messages for the client and nats-server to handle each time, behind an RxJS
+ * pipeline per request.
  *
  * The messages are Nest's: a request is `{ pattern, data, id }` in JSON (an `id` asks for a
  * reply), the caller's request id in the `x-request-id` header; a reply is
  * `{ response, err, isDisposed, id }`, one message for a handler that returns one value, as
- * every service handler does. A subject with no process listening is answered at once by
- * nats-server with an empty status message (503).
+ * every service handler does.
  */
 export class NatsRequests implements Requests {
   private connecting?: Promise<Connected>;
-  private readonly waiting = new Map<string, Waiting>();
-  private lastToken = 0;
+  private lastId = 0;
 
   constructor(private readonly servers: string[]) {}
 
   async send(subject: string, payload: unknown, timeoutMs: number): Promise<unknown> {
-    const { connection, inbox } = await this.connected();
-    const token = (++this.lastToken).toString(36);
+    const { requests } = await this.connected();
     const requestId = currentRequestId();
     let headers: MsgHdrs | undefined;
     if (requestId !== undefined) {
       headers = natsHeaders();
       headers.set(REQUEST_ID_HEADER, requestId);
     }
-    const packet = JSON.stringify({ pattern: subject, data: payload, id: token });
-    const reply = await new Promise<Msg>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(token);
-        reject(new RequestTimeoutError(`no answer to ${subject} within ${timeoutMs} ms (timeout)`));
-      }, timeoutMs);
-      this.waiting.set(token, { subject, resolve, reject, timer });
-      try {
-        connection.publish(subject, packet, { reply: `${inbox}.${token}`, headers });
-      } catch (error) {
-        this.settle(token)?.reject(error as Error);
-      }
-    });
+    const packet = JSON.stringify({ pattern: subject, data: payload, id: (++this.lastId).toString(36) });
+    const reply = await requests.request(subject, packet, timeoutMs, headers);
     const { response, err } = reply.json<{ response?: unknown; err?: unknown }>();
     if (err !== undefined && err !== null) throw err;
     return response;
@@ -84,28 +52,20 @@ export class NatsRequests implements Requests {
   async close(): Promise<void> {
     const connecting = this.connecting;
     this.connecting = undefined;
-    for (const token of [...this.waiting.keys()]) this.settle(token)?.reject(new Error('the service client was closed'));
-    await (await connecting?.catch(() => undefined))?.connection.close();
+    const connected = await connecting?.catch(() => undefined);
+    connected?.requests.failAll(new Error('the service client was closed'));
+    await connected?.connection.close();
   }
 
   /** The connection and its inbox subscription, made at the first request; a failed attempt is made again at the next. */
   private connected(): Promise<Connected> {
     if (!this.connecting) {
       const connecting = connectNats({ servers: this.servers }).then((connection) => {
-        const inbox = createInbox();
-        connection.subscribe(`${inbox}.*`, {
-          callback: (error, reply) => {
-            if (!error) this.answered(reply);
-          },
-        });
-        // Closed for good (it reconnects however long the server is away, so only a close or
-        // a fatal error ends it): what waits on it fails now, and the next request connects anew.
+        // Closed for good: the next request connects anew (what waited on it has failed).
         void connection.closed().then(() => {
-          if (this.connecting !== connecting) return;
-          this.connecting = undefined;
-          for (const token of [...this.waiting.keys()]) this.settle(token)?.reject(new Error('the NATS connection closed'));
+          if (this.connecting === connecting) this.connecting = undefined;
         });
-        return { connection, inbox };
+        return { connection, requests: new InboxRequests(connection) };
       });
       this.connecting = connecting;
       connecting.catch(() => {
@@ -113,22 +73,5 @@ export class NatsRequests implements Requests {
       });
     }
     return this.connecting;
-  }
-
-  /** A reply: to the request its token names, unless that one gave up waiting. */
-  private answered(reply: Msg): void {
-    const waiting = this.settle(reply.subject.slice(reply.subject.lastIndexOf('.') + 1));
-    if (!waiting) return;
-    if (reply.data.length === 0 && reply.headers?.code === 503) waiting.reject(new NoResponderError(`no process answers ${waiting.subject}`));
-    else waiting.resolve(reply);
-  }
-
-  /** The request `token` names, no longer waiting. */
-  private settle(token: string): Waiting | undefined {
-    const waiting = this.waiting.get(token);
-    if (!waiting) return undefined;
-    this.waiting.delete(token);
-    clearTimeout(waiting.timer);
-    return waiting;
   }
 }

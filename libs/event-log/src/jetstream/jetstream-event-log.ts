@@ -1,5 +1,6 @@
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from './nats-connection.js';
+import { InboxRequests, NoResponderError } from './inbox-requests.js';
 import {
   DeliverPolicy,
   JetStreamApiCodes,
@@ -38,6 +39,8 @@ export interface JetStreamEventLogOptions {
 
 const STREAM_NAME_PATTERN = /^[A-Za-z0-9_:-]{1,255}$/;
 const MAX_APPEND_ATTEMPTS = 5;
+/** How long a publish waits for JetStream's acknowledgement: nats.js's default for JetStream requests. */
+const PUBLISH_TIMEOUT_MS = 5_000;
 
 /**
  * The log on a NATS JetStream stream: one subject per event stream, the stream sequence as
@@ -52,6 +55,8 @@ export class JetStreamEventLog implements EventLog {
   /** The last append queued per stream, so that the next waits for it. */
   private readonly appending = new Map<string, Promise<unknown>>();
   private closed = false;
+  /** Publishes and their acknowledgements, on one inbox (see `publishAcked`). */
+  private readonly publishes: InboxRequests;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -60,7 +65,9 @@ export class JetStreamEventLog implements EventLog {
     private readonly jsm: JetStreamManager,
     private readonly streamName: string,
     private readonly checkpoints: KV,
-  ) {}
+  ) {
+    this.publishes = new InboxRequests(nc);
+  }
 
   static async connect(options: JetStreamEventLogOptions = {}): Promise<JetStreamEventLog> {
     const nc = options.connection ?? (await connectNats({ servers: options.servers ?? 'nats://127.0.0.1:4222' }));
@@ -123,10 +130,7 @@ export class JetStreamEventLog implements EventLog {
         for (const event of events) {
           revision += 1;
           const record: StoredRecord = { s: stream, r: revision, t: event.type, d: event.data, m: event.metadata ?? {}, at: recordedAt };
-          const headers = natsHeaders();
-          headers.set('Feedmill-Type', event.type);
-          const ack = await this.js.publish(subject, JSON.stringify(record), { headers, expect: { lastSubjectSequence: seq } });
-          seq = ack.seq;
+          seq = await this.publishAcked(subject, JSON.stringify(record), event.type, seq);
         }
         this.tails.set(stream, { revision, seq });
         return { nextExpectedVersion: revision, position: seq };
@@ -137,6 +141,29 @@ export class JetStreamEventLog implements EventLog {
         if (attempt >= MAX_APPEND_ATTEMPTS) throw error;
       }
     }
+  }
+
+  /**
+   * Publishes a record that JetStream stores only if the subject's last message is at
+   * `lastSubjectSequence`, and returns the record's sequence once stored. The acknowledgement is
+   * read here rather than by nats.js's `js.publish`, whose request makes an error with its stack
+   * trace for every publish it completes (a twentieth of content's CPU per post).
+   */
+  private async publishAcked(subject: string, payload: string, type: string, lastSubjectSequence: number): Promise<number> {
+    const headers = natsHeaders();
+    headers.set('Feedmill-Type', type);
+    headers.set('Nats-Expected-Last-Subject-Sequence', String(lastSubjectSequence));
+    let reply;
+    try {
+      reply = await this.publishes.request(subject, payload, PUBLISH_TIMEOUT_MS, headers);
+    } catch (error) {
+      if (error instanceof NoResponderError) throw new Error(`no JetStream stream stores ${subject}: is JetStream enabled, and the stream ${this.streamName} there?`, { cause: error });
+      throw error;
+    }
+    const ack = reply.json<{ stream?: string; seq?: number; error?: { code: number; err_code: number; description: string } }>();
+    if (ack.error) throw new JetStreamApiError(ack.error);
+    if (typeof ack.seq !== 'number' || !ack.stream) throw new Error(`JetStream answered a publish to ${subject} with no sequence: ${reply.string()}`);
+    return ack.seq;
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {
@@ -217,7 +244,10 @@ export class JetStreamEventLog implements EventLog {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    // Appends under way get their acknowledgements before the inbox goes.
+    await Promise.all(this.appending.values());
     if (this.ownsConnection) await this.nc.drain();
+    else this.publishes.close();
   }
 }
 

@@ -1,26 +1,34 @@
 import { FeedmillError, feedEvents, feedOwner, hiddenStream, subjects, type ActivityHidden, type ActivityShown, type FeedId, type HiddenPage, type HiddenPageRequest, type HideReply, type HideRequest, type SortKey } from '@feedmill/contracts';
-import { streamOf, type HiddenActivities, type PullPath, type TimelinePage } from '@feedmill/feed-models';
+import { streamOf } from '@feedmill/feed-models';
 import type { FeedGroups } from '@feedmill/config';
 import { WrongExpectedVersionError, type EventLog, type ExpectedVersion } from '@feedmill/event-log';
 import type { TimelineStore } from '@feedmill/stores';
 import type { ServiceClient } from '@feedmill/transport';
 
 /**
- * A page of the reader's timeline without what it hid, still full: the store is read again
- * from where it stopped for as many entries as hiding took out, until the page is full or the
- * timeline ends. The cursor is the last store page's, so the next page starts right after
- * the last entry looked at, hidden or not. Only readers who hid something come here.
+ * A page of `limit` entries a reader sees, still full when `keep` leaves some out (what the
+ * reader hid, references whose activity is gone, entries addressed from a feed the reader may
+ * no longer read): the timeline is read again from where it stopped for as many entries as
+ * were left out, until the page is full or the timeline ends, or (with `above`) its entries
+ * reach that key. The cursor is the last read's, so the next page starts right after the last
+ * entry looked at, kept or not. A reader whose entries are all kept reads once.
  */
-export async function readPastHidden(store: TimelineStore, reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath, hidden: HiddenActivities): Promise<TimelinePage> {
-  const items: TimelinePage['items'] = [];
+export async function readFullPage<Item, Kept>(
+  read: (before: SortKey | undefined, limit: number) => Promise<{ items: Item[]; next: SortKey | null }>,
+  keep: (items: Item[]) => Promise<Kept[]>,
+  before: SortKey | undefined,
+  limit: number,
+  above?: SortKey,
+): Promise<{ items: Kept[]; next: SortKey | null }> {
+  const items: Kept[] = [];
   let next: SortKey | null = null;
   let from = before;
   do {
-    const page = await store.readPage(reader, from, limit - items.length, pull);
-    for (const item of page.items) if (!hidden.has(item.id)) items.push(item);
+    const page = await read(from, limit - items.length);
+    items.push(...(await keep(page.items)));
     next = page.next;
     from = page.next ?? undefined;
-  } while (items.length < limit && next !== null);
+  } while (items.length < limit && next !== null && (above === undefined || next > above));
   return { items, next };
 }
 

@@ -2,7 +2,7 @@ import { sortKeyOf, timelineModels, type FeedId, type SortKey, type TimelineDeli
 import type { PullPath, PullScope } from '@feedmill/feed-models';
 import { activityAt } from '@feedmill/feed-models/testing';
 import { MemoryTimelineStore, type TimelinePolicy } from '@feedmill/stores';
-import { readPastHidden } from './hidden-activities.js';
+import { readFullPage } from './hidden-activities.js';
 
 const reader: FeedId = 'timeline:r';
 /** Twelve posts of one feed, newest first, past a cap of 5: pages cross the stored part into the pulled one. */
@@ -35,7 +35,12 @@ async function pagesOf(store: MemoryTimelineStore, size: number): Promise<string
   let before: SortKey | undefined;
   do {
     const hidden = await store.hiddenOf(reader);
-    const page = hidden ? await readPastHidden(store, reader, before, size, pull, hidden) : await store.readPage(reader, before, size, pull);
+    const page = await readFullPage(
+      (from, limit) => store.readPage(reader, from, limit, pull),
+      async (items) => (hidden ? items.filter((item) => !hidden.has(item.id)) : items),
+      before,
+      size,
+    );
     pages.push(page.items.map((item) => item.id));
     before = page.next ?? undefined;
   } while (before !== undefined);

@@ -42,7 +42,7 @@ import {
 import { newerThan, newestKeyOf, type PullPath, type PullScope } from '@feedmill/feed-models';
 import { AggregatedReads } from './aggregated-reads.js';
 import { hydrate } from './hydrate.js';
-import { HidingActivities, readPastHidden } from './hidden-activities.js';
+import { HidingActivities, readFullPage } from './hidden-activities.js';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { FEED_CONFIG_LOADER, REALTIME_OPTIONS, STORE_FACTORY, TIMELINE_PARTITIONING, type RealtimeOptions, type StoreFactory } from '@feedmill/runtime';
 import { allEdges, parseRequest, REALTIME_BUS, recentActivities, SERVICE_CLIENT, SUBJECT_SERVER, writeHeldPage, type RealtimeBus, type ServiceClient, type SubjectServer } from '@feedmill/transport';
@@ -432,7 +432,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
 
   /**
    * The reader's page as its reader may see it: hydrated, without what it hid or may no
-   * longer read; with `after`, the newest entries above that cursor (newer-than polling).
+   * longer read, still full (see `readFullPage`); with `after`, the newest entries above that
+   * cursor (newer-than polling).
    */
   private async readPageIn(held: HeldPartition, request: ReadTimelineRequest): Promise<ActivityPage> {
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
@@ -440,17 +441,19 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     const pull: PullPath = (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope);
     // A reader who hid nothing has no set: its read costs one map lookup more.
     const hidden = await held.store.hiddenOf(request.feed);
-    const readStored = (before: SortKey | undefined, limit: number) => (hidden ? readPastHidden(held.store, request.feed, before, limit, pull, hidden) : held.store.readPage(request.feed, before, limit, pull));
+    const read = (before: SortKey | undefined, limit: number) => held.store.readPage(request.feed, before, limit, pull);
+    const keep = async (items: TimelineItem[]) => this.readableBy(request.feed, await this.hydrate(hidden ? items.filter((item) => !hidden.has(item.id)) : items));
     if (request.after !== undefined) {
       if (request.before !== undefined) throw new FeedmillError('invalid_request', 'after: cannot be used with before', 'after');
-      // The first page and one more entry, through the model's ordinary read: see newerThan.
-      const top = await readStored(undefined, request.limit + 1);
-      const page = newerThan(await this.readableBy(request.feed, await this.hydrate(top.items)), request.after, request.limit, keyOf);
+      // The first page and one more entry the reader sees, through the model's ordinary read
+      // (see newerThan): an entry left out must not take the place of the one that says more
+      // newer entries wait below the page.
+      const top = await readFullPage(read, keep, undefined, request.limit + 1, request.after);
+      const page = newerThan(top.items, request.after, request.limit, keyOf);
       return { ...page, newest: newestKeyOf(page.items, keyOf) };
     }
-    const page = await readStored(request.before, request.limit);
-    const items = await this.readableBy(request.feed, await this.hydrate(page.items));
-    return { items, next: page.next, newest: newestKeyOf(items, keyOf) };
+    const page = await readFullPage(read, keep, request.before, request.limit);
+    return { items: page.items, next: page.next, newest: newestKeyOf(page.items, keyOf) };
   }
 
   /** A page of an aggregated timeline's groups, answered by the reader's partition. */

@@ -138,6 +138,11 @@ describe('bulk imports on the standalone', () => {
     const long = 'y'.repeat(110);
     const longFollows = Array.from({ length: 5_000 }, (_, i) => ({ source: `timeline:${long}${i}`, target: `user:${long}${i}` }));
     expect(await refused('/v1/follows', { follows: longFollows })).toEqual([413, 'payload_too_large', 'follows']);
+    // 1,000 activities of about 950 bytes each: 0.95 MB as sent, 1.3 MB as the log stores them
+    // sealed (base64), past what one JetStream message takes.
+    const wordy = activities(1_000).map((activity) => ({ ...activity, extra: { text: 'w'.repeat(820) } }));
+    expect(JSON.stringify({ activities: wordy }).length).toBeLessThan(1_000_000);
+    expect(await refused('/v1/activities', { activities: wordy })).toEqual([413, 'payload_too_large', 'activities']);
     // A body past the bulk routes' limit (4 MiB). The server answers as soon as it reads the
     // length and closes the connection (Fastify does, rather than read what it refuses), so
     // a client still writing the body may fail to: send the length and wait for the answer.

@@ -1,4 +1,5 @@
 import { FeedmillError } from './errors.js';
+import type { Activity } from './activity.js';
 import type { FeedBatchEvent } from './events.js';
 
 /** Follows one `POST /v1/follows` may carry. */
@@ -41,9 +42,32 @@ export function followBatchBytes(batch: { id: string; time: string; follows: Rea
   return bytes;
 }
 
-/** UTF-8 bytes of the JSON of a batch event's data, as the log will store it. */
+/**
+ * What sealing adds to an activity at most, beyond a third more of what it seals: the log
+ * stores what users typed (actor, object, foreignId, extra, refs) as one box in `"sealed"`,
+ * a 16-character key id, a separator, and the base64 of a 24-byte nonce, the JSON of those
+ * fields and a 16-byte tag (see the event log's `SealedEventLog`): 86 bytes, rounded up.
+ */
+const SEALED_BOX_EXTRA_BYTES = 96;
+
+/**
+ * UTF-8 bytes of an activity's JSON as the log stores it, sealed: at most this, counted from
+ * its plain JSON without sealing it. Base64 makes the sealed fields a third larger, which
+ * takes an import near the limit in plain bytes past what JetStream takes in one message.
+ */
+export function storedActivityBytes(activity: Activity): number {
+  const { actor, object, foreignId, extra, refs } = activity;
+  const sealed = jsonBytes({ actor, object, foreignId, extra, refs });
+  return jsonBytes(activity) + Math.ceil(sealed / 3) + SEALED_BOX_EXTRA_BYTES;
+}
+
+/** UTF-8 bytes of the JSON of a batch event's data as the log will store it (at most, for activities, which it seals). */
 export function batchEventBytes(event: FeedBatchEvent): number {
-  return event.type === 'FeedsFollowed' ? followBatchBytes(event.data) : jsonBytes(event.data);
+  if (event.type === 'FeedsFollowed') return followBatchBytes(event.data);
+  const { id, activities } = event.data;
+  let bytes = '{"id":"","activities":[]}'.length + id.length + Math.max(0, activities.length - 1);
+  for (const activity of activities) bytes += storedActivityBytes(activity);
+  return bytes;
 }
 
 /**

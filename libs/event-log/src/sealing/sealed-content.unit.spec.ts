@@ -1,4 +1,4 @@
-import type { Activity } from '@feedmill/contracts';
+import { batchEventBytes, type Activity } from '@feedmill/contracts';
 import { newFeedKey, openEventData, sealEventData, sealedKeyRefs, SealedContentError } from './sealed-content.js';
 
 const key = newFeedKey('user:bob');
@@ -24,6 +24,21 @@ describe('sealed content', () => {
     expect(sealedKeyRefs('ActivityAdded', stored)).toEqual([{ feed: 'user:bob', id: key.id }]);
     const opened = openEventData('ActivityAdded', stored, () => key);
     expect(JSON.stringify(opened.data)).toBe(JSON.stringify({ activity }));
+  });
+
+  it('stores a batch of activities in no more bytes than the batch limit counts for it, and not many fewer', () => {
+    const activities = [
+      activity,
+      { ...activity, id: 'a2', extra: { text: 'ü'.repeat(700), n: [1, 2, 3] }, refs: ['applicant:17'], foreignId: 'f-1' },
+      { ...activity, id: 'a3', object: 'o', extra: undefined },
+    ];
+    for (let count = 1; count <= activities.length; count++) {
+      const data = { id: 'batch-1', activities: activities.slice(0, count) };
+      const stored = Buffer.byteLength(JSON.stringify(sealEventData('ActivitiesAdded', data, () => key)));
+      const counted = batchEventBytes({ type: 'ActivitiesAdded', data });
+      expect(stored).toBeLessThanOrEqual(counted);
+      expect(counted - stored).toBeLessThanOrEqual(16 * count);
+    }
   });
 
   it('reads a plain event written before sealing as it is', () => {

@@ -78,6 +78,9 @@ export class GraphService extends ProjectedService {
 
   /** By the follower: an unfollow, or its request withdrawn; a private feed's history is not kept. */
   async unfollow(request: FollowRequest): Promise<FollowState> {
+    // A plain unfollow of a feed whose history the reader kept when it unfollowed before ends
+    // that history: afterwards the timeline shows nothing of the feed, as after any unfollow.
+    if (request.keepHistory !== true && (await this.keepsHistory(request.follower, request.target))) return this.decide({ type: 'EndKeptHistory', data: request });
     return this.decide({ type: 'Unfollow', data: request, targetPrivate: request.keepHistory === true && (await this.store.isPrivate(request.target)) });
   }
 

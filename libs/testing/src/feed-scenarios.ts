@@ -97,6 +97,18 @@ export function describeFeedScenarios(
       expect(ids(await api.readAll(alice))).not.toContain(second.id);
     });
 
+    it('keeps what a feed delivered past an unfollow that asks to, and drops it at a plain unfollow after', async () => {
+      const [bob, alice] = [feed('user', 'bob'), feed('timeline', 'alice')];
+      expect((await api.follow(alice, bob)).status).toBe(204);
+      const first = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'kept' })).body;
+      await timelineEquals(alice, () => [first]);
+      await api.api.unfollow(alice, bob, { keepHistory: true });
+      expect(ids(await api.readAll(alice))).toEqual([first.id]);
+      // A plain unfollow answers once the timeline shows nothing of the feed.
+      expect((await api.unfollow(alice, bob)).status).toBe(204);
+      expect(ids(await api.readAll(alice))).toEqual([]);
+    });
+
     it('delivers an addressed activity to its targets whoever follows whom, keeps it past an unfollow, and removes it with the activity', async () => {
       const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('notify', 'carol')];
       expect((await api.follow(alice, bob)).status).toBe(204);

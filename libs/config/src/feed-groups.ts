@@ -80,10 +80,10 @@ export class FeedGroups {
     return models;
   }
 
-  /** Throws `unknown_group` (404) for a group the config does not declare. */
-  kindOf(group: string): 'producer' | 'timeline' {
+  /** Throws `unknown_group` (404) for a group the config does not declare, naming `field`. */
+  kindOf(group: string, field = 'group'): 'producer' | 'timeline' {
     const config = this.configOf(group);
-    if (!config) throw new FeedmillError('unknown_group', `feed group "${group}" is not configured`, 'group');
+    if (!config) throw new FeedmillError('unknown_group', `feed group "${group}" is not configured`, field);
     return config.kind;
   }
 

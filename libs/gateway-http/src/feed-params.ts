@@ -27,7 +27,7 @@ export function resolveFeed(
   names = { group: 'group', id: 'id' },
 ): FeedId {
   if (!GROUP_PATTERN.test(group)) throw new FeedmillError('unknown_group', `feed group "${group}" is not configured`, names.group);
-  const kind = groups.kindOf(group);
+  const kind = groups.kindOf(group, names.group);
   resolveId(id, names.id);
   if (need === 'producer' && kind !== 'producer') {
     throw new FeedmillError('group_not_writable', `${group} feeds are timelines: post to a producer feed instead`, names.group);

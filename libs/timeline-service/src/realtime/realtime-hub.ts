@@ -51,6 +51,8 @@ interface FeedWatch {
   due: number;
   /** A reading is due whatever the position (a delivery applied without moving it). */
   forced: boolean;
+  /** Who may read the feed may have changed: the next reading publishes even when the page did not change. */
+  recheck: boolean;
   /** Whether the loop that reads it runs. */
   running: boolean;
   /** The timeline store's position when its last reading began: a change at or below it is in that reading. */
@@ -188,6 +190,12 @@ export class RealtimeHub {
         const watching = this.bySource.get(feed);
         if (watching) for (const watch of watching) this.due(watch, position, false);
       }
+      const lostReaders = feedWithReadersLostBy(event);
+      const losing = lostReaders === undefined ? undefined : this.watches.get(lostReaders);
+      if (losing) {
+        losing.recheck = true;
+        this.due(losing, position, false);
+      }
       const follower = followerOf(event);
       const own = follower === undefined ? undefined : this.watches.get(follower);
       if (own) {
@@ -212,6 +220,7 @@ export class RealtimeHub {
       ready: new Promise<void>((resolve) => (ready = resolve)),
       due: -1,
       forced: false,
+      recheck: false,
       running: false,
       readFrom: -1,
       dropped: false,
@@ -322,12 +331,16 @@ export class RealtimeHub {
       watch.readFrom = Math.max(watch.readFrom, position);
     }
     if (this.ports.isAggregated(watch.feed)) return this.readGroupsAgain(watch);
+    const recheck = watch.recheck;
+    watch.recheck = false;
     const { items } = await this.ports.readFirstPage(watch.feed, this.ports.options.pageSize, timeline ? 0 : position);
     if (watch.dropped) return;
     const keyOf = this.ports.keyOf(watch.feed);
     const changes = firstPageChanges(watch.page, items, this.ports.options.pageSize, keyOf, (a, b) => a === b || activityJson(a) === activityJson(b));
     watch.page = items;
-    if (changes.length === 0) return;
+    // No change, but some callers may have lost the right to read: an empty batch has the
+    // gateways check their streams' callers, and end those who may not read the feed now.
+    if (changes.length === 0 && !recheck) return;
     const events = changes.map((change) => watch.ring.append((id) => toEvent(id, change, keyOf)).event);
     this.published += events.length;
     this.ports.bus.publish(watch.feed, events);
@@ -379,6 +392,22 @@ function feedsChangedBy(event: FeedEvent): readonly FeedId[] {
       return [event.data.feed];
     default:
       return [];
+  }
+}
+
+/**
+ * The producer feed some of whose readers an event may take the right to read from: it
+ * turned private, or a follower of it went (unfollowed, removed by the owner, or its kept
+ * history ended).
+ */
+function feedWithReadersLostBy(event: FeedEvent): FeedId | undefined {
+  switch (event.type) {
+    case 'FeedSettingsChanged':
+      return event.data.private ? event.data.feed : undefined;
+    case 'FeedUnfollowed':
+      return event.data.target;
+    default:
+      return undefined;
   }
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 /**
  * A directory that fills up: a real tmpfs of `bytes` when this process may mount one (root,
  * and a kernel that lets it), otherwise a simulation at the file-system layer that makes
- * every `FileHandle.write` in this process behave as a full disk once `bytes` were written
+ * every `FileHandle.write` and `writev` in this process behave as a full disk once `bytes` were written
  * (a short write, then ENOSPC), with `free()` giving the space back either way.
  */
 export interface SmallDisk {
@@ -73,7 +73,7 @@ function mounted(dir: string, bytes: number): boolean {
   }
 }
 
-/** Patches `FileHandle.prototype.write` (the call the file log writes with) to run out of space on demand. */
+/** Patches `FileHandle.prototype.write` and `writev` (the calls the file log writes with) to run out of space on demand. */
 async function simulatedFullDisk(): Promise<{ setBudget(bytes: number): void; restore(): void }> {
   const probe = await open(process.execPath, 'r');
   const prototype = Object.getPrototypeOf(probe) as FileHandle;
@@ -90,5 +90,23 @@ async function simulatedFullDisk(): Promise<{ setBudget(bytes: number): void; re
     }
     return write.call(this, buffer, offset, length, position);
   } as typeof original;
-  return { setBudget: (bytes) => void (budget = bytes), restore: () => void (prototype.write = original) };
+  // The log writes a group with writev: cut short the same way, by writing what fits with write.
+  const originalWritev = prototype.writev;
+  prototype.writev = async function (this: FileHandle, buffers: NodeJS.ArrayBufferView[], position?: number) {
+    const length = buffers.reduce((sum, buffer) => sum + buffer.byteLength, 0);
+    if (length <= budget) {
+      budget -= length;
+      return originalWritev.call(this, buffers, position);
+    }
+    const joined = Buffer.concat(buffers.map((buffer) => Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength)));
+    const { bytesWritten } = await (prototype.write as (this: FileHandle, ...args: unknown[]) => Promise<{ bytesWritten: number }>).call(this, joined, 0, joined.length, position);
+    return { bytesWritten, buffers };
+  } as typeof originalWritev;
+  return {
+    setBudget: (bytes) => void (budget = bytes),
+    restore: () => {
+      prototype.write = original;
+      prototype.writev = originalWritev;
+    },
+  };
 }

@@ -190,4 +190,16 @@ describe('standalone with tokens: private feeds and follow requests', () => {
     // A follower kept from when the feed was private still follows.
     expect(await owners.api.followers('user:dan')).toEqual({ items: [{ feed: 'timeline:erin' }, { feed: 'timeline:fay' }], next: null });
   });
+
+  it("lets an owner's timeline follow the owner's own private feed at once, and import that follow", async () => {
+    await owners.api.putSettings('user:gil', { private: true });
+    const own = (await owners.post('user:gil', { actor: 'gil', verb: 'post', object: 'mine' })).body.id;
+    expect((await owners.follow('timeline:gil', 'user:gil')).status).toBe(204);
+    await waitUntilSettled(owners);
+    expect(await timelineOf('timeline:gil')).toEqual([own]);
+    expect(await owners.api.followRequests('user:gil')).toEqual({ items: [], next: null });
+    await owners.api.putSettings('user:hal', { private: true });
+    expect((await anonymous.call('POST', '/v1/follows', { follows: [{ source: 'timeline:hal', target: 'user:hal' }] }, await as('hal'))).status).toBe(200);
+    expect(await owners.api.following('timeline:hal')).toEqual({ items: [{ feed: 'user:hal' }], next: null });
+  });
 });

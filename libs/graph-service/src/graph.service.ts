@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   FeedmillError,
+  feedOwner,
   type EdgeBoundsReply,
   type EdgePage,
   type EdgePageRequest,
@@ -43,7 +44,12 @@ export class GraphService extends ProjectedService {
     if (!this.groups.isTimeline(request.follower)) {
       throw new FeedmillError('group_cannot_follow', `${request.follower} is not a timeline feed; only timeline feeds follow`, 'group');
     }
-    return this.decide({ type: 'Follow', data: request, targetPrivate: await this.store.isPrivate(request.target) });
+    return this.decide({ type: 'Follow', data: request, targetPrivate: await this.closedTo(request.follower, request.target) });
+  }
+
+  /** Whether `target` is private to the owner of `follower`: its own owner's feeds are never closed to it. */
+  private async closedTo(follower: FeedId, target: FeedId): Promise<boolean> {
+    return feedOwner(follower) !== feedOwner(target) && (await this.store.isPrivate(target));
   }
 
   /**
@@ -64,7 +70,7 @@ export class GraphService extends ProjectedService {
         throw new FeedmillError('group_cannot_follow', `follows[${index}].source: ${follower} is not a timeline feed; only timeline feeds follow`, `follows[${index}].source`);
       }
       // An import records follows, not requests: of a private feed, only approved ones.
-      if (!request.approved && (await this.store.isPrivate(target))) {
+      if (!request.approved && (await this.closedTo(follower, target))) {
         throw new FeedmillError('forbidden', `follows[${index}].target: ${target} is private; ask to follow it with PUT …/follows/…, or import approved follows with an admin token`, `follows[${index}].target`);
       }
     }
@@ -81,7 +87,7 @@ export class GraphService extends ProjectedService {
     // A plain unfollow of a feed whose history the reader kept when it unfollowed before ends
     // that history: afterwards the timeline shows nothing of the feed, as after any unfollow.
     if (request.keepHistory !== true && (await this.keepsHistory(request.follower, request.target))) return this.decide({ type: 'EndKeptHistory', data: request });
-    return this.decide({ type: 'Unfollow', data: request, targetPrivate: request.keepHistory === true && (await this.store.isPrivate(request.target)) });
+    return this.decide({ type: 'Unfollow', data: request, targetPrivate: request.keepHistory === true && (await this.closedTo(request.follower, request.target)) });
   }
 
   /** By the target's owner: the request becomes a follow (and the backfill arrives). */

@@ -24,10 +24,25 @@ export type TailDamage =
 /**
  * Tells apart a torn tail from damage after `validBytes`, the end of the last whole record.
  * `lastGroup` is the last group write found before it, in this buffer's offsets (its start
- * may lie before the buffer, in an earlier segment of the file).
+ * may lie before the buffer, in an earlier segment of the file). A torn tail inside the last
+ * group write is cut from where that write began, its frame and whole records included: none
+ * of it was acknowledged, and a repaired file then ends where a write ended, every frame
+ * announcing the records that follow it.
  */
 export function tailDamageOf(buffer: Buffer, validBytes: number, lastGroup?: GroupWrite): TailDamage {
-  if (validBytes >= buffer.length) return { kind: 'none' };
+  if (validBytes >= buffer.length) {
+    // Whole records only, but fewer than the last write's frame announced: that write was cut short at a record's end.
+    if (lastGroup && buffer.length < lastGroup.end) return { kind: 'torn', offset: lastGroup.start, bytes: buffer.length - lastGroup.start };
+    return { kind: 'none' };
+  }
+  const damage = damageAfter(buffer, validBytes, lastGroup);
+  if (damage.kind === 'torn' && lastGroup && damage.offset > lastGroup.start && damage.offset < lastGroup.end) {
+    return { kind: 'torn', offset: lastGroup.start, bytes: buffer.length - lastGroup.start };
+  }
+  return damage;
+}
+
+function damageAfter(buffer: Buffer, validBytes: number, lastGroup: GroupWrite | undefined): TailDamage {
   const { first, recordsAfter } = recordsAfterOffset(buffer, validBytes);
   const bytes = buffer.length - validBytes;
   if (recordsAfter > 0) {
@@ -36,6 +51,11 @@ export function tailDamageOf(buffer: Buffer, validBytes: number, lastGroup?: Gro
     return { kind: 'corrupt', offset: validBytes, reason: `is not a whole record, and ${recordsAfter} whole records follow it`, recordsAfter };
   }
   if (bytes < HEADER_BYTES || isAllZero(buffer, validBytes)) return { kind: 'torn', offset: validBytes, bytes };
+  // Inside the last write, which runs to the end of the file, an unwritten page (zeros) in its
+  // last record is what a power loss leaves, even where the record's length still fits.
+  if (lastGroup && validBytes < lastGroup.end && buffer.length <= lastGroup.end && hasZeroRun(buffer, validBytes, buffer.length)) {
+    return { kind: 'torn', offset: validBytes, bytes };
+  }
   const length = buffer.readUInt32LE(validBytes);
   const checksum = buffer.readUInt32LE(validBytes + 4);
   if (validBytes + HEADER_BYTES + length <= buffer.length) {

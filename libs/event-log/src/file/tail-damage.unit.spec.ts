@@ -101,6 +101,27 @@ describe('tail damage in group writes (each write starts with a frame saying how
     }
   });
 
+  it('calls an unwritten page in the last record of the last write torn, where its length still fits or it runs to the end', () => {
+    const { bytes, starts } = writes([2, 1]);
+    const lastWrite = starts[1]!;
+    const last = bytes.length - lastWrite;
+    // Zeros in the record's middle, or over the file's last bytes (the file extended, its page never written).
+    for (const from of [lastWrite + 30, bytes.length - 70]) {
+      expect(scannedDamageOf(zeroed(bytes, from, 64))).toEqual({ kind: 'torn', offset: lastWrite, bytes: last });
+    }
+  });
+
+  it('cuts a last write that ends early at a record boundary, or holds only its frame, from where it began', () => {
+    const { bytes, starts } = writes([2, 3]);
+    const frameEnd = starts[1]! + HEADER_BYTES + bytes.readUInt32LE(starts[1]!);
+    const firstRecordEnd = frameEnd + record(2).length;
+    for (const end of [frameEnd, firstRecordEnd]) {
+      expect(scannedDamageOf(bytes.subarray(0, end))).toEqual({ kind: 'torn', offset: starts[1], bytes: end - starts[1]! });
+    }
+    // A frame that a crash left alone, with zeros after it.
+    expect(scannedDamageOf(Buffer.concat([bytes.subarray(0, frameEnd), Buffer.alloc(4096)]))).toEqual({ kind: 'torn', offset: starts[1], bytes: frameEnd + 4096 - starts[1]! });
+  });
+
   it('calls the same damage corrupt where a crash cannot explain it', () => {
     const { bytes, starts } = writes([2, 12, 3]);
     // In a write that another follows: that one began only after it was fsynced.

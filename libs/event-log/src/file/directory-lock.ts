@@ -1,8 +1,6 @@
-import { open, readFile, rm } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-
-/** Locks this process holds: a stale lock file with our own pid (a restarted container) is not one of them. */
-const heldByThisProcess = new Set<string>();
+import { tryLock } from 'fs-native-extensions';
 
 export interface DirectoryLock {
   release(): Promise<void>;
@@ -12,46 +10,41 @@ export class DirectoryLockedError extends Error {
   override readonly name = 'DirectoryLockedError';
   constructor(
     readonly dir: string,
-    readonly pid: number,
+    /** The owner's pid as it wrote it in the lock file; undefined while it has not yet. */
+    readonly pid: number | undefined,
   ) {
-    super(`${dir} is in use by process ${pid}; one process at a time may own a file log`);
+    super(`${dir} is in use by ${pid === undefined ? 'another process' : `process ${pid}`}; one process at a time may own a file log`);
   }
 }
 
 /**
- * Takes `dir/LOCK` for this process. A lock left by a process that no longer runs (after a
- * kill -9) is taken over, so a crashed log restarts without a hand-made cleanup.
+ * Takes `dir/LOCK` for this process with an operating-system lock on the open file, which
+ * the kernel lets go of when the process ends however it ends: a log whose process was
+ * killed restarts without a hand-made cleanup, and no two starters can both take over a lock
+ * left behind (as they could when the lock was the file's existence and the pid in it). The
+ * lock is held on the open file description, so a second open in this process is refused
+ * too. The file stays when released: removing it would let one process lock the old file and
+ * another a new one. The pid in it is only for the message another process shows.
  */
 export async function acquireDirectoryLock(dir: string): Promise<DirectoryLock> {
   const path = resolve(dir, 'LOCK');
-  if (heldByThisProcess.has(path)) throw new DirectoryLockedError(dir, process.pid);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const handle = await open(path, 'wx');
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      heldByThisProcess.add(path);
-      return {
-        release: async () => {
-          heldByThisProcess.delete(path);
-          await rm(path, { force: true });
-        },
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-      if (Number.isInteger(pid) && pid !== process.pid && isRunning(pid)) throw new DirectoryLockedError(dir, pid);
-      await rm(path, { force: true });
-    }
-  }
-  throw new Error(`could not take the lock ${path}`);
-}
-
-function isRunning(pid: number): boolean {
+  const handle = await open(path, 'a+');
+  let locked: boolean;
   try {
-    process.kill(pid, 0);
-    return true;
+    locked = tryLock(handle.fd);
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    await handle.close();
+    throw error;
   }
+  if (!locked) {
+    await handle.close();
+    const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+    throw new DirectoryLockedError(dir, Number.isInteger(pid) ? pid : undefined);
+  }
+  await handle.truncate(0);
+  await handle.write(String(process.pid));
+  return {
+    // Closing the file lets go of the lock.
+    release: () => handle.close(),
+  };
 }

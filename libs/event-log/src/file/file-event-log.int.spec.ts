@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, appendFile, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -235,4 +236,50 @@ describe('FileEventLog on disk', () => {
     await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(DirectoryLockedError);
     await log.close();
   });
+
+  it('lets exactly one of several processes starting at once own the directory, also over a lock file a killed owner left, and the next one once the owner is killed', async () => {
+    // Each child opens the log (the built library), says whether it could, and holds it until killed or `holdMs` passed.
+    const child = (holdMs = 400) =>
+      spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { FileEventLog } from '@feedmill/event-log';
+           const at = Number(process.argv[1]);
+           await new Promise((r) => setTimeout(r, at - Date.now()));
+           try { const log = await FileEventLog.open({ dir: ${JSON.stringify(dir)} }); console.log('opened'); await new Promise((r) => setTimeout(r, Number(process.argv[2]))); await log.close(); }
+           catch (error) { console.log(error.name); }`,
+          String(Date.now() + 300),
+          String(holdMs),
+        ],
+        { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+    const outcome = (started: ReturnType<typeof child>) =>
+      new Promise<string>((resolve) => {
+        let out = '';
+        started.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        started.on('exit', () => resolve(out.trim()));
+      });
+    for (let round = 0; round < 3; round++) {
+      // A lock file as a killed owner leaves it (another pid in it, or none yet), from the second round on.
+      if (round > 0) await writeFile(join(dir, 'LOCK'), round === 1 ? '999999' : '');
+      const outcomes = (await Promise.all([child(), child(), child(), child()].map(outcome))).sort();
+      expect(outcomes).toEqual(['DirectoryLockedError', 'DirectoryLockedError', 'DirectoryLockedError', 'opened']);
+    }
+    // A live owner keeps the directory whatever its lock file says: no pid yet (the moment
+    // between creating the file and writing it), or a pid that runs no more.
+    const owner = child(60_000);
+    const opened = new Promise<void>((resolve) => owner.stdout!.once('data', () => resolve()));
+    await opened;
+    for (const content of ['', '999999']) {
+      await writeFile(join(dir, 'LOCK'), content);
+      await expect(FileEventLog.open({ dir })).rejects.toBeInstanceOf(DirectoryLockedError);
+    }
+    // An owner killed with SIGKILL holds nothing: this process owns the directory at once.
+    owner.kill('SIGKILL');
+    await new Promise((resolve) => owner.once('exit', resolve));
+    const log = await FileEventLog.open({ dir });
+    await log.close();
+  }, 20_000);
 });

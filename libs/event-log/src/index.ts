@@ -13,6 +13,7 @@ export { WrongExpectedVersionError, EventLogClosedError } from './errors.js';
 export { FileEventLog } from './file/file-event-log.js';
 export type { FileEventLogOptions } from './file/file-event-log.js';
 export { DirectoryLockedError } from './file/directory-lock.js';
+export { writeFully } from './file/write-fully.js';
 export { JetStreamEventLog } from './jetstream/jetstream-event-log.js';
 export { connectNats } from './jetstream/nats-connection.js';
 export { InboxRequests, NoResponderError, RequestTimeoutError } from './jetstream/inbox-requests.js';

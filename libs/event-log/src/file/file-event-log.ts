@@ -17,6 +17,7 @@ import { LogRecords } from './log-records.js';
 import { CorruptLogError, isNotWritable, LogNotWritableError, LogWriteFailedError } from './file-log-errors.js';
 import { readLogFile } from './log-file-segments.js';
 import { syncDirectory } from './sync-directory.js';
+import { writeFully } from './write-fully.js';
 
 export interface FileEventLogOptions {
   /** Directory holding `events.log`, `checkpoints/` and the lock file. Created if missing. */
@@ -174,7 +175,7 @@ export class FileEventLog implements EventLog {
       const length = buffers[0]!.length + recordBytes;
       const started = performance.now();
       try {
-        await this.writeFully(buffers, length);
+        await writeFully(this.file, buffers);
         await this.file.datasync();
         this.onGroupCommit?.({ appends: batch.length, seconds: (performance.now() - started) / 1000 });
       } catch (error) {
@@ -192,22 +193,6 @@ export class FileEventLog implements EventLog {
     this.flushing = null;
     // An append made from a refused one's rejection was queued while this flush still ran.
     if (this.queue.length > 0) this.flushing = this.flush();
-  }
-
-  /**
-   * Writes `buffers` one after another in one call (no copy into one buffer). A write may take
-   * less than asked (a disk that fills up mid-write does): the rest is written until all of it
-   * is, or an error says why not.
-   */
-  private async writeFully(buffers: Buffer[], length: number): Promise<void> {
-    let { bytesWritten: written } = await this.file.writev(buffers);
-    if (written === length) return;
-    const rest = Buffer.concat(buffers);
-    while (written < length) {
-      const { bytesWritten } = await this.file.write(rest, written, length - written);
-      if (bytesWritten === 0) throw Object.assign(new Error('the file took no bytes'), { code: 'EIO' });
-      written += bytesWritten;
-    }
   }
 
   /**

@@ -1,5 +1,6 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFully } from '@feedmill/event-log';
 import { decodeSnapshot, encodeSnapshot, SnapshotCorruptError } from './snapshot-file.js';
 
 /** Where the store reports what it skips or deletes: the application's logger. */
@@ -75,7 +76,8 @@ export class SnapshotStore {
     const temp = `${path}.${process.pid}${TEMP_SUFFIX}`;
     const handle = await open(temp, 'w');
     try {
-      await handle.writev(encodeSnapshot({ name, position, payload }));
+      // All of it, or an error: a short write renamed into place would be a snapshot that fails its checksum, and prune would have let the last good one go.
+      await writeFully(handle, encodeSnapshot({ name, position, payload }));
       await handle.sync();
     } finally {
       await handle.close();

@@ -200,7 +200,8 @@ describe('who may see what, against a reference', () => {
             const size = pick(PAGE_SIZES);
             const page = await api.page(reader, size, cursor);
             expect([step, page.status]).toEqual([step, 200]);
-            // A page with more after it is full, whatever the reader may no longer see.
+            // A page with more after it is full, whatever the reader may no longer see (a page
+            // reads past up to 16 timeline reads of left-out entries, far more than these hold).
             if (page.body.next !== null) expect([step, page.body.items.length]).toEqual([step, size]);
             seen.push(...page.body.items.map(shown));
             pagesChecked++;

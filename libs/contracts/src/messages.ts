@@ -175,7 +175,8 @@ export type FollowState = z.output<typeof followStateSchema>;
 
 export const feedRequestSchema = z.strictObject({ feed: feedIdSchema });
 /** Whether one of `readers` may read `feed`: it is public, or one of them is its approved follower. */
-export const mayReadRequestSchema = z.strictObject({ feed: feedIdSchema, readers: z.array(feedIdSchema).max(100) });
+/** `current`: answered from the graph as of the log's head, a change just made included (an access recheck), not as the projection stands. */
+export const mayReadRequestSchema = z.strictObject({ feed: feedIdSchema, readers: z.array(feedIdSchema).max(100), current: z.boolean().optional() });
 export const mayReadReplySchema = z.strictObject({ allowed: z.boolean() });
 export const feedSettingsSchema = z.strictObject({ private: z.boolean() });
 export type FeedSettings = z.output<typeof feedSettingsSchema>;

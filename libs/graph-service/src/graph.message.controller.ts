@@ -51,8 +51,8 @@ export class GraphMessageController implements MessageHandlers<typeof subjects.g
 
   @MessagePattern(subjects.graph.mayRead)
   async mayRead(@Payload() payload: unknown) {
-    const { feed, readers } = parseRequest(subjects.graph.mayRead, payload);
-    return { allowed: await this.graph.mayRead(feed, readers) };
+    const { feed, readers, current } = parseRequest(subjects.graph.mayRead, payload);
+    return { allowed: await this.graph.mayRead(feed, readers, current === true) };
   }
 
   @MessagePattern(subjects.graph.putSettings)

@@ -155,11 +155,16 @@ export class GraphService extends ProjectedService {
     }
   }
 
-  /** Whether `feed` is public, or one of `readers` follows it (approved). */
-  async mayRead(feed: FeedId, readers: readonly FeedId[]): Promise<boolean> {
+  /**
+   * Whether `feed` is public, or one of `readers` follows it (approved). With `current`, as of
+   * the log's head: a feed that turned private a moment ago, through another replica, is
+   * private here too (a stream's recheck asks so; every read would pay a look at the head).
+   */
+  async mayRead(feed: FeedId, readers: readonly FeedId[], current = false): Promise<boolean> {
+    if (current) await this.store.reach(await this.log.headPosition());
     if (!(await this.store.isPrivate(feed))) return true;
     // A follower removed a moment ago, through another replica, must not read on here.
-    await this.store.reach(await this.log.headPosition());
+    if (!current) await this.store.reach(await this.log.headPosition());
     for (const reader of readers) if ((await this.store.edgeState(reader, feed)) === 'following') return true;
     return false;
   }

@@ -5,13 +5,18 @@ import { WrongExpectedVersionError, type EventLog, type ExpectedVersion } from '
 import type { TimelineStore } from '@feedmill/stores';
 import type { ServiceClient } from '@feedmill/transport';
 
+/** Reads of the timeline one page may take: a page past that many is answered short, its cursor going on from there. */
+const MOST_READS_PER_PAGE = 16;
+
 /**
- * A page of `limit` entries a reader sees, still full when `keep` leaves some out (what the
- * reader hid, references whose activity is gone, entries addressed from a feed the reader may
- * no longer read): the timeline is read again from where it stopped for as many entries as
- * were left out, until the page is full or the timeline ends, or (with `above`) its entries
- * reach that key. The cursor is the last read's, so the next page starts right after the last
- * entry looked at, kept or not. A reader whose entries are all kept reads once.
+ * A page of `limit` entries a reader sees, full when `keep` leaves some out (what the reader
+ * hid, references whose activity is gone, entries addressed from a feed the reader may no
+ * longer read): the timeline is read again from where it stopped for as many entries as were
+ * left out, until the page is full or the timeline ends, or (with `above`) its entries reach
+ * that key, or it was read {@link MOST_READS_PER_PAGE} times (a timeline holding more left out
+ * than that: the page comes short, and its cursor goes on). The cursor is the last read's, so
+ * the next page starts right after the last entry looked at, kept or not. A reader whose
+ * entries are all kept reads once.
  */
 export async function readFullPage<Item, Kept>(
   read: (before: SortKey | undefined, limit: number) => Promise<{ items: Item[]; next: SortKey | null }>,
@@ -23,12 +28,13 @@ export async function readFullPage<Item, Kept>(
   const items: Kept[] = [];
   let next: SortKey | null = null;
   let from = before;
+  let reads = 0;
   do {
     const page = await read(from, limit - items.length);
     items.push(...(await keep(page.items)));
     next = page.next;
     from = page.next ?? undefined;
-  } while (items.length < limit && next !== null && (above === undefined || next > above));
+  } while (items.length < limit && next !== null && (above === undefined || next > above) && ++reads < MOST_READS_PER_PAGE);
   return { items, next };
 }
 

@@ -124,3 +124,34 @@ describe('hiding replayed', () => {
     expect((await rebuilt.store.hiddenOf(reader))!.page(undefined, 10)).toEqual(listed);
   });
 });
+
+describe('a full page read past what the reader does not see', () => {
+  /** 400 entries, newest first, keyed by their number; the reader sees every 80th. */
+  const keys = Array.from({ length: 400 }, (_, i) => `k${String(399 - i).padStart(3, '0')}`);
+  const seen = (key: string) => Number(key.slice(1)) % 80 === 0;
+
+  it('reads at most sixteen times a page, answering a short page whose cursor goes on, and scrolls to every entry seen once', async () => {
+    let reads = 0;
+    const read = async (before: string | undefined, limit: number) => {
+      reads++;
+      const from = before === undefined ? 0 : keys.indexOf(before) + 1;
+      const items = keys.slice(from, from + limit);
+      return { items, next: from + limit < keys.length ? items[items.length - 1]! : null };
+    };
+    const keep = async (items: string[]) => items.filter(seen);
+    const scrolled: string[] = [];
+    let cursor: string | undefined;
+    let short = 0;
+    for (let pages = 0; pages < 100; pages++) {
+      reads = 0;
+      const page = await readFullPage(read, keep, cursor, 3);
+      expect(reads).toBeLessThanOrEqual(16);
+      scrolled.push(...page.items);
+      if (page.next === null) break;
+      if (page.items.length < 3) short++;
+      cursor = page.next;
+    }
+    expect(scrolled).toEqual(keys.filter(seen));
+    expect(short).toBeGreaterThan(0);
+  });
+});

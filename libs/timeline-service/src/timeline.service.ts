@@ -450,6 +450,8 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
       // newer entries wait below the page.
       const top = await readFullPage(read, keep, undefined, request.limit + 1, request.after);
       const page = newerThan(top.items, request.after, request.limit, keyOf);
+      // Cut short before it found the one more entry or reached the cursor: newer entries may wait below it.
+      if (page.next === null && top.items.length <= request.limit && top.next !== null && top.next > request.after) page.next = top.next;
       return { ...page, newest: newestKeyOf(page.items, keyOf) };
     }
     const page = await readFullPage(read, keep, request.before, request.limit);

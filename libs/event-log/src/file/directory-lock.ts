@@ -41,8 +41,14 @@ export async function acquireDirectoryLock(dir: string): Promise<DirectoryLock> 
     const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
     throw new DirectoryLockedError(dir, Number.isInteger(pid) ? pid : undefined);
   }
-  await handle.truncate(0);
-  await handle.write(String(process.pid));
+  try {
+    await handle.truncate(0);
+    await handle.write(String(process.pid));
+  } catch (error) {
+    // Closing lets go of the lock: a start that failed here holds nothing.
+    await handle.close();
+    throw error;
+  }
   return {
     // Closing the file lets go of the lock.
     release: () => handle.close(),

@@ -58,7 +58,7 @@ export async function readLogFile(path: string, segmentBytes = SEGMENT_BYTES): P
           segments.push({ bytes, starts: scanned.starts, lengths: scanned.lengths });
           offsets.push(at);
         }
-        const damage = inFile(tailDamageOf(bytes, scanned.validBytes, lastGroup && { start: lastGroup.start - at, end: lastGroup.end - at }), at);
+        const damage = inFile(tailDamageOf(bytes, scanned.validBytes, lastGroup && { start: lastGroup.start - at, end: lastGroup.end - at }, at), at);
         if (!last && damage.kind === 'torn') return { segments, validBytes: at, damage: { kind: 'corrupt', offset: at, reason: `holds no whole record in ${segmentBytes} bytes`, recordsAfter: 0 } };
         // A torn group write is cut from where it began: its whole records before the damage go with it.
         if (damage.kind === 'torn') return { segments: cutAt(segments, offsets, damage.offset), validBytes: damage.offset, damage };

@@ -29,31 +29,31 @@ export type TailDamage =
  * of it was acknowledged, and a repaired file then ends where a write ended, every frame
  * announcing the records that follow it.
  */
-export function tailDamageOf(buffer: Buffer, validBytes: number, lastGroup?: GroupWrite): TailDamage {
+export function tailDamageOf(buffer: Buffer, validBytes: number, lastGroup?: GroupWrite, fileOffset = 0): TailDamage {
   if (validBytes >= buffer.length) {
     // Whole records only, but fewer than the last write's frame announced: that write was cut short at a record's end.
     if (lastGroup && buffer.length < lastGroup.end) return { kind: 'torn', offset: lastGroup.start, bytes: buffer.length - lastGroup.start };
     return { kind: 'none' };
   }
-  const damage = damageAfter(buffer, validBytes, lastGroup);
+  const damage = damageAfter(buffer, validBytes, lastGroup, fileOffset);
   if (damage.kind === 'torn' && lastGroup && damage.offset > lastGroup.start && damage.offset < lastGroup.end) {
     return { kind: 'torn', offset: lastGroup.start, bytes: buffer.length - lastGroup.start };
   }
   return damage;
 }
 
-function damageAfter(buffer: Buffer, validBytes: number, lastGroup: GroupWrite | undefined): TailDamage {
+function damageAfter(buffer: Buffer, validBytes: number, lastGroup: GroupWrite | undefined, fileOffset: number): TailDamage {
   const { first, recordsAfter } = recordsAfterOffset(buffer, validBytes);
   const bytes = buffer.length - validBytes;
   if (recordsAfter > 0) {
-    const cut = lastGroup && tornGroupStart(buffer, validBytes, first, lastGroup);
+    const cut = lastGroup && tornGroupStart(buffer, validBytes, first, lastGroup, fileOffset);
     if (cut !== undefined) return { kind: 'torn', offset: cut, bytes: buffer.length - cut };
     return { kind: 'corrupt', offset: validBytes, reason: `is not a whole record, and ${recordsAfter} whole records follow it`, recordsAfter };
   }
   if (bytes < HEADER_BYTES || isAllZero(buffer, validBytes)) return { kind: 'torn', offset: validBytes, bytes };
   // Inside the last write, which runs to the end of the file, an unwritten page (zeros) in its
   // last record is what a power loss leaves, even where the record's length still fits.
-  if (lastGroup && validBytes < lastGroup.end && buffer.length <= lastGroup.end && hasZeroRun(buffer, validBytes, buffer.length)) {
+  if (lastGroup && validBytes < lastGroup.end && buffer.length <= lastGroup.end && hasUnwrittenZeros(buffer, validBytes, buffer.length, fileOffset)) {
     return { kind: 'torn', offset: validBytes, bytes };
   }
   const length = buffer.readUInt32LE(validBytes);
@@ -76,24 +76,42 @@ function damageAfter(buffer: Buffer, validBytes: number, lastGroup: GroupWrite |
  * frame follows, and the damaged bytes hold an unwritten run of zeros (record bytes never do:
  * their payloads are JSON text). Undefined when it is not.
  */
-function tornGroupStart(buffer: Buffer, from: number, firstAfter: number, lastGroup: GroupWrite): number | undefined {
-  if (hasGroupFrameAfter(buffer, from) || !hasZeroRun(buffer, from, firstAfter)) return undefined;
+function tornGroupStart(buffer: Buffer, from: number, firstAfter: number, lastGroup: GroupWrite, fileOffset: number): number | undefined {
+  if (hasGroupFrameAfter(buffer, from) || !hasUnwrittenZeros(buffer, from, firstAfter, fileOffset)) return undefined;
   // The damage is the frame of a new write, or inside the last one found, whose records must end with the file.
   if (from === lastGroup.end) return from;
   if (from < lastGroup.end && buffer.length <= lastGroup.end) return lastGroup.start;
   return undefined;
 }
 
-/** Bytes of zeros in a row that no record holds: more than a header's eight, far fewer than a sector's 512. */
+/**
+ * Zeros in a row that a record may hold, with a bit flipped into one more: a header holds at
+ * most five (the high bytes of a length and the low bytes of a checksum), a payload (JSON
+ * text) none. A run longer than this is unwritten bytes, not damage to written ones.
+ */
+const MOST_ZEROS_IN_A_RECORD = 7;
+/** What a disk writes at least at once: an unwritten part of a write ends at such a boundary, or at the end of the file. */
+const SECTOR_BYTES = 512;
+/** Zeros in a row that only an unwritten part of a write explains, wherever they end. */
 const UNWRITTEN_ZEROS = 64;
 
-function hasZeroRun(buffer: Buffer, from: number, to: number): boolean {
+/**
+ * Whether bytes `from..to` of the buffer (which starts at file offset `fileOffset` and ends
+ * where the file does) hold what a write never written leaves: a run of zeros longer than any
+ * record holds that ends at a sector boundary or at the end of the file, or a long one anywhere.
+ */
+function hasUnwrittenZeros(buffer: Buffer, from: number, to: number, fileOffset: number): boolean {
   let run = 0;
   for (let i = from; i < to; i++) {
-    run = buffer[i] === 0 ? run + 1 : 0;
-    if (run >= UNWRITTEN_ZEROS) return true;
+    if (buffer[i] === 0) {
+      run++;
+      if (run >= UNWRITTEN_ZEROS) return true;
+      continue;
+    }
+    if (run > MOST_ZEROS_IN_A_RECORD && (fileOffset + i) % SECTOR_BYTES === 0) return true;
+    run = 0;
   }
-  return false;
+  return run > MOST_ZEROS_IN_A_RECORD && (to === buffer.length || (fileOffset + to) % SECTOR_BYTES === 0);
 }
 
 function hasGroupFrameAfter(buffer: Buffer, from: number): boolean {

@@ -111,6 +111,25 @@ describe('tail damage in group writes (each write starts with a frame saying how
     }
   });
 
+  it('calls a short run of zeros torn where it ends at a sector boundary or at the end of the file, and a run a record could hold damage', () => {
+    const { bytes, starts } = writes([2, 12]);
+    const lastWrite = starts[1]!;
+    const scanned = (damaged: Buffer, fileOffset: number) => {
+      const scan = scanRecords(damaged);
+      return tailDamageOf(damaged, scan.validBytes, scan.lastGroup, fileOffset);
+    };
+    // The last write's first 30 bytes unwritten, up to a sector's end: the file lies at an offset that puts a boundary there.
+    const boundaryAt = lastWrite + 30;
+    const fileOffset = (512 - (boundaryAt % 512)) % 512;
+    expect(scanned(zeroed(bytes, lastWrite, 30), fileOffset)).toEqual({ kind: 'torn', offset: lastWrite, bytes: bytes.length - lastWrite });
+    // The same run ending anywhere else is not a sector's: damage.
+    expect(scanned(zeroed(bytes, lastWrite, 30), fileOffset + 1)).toMatchObject({ kind: 'corrupt' });
+    // The file's last 20 bytes unwritten (it ends 20 bytes into a page never written).
+    expect(scanned(zeroed(bytes, bytes.length - 20, 20), 0)).toEqual({ kind: 'torn', offset: lastWrite, bytes: bytes.length - lastWrite });
+    // Seven zeros at the end are what a record's header and one flipped bit may hold: damage.
+    expect(scanned(zeroed(bytes, bytes.length - 7, 7), 0)).toMatchObject({ kind: 'corrupt' });
+  });
+
   it('cuts a last write that ends early at a record boundary, or holds only its frame, from where it began', () => {
     const { bytes, starts } = writes([2, 3]);
     const frameEnd = starts[1]! + HEADER_BYTES + bytes.readUInt32LE(starts[1]!);

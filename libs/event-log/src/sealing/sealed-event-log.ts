@@ -8,15 +8,17 @@ const MOST_OWN_REVISIONS = 65_536;
 
 /**
  * How long an import waits on a key an erasure marked, at most: an erasure destroys its keys
- * within milliseconds of marking them, unless it crashed before its `FeedErased` was appended,
- * which leaves the mark (and the key) for good.
+ * within milliseconds of marking them, unless it failed or crashed before its `FeedErased`
+ * was appended (an attempt that lost its expected revision to a post is tried again, and
+ * marks again), which leaves the mark and the key standing. Well under a gateway's 15 s
+ * request timeout, so that an import held by a mark left behind is answered, not timed out.
  */
-const STALE_MARK_MS = 30_000;
+const STALE_MARK_MS = 10_000;
 /** How often an import waiting on a marked key asks again. */
 const MARK_POLL_MS = 25;
 
 export interface SealedEventLogOptions {
-  /** @defaultValue 30 s (`STALE_MARK_MS`) */
+  /** @defaultValue 10 s (`STALE_MARK_MS`) */
   staleMarkMs?: number;
 }
 

@@ -26,12 +26,13 @@ export class FeedAccess {
 
   /**
    * Whether the caller may read `feed`, by the rules of {@link requireReader}: without a
-   * refusal, for a read that leaves out what the caller may not see (a slice).
+   * refusal, for a read that leaves out what the caller may not see (a slice). With `current`,
+   * as of the log's head (see the graph's `mayRead`).
    */
-  async mayRead(caller: Caller, feed: FeedId): Promise<boolean> {
+  async mayRead(caller: Caller, feed: FeedId, current = false): Promise<boolean> {
     if (owns(caller, feed)) return true;
     if (this.groups.isTimeline(feed)) return false;
     const readers = caller.sub === undefined ? [] : this.groups.timelinesOf(caller.sub);
-    return (await this.client.request(subjects.graph.mayRead, { feed, readers })).allowed;
+    return (await this.client.request(subjects.graph.mayRead, { feed, readers, ...(current && { current }) })).allowed;
   }
 }

@@ -178,7 +178,9 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
    * reconnecting, it is refused, or resumes where it was.
    */
   private async forward(feed: FeedId, connections: ReadonlySet<Connection>, events: readonly StreamEvent[]): Promise<void> {
-    const mayRead = (caller: Caller) => this.access.mayRead(caller, feed).catch(() => false);
+    // No events: who may read the feed changed (see the hub's `recheck`), so the graph answers as of the log's head.
+    const recheck = events.length === 0;
+    const mayRead = (caller: Caller) => this.access.mayRead(caller, feed, recheck).catch(() => false);
     const everyone = this.groups.isTimeline(feed) || (await mayRead(ANYONE));
     const open = [...connections];
     // Each caller checked at once, not one after another; the events are then sent in order.

@@ -140,6 +140,8 @@ function markOf(ref: FeedKeyRef): string {
 
 /** Stream message delete's failure code, whose description says why. */
 const MESSAGE_DELETE_FAILED = 10057;
+/** What nats-server 2.9 answers a delete of a message that another request deleted a moment before ("sequence N not found"). */
+const BAD_REQUEST = 10043;
 
 /**
  * Whether JetStream answered that the message is not there: the only error that means a key
@@ -147,5 +149,7 @@ const MESSAGE_DELETE_FAILED = 10057;
  */
 function isNoMessage(error: unknown): boolean {
   if (!(error instanceof JetStreamApiError)) return false;
-  return error.code === JetStreamApiCodes.NoMessageFound || (error.code === MESSAGE_DELETE_FAILED && /no message found|message not found/i.test(error.message));
+  if (error.code === JetStreamApiCodes.NoMessageFound) return true;
+  if (error.code === MESSAGE_DELETE_FAILED) return /no message found|message not found/i.test(error.message);
+  return error.code === BAD_REQUEST && /^sequence \d+ not found$/i.test(error.message);
 }

@@ -316,11 +316,8 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       case 'follow': {
         const policy = this.policyOf(delivery.reader);
         // A bounded follow decides anew what of the feed the timeline shows: entries kept
-        // from an earlier follow go first, and a hybrid edge starts over as a new one. So does
-        // a hybrid edge an unfollow kept: it holds nothing posted while unfollowed, and its
-        // bound would keep the follow's history from being merged.
-        const keptHybridEdge = policy.model === 'hybrid' && this.timelines.get(delivery.reader)?.pulledEdges?.has(delivery.target) === true;
-        if (delivery.since !== undefined || keptHybridEdge) this.forgetFeed(delivery.reader, delivery.target);
+        // from an earlier follow go first, and a hybrid edge starts over as a new one.
+        if (delivery.since !== undefined) this.forgetFeed(delivery.reader, delivery.target);
         if (policy.model === 'hybrid') {
           this.followHybrid(this.materialize(delivery.reader, policy), delivery.target, delivery.recent, delivery.exhausted);
         } else if (materializesOnFollow(policy)) {

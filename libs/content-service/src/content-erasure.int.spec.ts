@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { activityStream, type Activity } from '@feedmill/contracts';
 import { FileEventLog, FileFeedKeyStore, SealedEventLog, type EventLog, type FeedKeyStore, type SubscribeOptions, type Subscription } from '@feedmill/event-log';
+import { sharedKeyStore } from '@feedmill/event-log/testing';
 import { MemoryContentStore } from '@feedmill/stores';
 import { ContentService } from './content.service.js';
 
@@ -45,15 +46,7 @@ class HeldBackLog implements EventLog {
 }
 
 /** One key store shared by both replicas (as a JetStream KV bucket is), closed once by the test. */
-const sharedKeys = (store: FeedKeyStore): FeedKeyStore => ({
-  currentKeys: (feeds) => store.currentKeys(feeds),
-  keysOf: (feed) => store.keysOf(feed),
-  find: (refs) => store.find(refs),
-  markDestroying: (refs) => store.markDestroying(refs),
-  marked: (refs) => store.marked(refs),
-  destroy: (refs) => store.destroy(refs),
-  close: async () => undefined,
-});
+const sharedKeys = sharedKeyStore;
 
 let dir: string;
 beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'feedmill-content-erasure-'))));

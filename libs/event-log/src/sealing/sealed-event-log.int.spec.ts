@@ -8,6 +8,7 @@ import type { FeedKeyStore } from './feed-keys.port.js';
 import { FileFeedKeyStore } from './file-feed-keys.js';
 import type { FeedKey } from './sealed-content.js';
 import { SealedEventLog } from './sealed-event-log.js';
+import { sharedKeyStore } from './shared-key-store.js';
 
 let dir: string;
 beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'feedmill-sealed-'))));
@@ -28,16 +29,7 @@ function counting(store: FeedKeyStore): FeedKeyStore & { calls: string[] } {
   };
 }
 
-/** The key store as several logs share it: closing one of them leaves it open (the test closes it). */
-const unclosedKeys = (store: FeedKeyStore): FeedKeyStore => ({
-  currentKeys: (feeds) => store.currentKeys(feeds),
-  keysOf: (feed) => store.keysOf(feed),
-  find: (refs) => store.find(refs),
-  markDestroying: (refs) => store.markDestroying(refs),
-  marked: (refs) => store.marked(refs),
-  destroy: (refs) => store.destroy(refs),
-  close: async () => undefined,
-});
+const unclosedKeys = sharedKeyStore;
 
 async function openSealed(): Promise<{ log: SealedEventLog; keys: ReturnType<typeof counting> }> {
   const keys = counting(await FileFeedKeyStore.open(dir));

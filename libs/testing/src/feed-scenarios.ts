@@ -109,6 +109,20 @@ export function describeFeedScenarios(
       expect(ids(await api.readAll(alice))).toEqual([]);
     });
 
+    it('brings back the whole history, what was posted while unfollowed included, at a follow after an unfollow that kept it', async () => {
+      const [bob, alice] = [feed('user', 'bob'), feed('timeline', 'alice')];
+      expect((await api.follow(alice, bob)).status).toBe(204);
+      const first = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'first' })).body;
+      // Reads, so that a hybrid edge is pushed.
+      await timelineEquals(alice, () => [first]);
+      await timelineEquals(alice, () => [first]);
+      await api.api.unfollow(alice, bob, { keepHistory: true });
+      const during = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'during' })).body;
+      expect((await api.follow(alice, bob)).status).toBe(204);
+      const again = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'again' })).body;
+      await timelineEquals(alice, () => [again, during, first]);
+    });
+
     it('delivers an addressed activity to its targets whoever follows whom, keeps it past an unfollow, and removes it with the activity', async () => {
       const [bob, alice, carol] = [feed('user', 'bob'), feed('timeline', 'alice'), feed('notify', 'carol')];
       expect((await api.follow(alice, bob)).status).toBe(204);

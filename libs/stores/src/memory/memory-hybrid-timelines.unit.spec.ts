@@ -72,6 +72,24 @@ function hybridStore(policy: Partial<TimelinePolicy> = {}) {
 }
 
 describe('MemoryTimelineStore, hybrid timelines', () => {
+  it('brings back the whole history at a follow after an unfollow that kept a pushed edge, what was posted while unfollowed included', async () => {
+    const t = hybridStore();
+    await t.follow('user:a');
+    // An idle reader's edge turns to pull at the first post; reads then switch it to push, with a bound.
+    const kept = [await t.post('user:a')];
+    for (let i = 0; i < 6; i++) await t.read();
+    kept.push(await t.post('user:a'), await t.post('user:a'));
+    for (let i = 0; i < 6; i++) await t.read();
+    expect(await t.scroll(2)).toEqual([...kept].reverse().map((a) => a.id));
+    expect((await t.store.counters()).entriesWritten).toBeGreaterThan(0);
+    await t.deliver({ kind: 'unfollow', reader, target: 'user:a', keepHistory: true });
+    // Posted while unfollowed: fan-out delivers it to no one here.
+    const during = await t.post('user:a', []);
+    await t.follow('user:a');
+    const again = await t.post('user:a');
+    expect(await t.scroll(3)).toEqual([again.id, during.id, ...[...kept].reverse().map((a) => a.id)]);
+  });
+
   it('turns an idle reader’s edge to pull at the producer’s post: nothing is written, reads ask the feed by name', async () => {
     const t = hybridStore();
     await t.follow('user:a');

@@ -464,8 +464,23 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       this.mergeFeed(timeline, recent, exhausted);
     } else if (from === PULLED_WHOLE) {
       timeline.pulledEdges!.set(target, justAbove(producers.newestKey(target, timeline.order)));
+    } else {
+      this.mergeAboveBound(timeline, recent, exhausted, from);
     }
-    // A switched edge keeps its bound: below it the feed is pulled, and merging would store it twice.
+  }
+
+  /**
+   * A switched edge keeps its bound: below it the feed is pulled, and merging there would
+   * store it twice. At and above it the timeline must hold the feed, and a follow's backfill
+   * may bring what fan-out never delivered there: what the feed posted while an unfollow that
+   * kept the edge stood. A backfill piece of the follow that switched the edge holds nothing
+   * above the bound, which was set above it.
+   */
+  private mergeAboveBound(timeline: Materialized, recent: readonly Activity[], exhausted: boolean, bound: SortKey): void {
+    const keyOf = keyOfOrder(timeline.order);
+    const above = recent.filter((activity) => keyOf(activity) >= bound);
+    // Newest first: when some fell below the bound, the part above it came whole.
+    this.mergeFeed(timeline, above, exhausted || above.length < recent.length);
   }
 
   /** Whether a `hybrid` reader takes a bumped activity from its feed; its producer's newest key takes the bump in. */

@@ -141,7 +141,7 @@ describe('who may see what, against a reference', () => {
         } else if (roll < 0.23) {
           // Another user's timeline does not take activities addressed to it: refused, nothing recorded.
           const refused = await api.post(`user:${user}`, { actor: user, verb: 'post', object: `o${op}`, to: [`notification:${user}`, `timeline:${other}`] });
-          expect([step, refused.status, (refused.body as unknown as { field: string }).field]).toEqual([step, 403, 'to[1]']);
+          expect([step, refused.status, (refused.body as unknown as { field: string }).field]).toEqual([step, 403, 'body.to[1]']);
         } else if (roll < 0.25) {
           // An update in place: readers see the new version where the old one was.
           const own = ref.activities.get(user)!;

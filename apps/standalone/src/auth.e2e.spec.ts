@@ -27,7 +27,7 @@ const refusals: Refusal[] = [
   { what: 'following from another’s timeline', method: 'PUT', path: '/v1/feeds/timeline/bob/follows/user/alice' },
   { what: 'unfollowing from another’s timeline', method: 'DELETE', path: '/v1/feeds/timeline/bob/follows/user/carol' },
   { what: 'removing another’s activity', method: 'DELETE', path: '/v1/feeds/user/bob/activities/ACTIVITY' },
-  { what: 'addressing an activity to another’s timeline', method: 'POST', path: '/v1/feeds/user/alice/activities', body: { actor: 'alice', verb: 'post', object: 'forged', to: ['timeline:bob'] }, field: 'to[0]' },
+  { what: 'addressing an activity to another’s timeline', method: 'POST', path: '/v1/feeds/user/alice/activities', body: { actor: 'alice', verb: 'post', object: 'forged', to: ['timeline:bob'] }, field: 'body.to[0]' },
   { what: 'bumping another’s activity', method: 'POST', path: '/v1/feeds/user/bob/activities/ACTIVITY/bump', body: {} },
   { what: 'updating another’s activity', method: 'PATCH', path: '/v1/feeds/user/bob/activities/ACTIVITY', body: { object: 'forged' } },
   { what: 'listing what another’s timeline follows', method: 'GET', path: '/v1/feeds/timeline/bob/following' },
@@ -160,7 +160,7 @@ describe('standalone with tokens: private feeds and follow requests', () => {
     // Approved, alice gets the history; rejected, carol gets nothing and may not read.
     await owners.api.approveFollowRequest('user:bob', 'timeline:alice');
     await owners.api.rejectFollowRequest('user:bob', 'timeline:carol');
-    await expect(owners.api.approveFollowRequest('user:bob', 'timeline:carol')).rejects.toMatchObject({ status: 404, code: 'not_found', field: 'follower' });
+    await expect(owners.api.approveFollowRequest('user:bob', 'timeline:carol')).rejects.toMatchObject({ status: 404, code: 'not_found', field: 'followerId' });
     expect(await owners.api.followRequests('user:bob')).toEqual({ items: [], next: null });
     const newer = await post('three');
     await waitUntilSettled(owners);

@@ -14,6 +14,7 @@ import {
   type FollowManyRequest,
 } from '@feedmill/contracts';
 import type { FeedGroups } from '@feedmill/config';
+import { fieldName } from '@feedmill/transport';
 import { resolveFeed } from './feed-params.js';
 
 /**
@@ -104,15 +105,12 @@ function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
-  const field = fieldOf(path) || 'body';
+  // `follows[3].target`: the bulk routes name an item's fields from the body's top.
+  const field = fieldName(undefined, path) || 'body';
   const message = issue.code === 'unrecognized_keys' ? 'is not a known field' : issue.message;
   throw new FeedmillError('invalid_request', `${field}: ${message}`, field);
 }
 
-/** `follows[3].target`: array indexes in brackets, as a client indexes its own body. */
-function fieldOf(path: ReadonlyArray<PropertyKey>): string {
-  return path.reduce<string>((field, key) => (typeof key === 'number' ? `${field}[${key}]` : field ? `${field}.${String(key)}` : String(key)), '');
-}
 
 /**
  * Resolves the `group:id` of items as the single routes resolve their URL's, an error naming

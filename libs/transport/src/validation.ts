@@ -17,13 +17,14 @@ const isContainer = (value: unknown): value is object => value !== null && typeo
  * recursion; none when there is none. Only containers are walked: a flat body (most requests)
  * costs one look at its fields.
  */
-function pathNestedPast(value: unknown, levels: number): string[] | undefined {
+function pathNestedPast(value: unknown, levels: number): Array<string | number> | undefined {
   if (!isContainer(value)) return undefined;
-  const stack: Array<{ item: object; path: string[] }> = [{ item: value, path: [] }];
+  const stack: Array<{ item: object; path: Array<string | number> }> = [{ item: value, path: [] }];
   while (stack.length > 0) {
     const { item, path } = stack.pop()!;
     if (path.length === levels) return path;
-    for (const [key, child] of Object.entries(item)) if (isContainer(child)) stack.push({ item: child, path: [...path, key] });
+    const indexes = Array.isArray(item);
+    for (const [key, child] of Object.entries(item)) if (isContainer(child)) stack.push({ item: child, path: [...path, indexes ? Number(key) : key] });
   }
   return undefined;
 }
@@ -35,16 +36,23 @@ function pathNestedPast(value: unknown, levels: number): string[] | undefined {
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location?: string): z.output<S> {
   const tooDeep = pathNestedPast(value, MAX_INPUT_DEPTH);
   if (tooDeep) {
-    const field = [location, ...tooDeep.slice(0, FIELD_SEGMENTS_NAMED)].filter(Boolean).join('.');
+    const field = fieldName(location, tooDeep.slice(0, FIELD_SEGMENTS_NAMED));
     throw new FeedmillError('invalid_request', `${field}: nests more than ${MAX_INPUT_DEPTH} levels of objects and arrays`, field || undefined);
   }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  let path = issue.path.map(String);
   // An unknown key is reported on its parent; name the key itself.
-  if (issue.code === 'unrecognized_keys') path = [...path, issue.keys[0]!];
-  const field = [location, ...path].filter(Boolean).join('.');
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
+  const field = fieldName(location, path);
   const message = issue.code === 'unrecognized_keys' ? 'is not a known field' : issue.message;
   throw new FeedmillError('invalid_request', field ? `${field}: ${message}` : message, field || undefined);
+}
+
+/**
+ * A field as errors name it: `body.to[0]`, `body.extra.tags`, array indexes in brackets as a
+ * client indexes its own body, and as the checks after the schema name them.
+ */
+export function fieldName(location: string | undefined, path: ReadonlyArray<PropertyKey>): string {
+  return path.reduce<string>((field, key) => (typeof key === 'number' ? `${field}[${key}]` : field ? `${field}.${String(key)}` : String(key)), location ?? '');
 }

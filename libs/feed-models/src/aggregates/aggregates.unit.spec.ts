@@ -171,7 +171,7 @@ describe('follow edge', () => {
     expect(decideFollowEdge({ type: 'Unfollow', data: follow }, 'requested')).toEqual([{ type: 'FollowRequestRejected', data: follow }]);
     expect(decideFollowEdge({ type: 'RemoveFollower', data: follow }, 'following')).toEqual([{ type: 'FeedUnfollowed', data: follow }]);
     expect(decideFollowEdge({ type: 'RemoveFollower', data: follow }, 'none')).toEqual([]);
-    for (const type of ['Approve', 'Reject'] as const) expect(() => decideFollowEdge({ type, data: follow }, 'none')).toThrow(expect.objectContaining({ code: 'not_found', field: 'follower' }));
+    for (const type of ['Approve', 'Reject'] as const) expect(() => decideFollowEdge({ type, data: follow }, 'none')).toThrow(expect.objectContaining({ code: 'not_found', field: 'followerId' }));
   });
 
   it('changes a feed’s privacy only when it differs, in the feed’s settings stream', () => {

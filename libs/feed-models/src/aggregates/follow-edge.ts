@@ -104,7 +104,7 @@ export function decideFollowEdge(command: FollowEdgeCommand, state: EdgeState): 
     case 'Approve':
     case 'Reject':
       if (state === 'following' && command.type === 'Approve') return [];
-      if (state !== 'requested') throw new FeedmillError('not_found', `${data.follower} has not asked to follow ${data.target}`, 'follower');
+      if (state !== 'requested') throw new FeedmillError('not_found', `${data.follower} has not asked to follow ${data.target}`, 'followerId');
       return [{ type: command.type === 'Approve' ? 'FeedFollowed' : 'FollowRequestRejected', data }];
   }
 }

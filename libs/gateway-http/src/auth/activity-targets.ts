@@ -20,7 +20,7 @@ export class ActivityTargets {
 
   /** The targets that get the activity; throws `invalid_request` or `forbidden` naming the first bad one. */
   async allowed(caller: Caller, feed: FeedId, targets: readonly FeedId[]): Promise<FeedId[]> {
-    targets.forEach((target, index) => this.requireAddressable(caller, target, `to[${index}]`));
+    targets.forEach((target, index) => this.requireAddressable(caller, target, `body.to[${index}]`));
     const author = feedOwner(feed);
     const others = targets.filter((target) => feedOwner(target) !== author);
     if (others.length === 0 || !(await this.client.request(subjects.graph.settings, { feed })).private) return [...targets];

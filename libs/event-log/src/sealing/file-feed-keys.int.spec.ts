@@ -2,6 +2,11 @@ import { appendFile, mkdir, mkdtemp, open, readFile, rm, rmdir, writeFile, type 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileFeedKeyStore, FEED_KEYS_FILE, UnreadableKeyFileError } from './file-feed-keys.js';
+import type { FeedId } from '@feedmill/contracts';
+import type { FeedKey } from './sealed-content.js';
+
+/** A page as a disk writes it: a power loss keeps or loses whole pages of a write. */
+const PAGE = 4096;
 
 let dir: string;
 beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'feedmill-keys-'))));
@@ -43,6 +48,71 @@ describe('file feed key store', () => {
     const found = await again.find([{ feed: 'user:bob', id: bob.id }, { feed: 'user:ann', id: ann.id }, { feed: 'user:x', id: 'torn' }]);
     expect([...found.keys()].sort()).toEqual([ann.id, bob.id].sort());
     await again.close();
+  });
+
+  /** A store holding bob's key, then the bytes of an append of `feeds.length` more keys written after it. */
+  async function fileWithAppend(feeds: FeedId[]): Promise<{ bob: FeedKey; before: number; after: Buffer }> {
+    const store = await FileFeedKeyStore.open(dir);
+    const bob = (await store.currentKeys(['user:bob'])).get('user:bob')!;
+    const before = (await readFile(join(dir, FEED_KEYS_FILE))).length;
+    await store.currentKeys(feeds);
+    await store.close();
+    return { bob, before, after: await readFile(join(dir, FEED_KEYS_FILE)) };
+  }
+
+  const manyFeeds: FeedId[] = Array.from({ length: 120 }, (_, index) => `user:f${index}` as const);
+
+  it('cuts an append of several keys whose first page a power loss left unwritten, whole key lines after it included, and keeps every key before it', async () => {
+    const { bob, before, after } = await fileWithAppend(manyFeeds);
+    expect(after.length - before).toBeGreaterThan(2 * PAGE);
+    // The append's first page (to the next page boundary) never reached the disk; its later pages did.
+    after.fill(0, before, Math.ceil((before + 1) / PAGE) * PAGE);
+    await writeFile(join(dir, FEED_KEYS_FILE), after);
+    const reopened = await FileFeedKeyStore.open(dir);
+    expect((await reopened.find([bob])).has(bob.id)).toBe(true);
+    expect((await Promise.all(manyFeeds.map((feed) => reopened.keysOf(feed)))).flat()).toEqual([]);
+    expect((await readFile(join(dir, FEED_KEYS_FILE))).length).toBe(before);
+    // The next append follows the last whole one, and reads back.
+    const ann = (await reopened.currentKeys(['user:ann'])).get('user:ann')!;
+    await reopened.close();
+    const again = await FileFeedKeyStore.open(dir);
+    expect([...(await again.find([bob, ann])).keys()].sort()).toEqual([bob.id, ann.id].sort());
+    await again.close();
+  });
+
+  it('cuts a last append that holds fewer lines than its frame announced, or whose only line holds unwritten zeros', async () => {
+    const { bob, before, after } = await fileWithAppend(['user:ann', 'user:cat', 'user:dan']);
+    const lastLine = after.lastIndexOf('\n', after.length - 2) + 1;
+    await writeFile(join(dir, FEED_KEYS_FILE), after.subarray(0, lastLine));
+    let reopened = await FileFeedKeyStore.open(dir);
+    expect([(await reopened.find([bob])).size, (await reopened.keysOf('user:ann')).length]).toEqual([1, 0]);
+    expect((await readFile(join(dir, FEED_KEYS_FILE))).length).toBe(before);
+    // One key, its line whole but its first bytes unwritten.
+    await reopened.currentKeys(['user:eve']);
+    await reopened.close();
+    const file = await readFile(join(dir, FEED_KEYS_FILE));
+    file.fill(0, before, before + 24);
+    await writeFile(join(dir, FEED_KEYS_FILE), file);
+    reopened = await FileFeedKeyStore.open(dir);
+    expect([(await reopened.find([bob])).size, (await reopened.keysOf('user:eve')).length]).toEqual([1, 0]);
+    await reopened.close();
+  });
+
+  it('refuses unwritten zeros that a later append follows: that append was acknowledged after them, and so was theirs', async () => {
+    const { before, after } = await fileWithAppend(manyFeeds);
+    const later = Buffer.from(`{"keys":1}\n{"id":"k9","feed":"user:z","secret":"c2VjcmV0"}\n`);
+    after.fill(0, before, Math.ceil((before + 1) / PAGE) * PAGE);
+    await writeFile(join(dir, FEED_KEYS_FILE), Buffer.concat([after, later]));
+    const line = after.subarray(0, before).toString().split('\n').length;
+    await expect(FileFeedKeyStore.open(dir)).rejects.toThrow(`${join(dir, FEED_KEYS_FILE)} line ${line}`);
+  });
+
+  it('reads a key file written before appends had frames', async () => {
+    const lines = ['{"id":"k1","feed":"user:a","secret":"c2VjcmV0"}', '{"id":"k2","feed":"user:b","secret":"c2VjcmV0"}'];
+    await writeFile(join(dir, FEED_KEYS_FILE), lines.join('\n') + '\n');
+    const store = await FileFeedKeyStore.open(dir);
+    expect([...(await store.find([{ feed: 'user:a', id: 'k1' }, { feed: 'user:b', id: 'k2' }])).keys()]).toEqual(['k1', 'k2']);
+    await store.close();
   });
 
   it("hands a feed whose key is destroyed while another feed's new key is written a new key, made durable", async () => {

@@ -15,9 +15,9 @@ interface KeyLine {
 }
 
 /**
- * The key file has a line that is not a key before its last: it was changed by hand or
- * damaged. Skipping it would lose a key for good (its content unreadable, and never
- * destroyed on an erasure), so the store refuses to open.
+ * The key file has a line that is not a key, and that no crash explains ({@link readKeyFile}):
+ * it was changed by hand or damaged. Skipping it would lose a key for good (its content
+ * unreadable, and never destroyed on an erasure), so the store refuses to open.
  */
 export class UnreadableKeyFileError extends Error {
   readonly code = 'UNREADABLE_KEY_FILE';
@@ -32,24 +32,94 @@ export class UnreadableKeyFileError extends Error {
   }
 }
 
-function parseKeyLine(line: string, file: string, number: number): KeyLine {
+/** A key line, a frame line, or undefined for bytes that are neither. */
+function parseLine(line: string): { key: KeyLine } | { frame: number } | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
-  } catch (error) {
-    throw new UnreadableKeyFileError(file, number, error);
+  } catch {
+    return undefined;
   }
-  const { id, feed, secret } = (parsed ?? {}) as Partial<Record<keyof KeyLine, unknown>>;
-  if (typeof id !== 'string' || typeof feed !== 'string' || typeof secret !== 'string' || id === '' || secret === '') throw new UnreadableKeyFileError(file, number);
-  return { id, feed: feed as FeedId, secret };
+  const { id, feed, secret, keys } = (parsed ?? {}) as Partial<Record<keyof KeyLine | 'keys', unknown>>;
+  if (typeof keys === 'number' && Number.isInteger(keys) && keys > 0 && id === undefined) return { frame: keys };
+  if (typeof id !== 'string' || typeof feed !== 'string' || typeof secret !== 'string' || id === '' || secret === '') return undefined;
+  return { key: { id, feed: feed as FeedId, secret } };
+}
+
+/** More zeros in a row than a key line ever holds: bytes the file system never wrote. */
+const UNWRITTEN = Buffer.alloc(8);
+const NEWLINE = 0x0a;
+
+/**
+ * The keys of a key file, and where its whole appends end (`end`, its length when nothing
+ * is cut). Each append begins with a frame line, `{"keys":N}`, and its N key lines follow;
+ * lines before the first frame are keys written before frames, one append each.
+ *
+ * What a crash leaves of the last append, which was never acknowledged (its fsync never
+ * returned, so no event was sealed with its keys), is cut from where the append began: a line
+ * cut short at the end of the file, fewer lines than its frame announced, or, as a power loss
+ * may keep a write's later pages and not an earlier one, lines holding unwritten zeros, whole
+ * key lines after them included. Damage a crash cannot explain refuses the file: a frame
+ * after the bad line (a later append was acknowledged, so this one was too), or a bad line
+ * without zeros in it.
+ */
+export function readKeyFile(bytes: Buffer, file: string): { keys: KeyLine[]; end: number } {
+  const keys: KeyLine[] = [];
+  let offset = 0;
+  let number = 0;
+  /** The open append: where it began, the keys read before it, and the lines its frame still announces. */
+  let appendStart = 0;
+  let keysBefore = 0;
+  let linesLeft = 0;
+  while (offset < bytes.length) {
+    const newline = bytes.indexOf(NEWLINE, offset);
+    const lineEnd = newline === -1 ? bytes.length : newline + 1;
+    number++;
+    const text = bytes.toString('utf8', offset, lineEnd).trim();
+    const line = newline === -1 ? undefined : text === '' ? { blank: true as const } : parseLine(text);
+    // A frame inside an append: the append lost lines after it was acknowledged.
+    if (line !== undefined && 'frame' in line && linesLeft > 0) throw new UnreadableKeyFileError(file, number);
+    if (line === undefined) {
+      if (!tornAppendAt(bytes, offset, newline === -1)) throw new UnreadableKeyFileError(file, number);
+      const cut = linesLeft > 0 ? appendStart : offset;
+      return { keys: keys.slice(0, linesLeft > 0 ? keysBefore : keys.length), end: cut };
+    }
+    if ('frame' in line) {
+      appendStart = offset;
+      keysBefore = keys.length;
+      linesLeft = line.frame;
+    } else if ('key' in line) {
+      keys.push(line.key);
+      if (linesLeft > 0) linesLeft--;
+    }
+    offset = lineEnd;
+  }
+  // The last append ended at a line's end, short of what its frame announced.
+  if (linesLeft > 0) return { keys: keys.slice(0, keysBefore), end: appendStart };
+  return { keys, end: bytes.length };
+}
+
+/**
+ * Whether the bad line at `from` is what a crash leaves of the file's last append: cut short
+ * at the end of the file, or holding unwritten zeros, and with no append's frame after it.
+ */
+function tornAppendAt(bytes: Buffer, from: number, cutShort: boolean): boolean {
+  for (let offset = bytes.indexOf(NEWLINE, from) + 1; offset > 0 && offset < bytes.length; ) {
+    const newline = bytes.indexOf(NEWLINE, offset);
+    if (newline === -1) break;
+    const line = parseLine(bytes.toString('utf8', offset, newline).trim());
+    if (line && 'frame' in line) return false;
+    offset = newline + 1;
+  }
+  return cutShort || bytes.indexOf(UNWRITTEN, from) !== -1;
 }
 
 /**
  * Feeds' keys in one file of JSON lines beside the file log (`feed-keys.jsonl`): a new key
  * is appended and fsynced before it is used; destroying keys rewrites the file without them
  * (temp file, fsync, rename, fsync of the directory), so that their bytes leave the file;
- * a key is forgotten in memory only once that rewrite is durable. A line that is not a key
- * before the last (a torn last line is cut off) refuses the open: {@link UnreadableKeyFileError}.
+ * a key is forgotten in memory only once that rewrite is durable. A torn last append is cut
+ * at open; other damage refuses it ({@link readKeyFile}, {@link UnreadableKeyFileError}).
  * One process owns the directory (the file log's lock): everything is held in memory too.
  */
 export class FileFeedKeyStore implements FeedKeyStore {
@@ -70,29 +140,24 @@ export class FileFeedKeyStore implements FeedKeyStore {
 
   static async open(dir: string): Promise<FileFeedKeyStore> {
     const store = new FileFeedKeyStore(dir);
-    const text = await readFile(store.path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    const bytes = await readFile(store.path).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined;
       throw error;
     });
-    store.created = text !== undefined;
-    if (text === undefined) return store;
-    const whole = text.lastIndexOf('\n') + 1;
-    if (whole < Buffer.byteLength(text)) {
-      // A torn last line was never acknowledged to anyone (no event uses its key): it is cut
-      // off, so that the next key is not appended to it and lost with it.
+    store.created = bytes !== undefined;
+    if (bytes === undefined) return store;
+    const { keys, end } = readKeyFile(bytes, store.path);
+    if (end < bytes.length) {
+      // A torn last append: cut, so that the next append does not follow its damage.
       const file = await open(store.path, 'r+');
       try {
-        await file.truncate(Buffer.byteLength(text.slice(0, whole)));
+        await file.truncate(end);
         await file.sync();
       } finally {
         await file.close();
       }
     }
-    for (const [index, line] of text.slice(0, whole).split('\n').entries()) {
-      if (line.trim() === '') continue;
-      const parsed = parseKeyLine(line, store.path, index + 1);
-      store.remember({ id: parsed.id, feed: parsed.feed, secret: Buffer.from(parsed.secret, 'base64') });
-    }
+    for (const key of keys) store.remember({ id: key.id, feed: key.feed, secret: Buffer.from(key.secret, 'base64') });
     return store;
   }
 
@@ -131,7 +196,7 @@ export class FileFeedKeyStore implements FeedKeyStore {
     try {
       const { size } = await file.stat();
       try {
-        await file.appendFile(keys.map((key) => lineOf(key)).join(''));
+        await file.appendFile(framed(keys));
         await file.sync();
       } catch (error) {
         await file.truncate(size);
@@ -184,7 +249,7 @@ export class FileFeedKeyStore implements FeedKeyStore {
       const temp = `${this.path}.tmp`;
       const file = await open(temp, 'w');
       try {
-        await file.writeFile(kept.map((key) => lineOf(key)).join(''));
+        await file.writeFile(framed(kept));
         await file.sync();
       } finally {
         await file.close();
@@ -211,6 +276,8 @@ export class FileFeedKeyStore implements FeedKeyStore {
   }
 }
 
-function lineOf(key: FeedKey): string {
-  return `${JSON.stringify({ id: key.id, feed: key.feed, secret: key.secret.toString('base64') })}\n`;
+/** One write of keys as the file holds it: its frame, then a line per key (nothing for none). */
+function framed(keys: readonly FeedKey[]): string {
+  if (keys.length === 0) return '';
+  return `{"keys":${keys.length}}\n${keys.map((key) => `${JSON.stringify({ id: key.id, feed: key.feed, secret: key.secret.toString('base64') })}\n`).join('')}`;
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Activity, FeedId } from '@feedmill/contracts';
+import { settingsStream, type Activity, type FeedId } from '@feedmill/contracts';
 import { openSealedFileLog } from '@feedmill/event-log';
 import { FeedClient, readAllEvents, startApp, startStandalone, waitUntilReady, waitUntilSettled, freePort, type Deployment } from '@feedmill/harness';
 import { referenceTimelines } from '@feedmill/testing';
@@ -125,4 +125,33 @@ it('rebuilds, after a restart, exactly the timelines it had built live', async (
   expect(afterRestart).toEqual(live);
   expect([...live.values()].reduce((n, ids) => n + ids.length, 0)).toBeGreaterThan(300);
   expectFeedsToMatchReference(live, await referenceFromLog());
+});
+
+it('ends at start the histories readers kept of a feed whose turn to private a stop interrupted', async () => {
+  const deployment = await startStandalone({ dataDir, env });
+  const api = new FeedClient(deployment.baseUrl);
+  const [bob, alice, carol] = ['user:bob', 'timeline:alice', 'timeline:carol'] as const;
+  expect((await api.follow(alice, bob)).status).toBe(204);
+  expect((await api.follow(carol, bob)).status).toBe(204);
+  const posted = (await api.post(bob, { actor: 'bob', verb: 'post', object: 'before' })).body;
+  await api.api.unfollow(alice, bob, { keepHistory: true });
+  await waitUntilSettled(api);
+  expect((await api.readAll(alice)).map((a) => a.id)).toEqual([posted.id]);
+  await deployment.stop();
+
+  // The stop came between the change of settings and the end of the histories kept of the feed.
+  const log = await openSealedFileLog({ dir: dataDir });
+  try {
+    await log.appendToStream(settingsStream(bob), [{ type: 'FeedSettingsChanged', data: { feed: bob, private: true, time: new Date().toISOString() } }]);
+  } finally {
+    await log.close();
+  }
+
+  const restarted = await startStandalone({ dataDir, env, port: Number(new URL(deployment.baseUrl).port) });
+  await waitUntilSettled(api);
+  expect(await api.api.settings(bob)).toEqual({ private: true });
+  expect(await api.readAll(alice)).toEqual([]);
+  // An approved follower still reads the private feed.
+  expect((await api.readAll(carol)).map((a) => a.id)).toEqual([posted.id]);
+  await restarted.stop();
 });

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   FeedmillError,
   feedOwner,
@@ -25,6 +25,7 @@ export class GraphService extends ProjectedService {
   /** Commands of one follower run one after another, on the state the last one left. */
   private readonly perFollower = new SerialQueues();
   private readonly perFeedSettings = new SerialQueues();
+  private readonly logger = new Logger('graph');
 
   constructor(
     @Inject(EVENT_LOG) private readonly log: EventLog,
@@ -107,6 +108,29 @@ export class GraphService extends ProjectedService {
 
   private async keepsHistory(follower: FeedId, target: FeedId): Promise<boolean> {
     return (await this.store.boundsOf(follower)).some((bound) => bound.feed === target && bound.unfollowedAt !== undefined);
+  }
+
+  /**
+   * Once the projection has caught up: a feed that turned private ends the histories kept of
+   * it one event after another ({@link endKeptHistories}), and a stop between them leaves
+   * readers keeping the history of a feed that is closed to them, which nothing else would
+   * end. Such histories are ended here. A failure is logged and leaves the start alone.
+   */
+  override async onApplicationBootstrap(): Promise<void> {
+    await super.onApplicationBootstrap();
+    try {
+      await this.endKeptHistoriesOfClosedFeeds();
+    } catch (error) {
+      this.logger.error(`could not end the histories kept of private feeds: ${String(error)}`);
+    }
+  }
+
+  private async endKeptHistoriesOfClosedFeeds(): Promise<void> {
+    for (const { follower, target } of await this.store.keptEdges()) {
+      if (!(await this.closedTo(follower, target))) continue;
+      await this.decide({ type: 'EndKeptHistory', data: { follower, target, time: new Date().toISOString() } });
+      this.logger.warn(`ended ${follower}'s kept history of ${target}, private since a stop interrupted its change of settings`);
+    }
   }
 
   /** Ends every history kept of a feed that turned private: only its approved followers may see it now. */

@@ -56,6 +56,8 @@ export interface GraphStore extends Projection {
   boundsOf(follower: FeedId): Promise<EdgeBound[]>;
   /** The readers that keep `target`'s history (kept edges), in no particular order. */
   keptBy(target: FeedId): Promise<FeedId[]>;
+  /** Every kept edge, target first then reader, in id order: few, as only unfollows that keep history make them. */
+  keptEdges(): Promise<Array<{ follower: FeedId; target: FeedId }>>;
   /** Followed, asked for (a private feed's follow waiting for its owner), or neither. */
   edgeState(follower: FeedId, target: FeedId): Promise<EdgeState>;
   /** Feeds waiting for `feed`'s owner to approve their follow, in id order, after `after`. */

@@ -247,13 +247,19 @@ export function describeGraphStoreContract(name: string, create: () => Promise<G
       expect(await store.boundsOf('timeline:s')).toEqual([]);
       expect(await store.keptBy('user:a')).toEqual(['timeline:r']);
       expect(await store.keptBy('user:c')).toEqual([]);
+      expect(await store.keptEdges()).toEqual([
+        { follower: 'timeline:r', target: 'user:a' },
+        { follower: 'timeline:r', target: 'user:b' },
+      ]);
       await store.apply(log.slice(6));
       expect(byFeed(await store.boundsOf('timeline:r'))).toEqual([{ feed: 'user:a', since: '2026-01-01T00:00:05.000Z|a5', followedAt: 1, unfollowedAt: 4 }]);
       expect(await store.following('timeline:r', undefined, 10)).toEqual(['user:b', 'user:c']);
       expect(await store.keptBy('user:b')).toEqual([]);
+      expect(await store.keptEdges()).toEqual([{ follower: 'timeline:r', target: 'user:a' }]);
       // A plain unfollow of a kept edge (its feed turned private, say) ends it.
       await store.apply(recordEvents([unfollow('user:a')], 10).map((e) => ({ ...e, revision: 9 })));
       expect(await store.keptBy('user:a')).toEqual([]);
+      expect(await store.keptEdges()).toEqual([]);
       expect(byFeed(await store.boundsOf('timeline:r'))).toEqual([]);
       // An import's follow replaces a kept edge too.
       await store.apply(recordEvents([follow('user:a'), unfollow('user:a', true)], 11).map((e, i) => ({ ...e, revision: 10 + i })));

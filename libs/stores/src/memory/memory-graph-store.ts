@@ -282,6 +282,12 @@ export class MemoryGraphStore extends MemoryProjection implements GraphStore {
     return readers;
   }
 
+  async keptEdges(): Promise<Array<{ follower: FeedId; target: FeedId }>> {
+    const kept: Array<{ follower: FeedId; target: FeedId }> = [];
+    for (const [follower, edges] of this.bounded) for (const [target, bound] of edges) if (bound.unfollowedAt !== undefined) kept.push({ follower, target });
+    return kept.sort((a, b) => compareFeeds(a.target, b.target) || compareFeeds(a.follower, b.follower));
+  }
+
   async edgeState(follower: FeedId, target: FeedId): Promise<EdgeState> {
     if (this.followingOf.has(follower, target)) return 'following';
     return this.requestsOf.has(target, follower) ? 'requested' : 'none';

@@ -110,6 +110,10 @@ export class MongoGraphStore extends MongoProjection implements GraphStore {
     return (await this.kept.find(edgeDocuments.keptOf(target))).map((d) => d.f);
   }
 
+  async keptEdges(): Promise<Array<{ follower: FeedId; target: FeedId }>> {
+    return (await this.kept.find(edgeDocuments.allKept())).map((d) => ({ follower: d.f, target: d.t }));
+  }
+
   async edgeState(follower: FeedId, target: FeedId): Promise<EdgeState> {
     if (await this.isFollowing(follower, target)) return 'following';
     return (await this.requested.findOne({ _id: edgeDocuments.id(follower, target) })) ? 'requested' : 'none';

@@ -231,6 +231,11 @@ export const edgeDocuments = {
     return { filter: { t: target }, sort: { f: 1 }, limit: MAX_BOUNDED_EDGES };
   },
 
+  /** Of the kept edges' collection: all of them, by target then reader. */
+  allKept(): FindOperation {
+    return { filter: {}, sort: { t: 1, f: 1 }, limit: MAX_BOUNDED_EDGES };
+  },
+
   /** The bound a live or kept edge document holds. */
   boundOf(document: EdgeDocument): EdgeBound {
     const bound: EdgeBound = { feed: document.t };

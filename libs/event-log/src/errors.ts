@@ -58,3 +58,17 @@ const CONSUMER_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export function assertConsumerName(consumer: string): void {
   if (!CONSUMER_PATTERN.test(consumer)) throw new Error(`consumer name ${JSON.stringify(consumer)} must match ${CONSUMER_PATTERN}`);
 }
+
+/**
+ * The log's server refused an append and stored nothing of it: JetStream out of storage, or
+ * past a limit of its stream or account. Asking again may succeed once the operator has made
+ * room: services answer it as `unavailable`, as the file log's full disk.
+ */
+export class LogAppendRefusedError extends Error {
+  override readonly name = 'LogAppendRefusedError';
+  readonly code = 'log_append_refused';
+
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(`the event log refused the append, and kept nothing of it: ${reason}`, options);
+  }
+}

@@ -9,7 +9,7 @@ export type {
   SubscribeOptions,
   Subscription,
 } from './event-log.port.js';
-export { WrongExpectedVersionError, EventLogClosedError } from './errors.js';
+export { WrongExpectedVersionError, EventLogClosedError, LogAppendRefusedError } from './errors.js';
 export { FileEventLog } from './file/file-event-log.js';
 export type { FileEventLogOptions } from './file/file-event-log.js';
 export { DirectoryLockedError } from './file/directory-lock.js';

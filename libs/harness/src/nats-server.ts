@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -20,6 +20,8 @@ export interface NatsServerOptions {
   port?: number;
   /** @defaultValue a fresh temporary directory, removed by `stop` */
   storeDir?: string;
+  /** JetStream's limit of file storage, as nats-server's config takes it (`2MB`): a store that fills up. @defaultValue the server's (most of the disk) */
+  maxFileStore?: string;
 }
 
 const CANDIDATES = ['nats-server', '/usr/sbin/nats-server', '/usr/local/bin/nats-server', '/usr/bin/nats-server'];
@@ -47,7 +49,14 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   }
   const port = options.port ?? (await freePort());
   const storeDir = options.storeDir ?? (await mkdtemp(join(tmpdir(), 'feedmill-nats-')));
-  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir];
+  if (options.maxFileStore !== undefined) {
+    // Only a config file sets JetStream's limits; the flags above still give the rest.
+    const config = join(storeDir, 'limits.conf');
+    await writeFile(config, `jetstream {\n  max_file_store: ${options.maxFileStore}\n}\n`);
+    args.push('-c', config);
+  }
+  const child = spawn(binary, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   await waitForReady(child, port);

@@ -1,12 +1,12 @@
 import { FeedmillError, type ErrorBody } from '@feedmill/contracts';
-import { EventLogClosedError, LogWriteFailedError, WrongExpectedVersionError } from '@feedmill/event-log';
+import { EventLogClosedError, LogAppendRefusedError, LogWriteFailedError, WrongExpectedVersionError } from '@feedmill/event-log';
 
 /** What a failure looks like once it leaves a service: a stable code, never a stack. */
 export function toErrorBody(error: unknown): ErrorBody {
   if (error instanceof FeedmillError) return error.toBody();
   if (error instanceof WrongExpectedVersionError) return { code: 'conflict', message: error.message };
-  // Nothing was written (a full disk, say), and asking again may succeed: the caller's to retry.
-  if (error instanceof LogWriteFailedError || error instanceof EventLogClosedError) return { code: 'unavailable', message: error.message };
+  // Nothing was written (a full disk or JetStream store, say), and asking again may succeed: the caller's to retry.
+  if (error instanceof LogWriteFailedError || error instanceof LogAppendRefusedError || error instanceof EventLogClosedError) return { code: 'unavailable', message: error.message };
   return { code: 'internal', message: 'internal error' };
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNatsServer, type NatsServerHandle } from '@feedmill/harness';
 import { describeEventLogContract } from '../contract/event-log.contract.js';
+import { LogAppendRefusedError } from '../errors.js';
 import { JetStreamEventLog } from './jetstream-event-log.js';
 import { connectNats } from './nats-connection.js';
 
@@ -124,3 +125,33 @@ async function waitFor(condition: () => boolean, timeoutMs: number): Promise<voi
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe('jetstream with its store full', () => {
+  let full: NatsServerHandle;
+  let log: JetStreamEventLog | undefined;
+  afterEach(async () => {
+    await log?.close();
+    await full.stop();
+  });
+
+  it('refuses an append it could not store with a LogAppendRefusedError, keeps what it stored before', async () => {
+    full = await startNatsServer({ maxFileStore: '1MB' });
+    log = await JetStreamEventLog.connect({ servers: full.url, streamName: 'FULL' });
+    const big = 'x'.repeat(64 * 1024);
+    let stored = 0;
+    let refused: unknown;
+    for (let i = 0; i < 40 && refused === undefined; i++) {
+      try {
+        await log.appendToStream(`s-${i}`, [{ type: 'Big', data: { big } }]);
+        stored++;
+      } catch (error) {
+        refused = error;
+      }
+    }
+    expect(refused).toBeInstanceOf(LogAppendRefusedError);
+    expect((refused as Error).message).toMatch(/kept nothing of it/);
+    expect(stored).toBeGreaterThan(0);
+    expect(await log.headPosition()).toBe(stored);
+    expect((await log.readStream('s-0')).map((event) => event.type)).toEqual(['Big']);
+  }, 30_000);
+});

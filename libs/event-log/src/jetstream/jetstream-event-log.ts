@@ -12,7 +12,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { assertConsumerName, assertExpectedVersion, EventLogClosedError, PushStreamEndedError, PushStreamStalledError, WrongExpectedVersionError } from '../errors.js';
+import { assertConsumerName, assertExpectedVersion, EventLogClosedError, LogAppendRefusedError, PushStreamEndedError, PushStreamStalledError, WrongExpectedVersionError } from '../errors.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -161,7 +161,12 @@ export class JetStreamEventLog implements EventLog {
       throw error;
     }
     const ack = reply.json<{ stream?: string; seq?: number; error?: { code: number; err_code: number; description: string } }>();
-    if (ack.error) throw new JetStreamApiError(ack.error);
+    if (ack.error) {
+      const refused = new JetStreamApiError(ack.error);
+      // A stale expected sequence is the caller's to retry; anything else stored nothing (a full store, a limit).
+      if (refused.code === JetStreamApiCodes.StreamWrongLastSequence) throw refused;
+      throw new LogAppendRefusedError(refused.message, { cause: refused });
+    }
     if (typeof ack.seq !== 'number' || !ack.stream) throw new Error(`JetStream answered a publish to ${subject} with no sequence: ${reply.string()}`);
     return ack.seq;
   }

@@ -3,6 +3,7 @@ import { connectNats } from '../jetstream/nats-connection.js';
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { FeedId } from '@feedmill/contracts';
+import { LogAppendRefusedError } from '../errors.js';
 import type { FeedKeyStore } from './feed-keys.port.js';
 import { newFeedKey, type FeedKey, type FeedKeyRef } from './sealed-content.js';
 
@@ -53,7 +54,10 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
           return;
         }
         const key = newFeedKey(feed);
-        await this.kv.create(entryOf(key), key.secret.toString('base64'));
+        await this.kv.create(entryOf(key), key.secret.toString('base64')).catch((error: unknown) => {
+          // Out of storage, or past a limit: nothing is sealed with a key that was not kept.
+          throw error instanceof JetStreamApiError ? new LogAppendRefusedError(`the feed key store could not keep a new key: ${error.message}`, { cause: error }) : error;
+        });
         keys.set(feed, key);
       }),
     );

@@ -70,7 +70,17 @@ interface HeldPartition {
   readonly readers: ReaderIsolation;
   /** Stops answering its subjects. */
   stopAnswering?: () => void;
+  /**
+   * The log's head when it was taken. A store opened behind it (empty, or from an older
+   * snapshot) is replayed by fan-out: until it gets there its pages would miss the newest
+   * entries, so it says it is not ready, and reads wait for it.
+   */
+  readonly caughtUpAt: number;
+  caughtUp: boolean;
 }
+
+/** How long a read waits for its partition to be replayed to where the log stood when the partition was taken, before a 503. */
+const CATCH_UP_READ_WAIT_MS = 5_000;
 
 /** How long a marking waits for the reader's partition to apply it, so that the counts it answers include it. */
 const MARKS_WAIT_MS = 5_000;
@@ -196,7 +206,9 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
       notificationGroups: this.groups.notificationGroups,
       partition: { index: partition, of: this.partitioning.count },
     });
-    this.held.set(partition, { store, waiters: new Set(), feedsQueried: 0, readers: new ReaderIsolation(this.readerDeadLetters, this.readerRetry) });
+    const caughtUpAt = await this.log.headPosition();
+    const caughtUp = (await store.position()) >= caughtUpAt;
+    this.held.set(partition, { store, waiters: new Set(), feedsQueried: 0, readers: new ReaderIsolation(this.readerDeadLetters, this.readerRetry), caughtUpAt, caughtUp });
   }
 
   /** Lets a partition go: its subjects first, then the waits for it, then its store. */
@@ -371,8 +383,11 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     return { reached: replies.every((reply) => reply.reached), position: Math.min(...replies.map((reply) => reply.position)) };
   }
 
-  private async reachIn(partition: number, position: number, timeoutMs: number): Promise<{ reached: boolean; position: number }> {
-    const held = this.heldPartition(partition);
+  private reachIn(partition: number, position: number, timeoutMs: number): Promise<{ reached: boolean; position: number }> {
+    return this.reachHeld(this.heldPartition(partition), position, timeoutMs);
+  }
+
+  private async reachHeld(held: HeldPartition, position: number, timeoutMs: number): Promise<{ reached: boolean; position: number }> {
     // Waiting before looking: a delivery applied while the position is read still wakes it.
     let waiter!: PositionWaiter;
     const reached = new Promise<boolean>((resolve) => {
@@ -389,6 +404,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   private reached(held: HeldPartition, position: number): void {
+    if (!held.caughtUp && position >= held.caughtUpAt) {
+      held.caughtUp = true;
+      this.logger.log(`a timeline partition caught up with the log at position ${position}`);
+    }
     for (const waiter of held.waiters) if (waiter.position <= position) this.stopWaiting(held, waiter, true);
   }
 
@@ -436,6 +455,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
    * cursor (newer-than polling).
    */
   private async readPageIn(held: HeldPartition, request: ReadTimelineRequest): Promise<ActivityPage> {
+    if (!held.caughtUp) await this.caughtUp(held);
     const order = this.groups.timelinePolicyOf(request.feed).relevancy ? 'relevance' : 'time';
     const keyOf = keyOfOrder(order);
     const pull: PullPath = (before, limit, scope) => this.pull(held, request.feed, before, limit, order, scope);
@@ -456,6 +476,12 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     }
     const page = await readFullPage(read, keep, request.before, request.limit);
     return { items: page.items, next: page.next, newest: newestKeyOf(page.items, keyOf) };
+  }
+
+  /** Waits until a partition being replayed stands where the log stood when it was taken; a 503 after a while. */
+  private async caughtUp(held: HeldPartition): Promise<void> {
+    const { reached, position } = await this.reachHeld(held, held.caughtUpAt, CATCH_UP_READ_WAIT_MS);
+    if (!reached) throw new FeedmillError('unavailable', `the reader's timelines are being rebuilt from the log (at position ${position} of ${held.caughtUpAt}): ask again shortly`);
   }
 
   /** A page of an aggregated timeline's groups, answered by the reader's partition. */
@@ -573,13 +599,13 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   private async statusOf(partition: number): Promise<ServiceStatus> {
-    const { store, feedsQueried, readers } = this.heldPartition(partition);
+    const { store, feedsQueried, readers, caughtUp } = this.heldPartition(partition);
     const counters = await store.counters();
     // Shared (MongoDB) stores count what their collections hold, which every partition shares: partition 0 alone reports it, so that a sum counts it once.
     if (this.stores.sharedTimelines && partition !== 0) Object.assign(counters, { timelines: 0, entries: 0 });
     // The streams are the process's, not a partition's: counted once, with its first partition.
     const streams = this.realtime && partition === this.heldPartitions()[0] ? this.realtime.counters() : {};
-    return { service: 'timeline', ready: true, position: await store.position(), counters: { ...counters, ...streams, feedsQueried, readerDeadLettered: readers.deadLettered } };
+    return { service: 'timeline', ready: caughtUp, position: await store.position(), counters: { ...counters, ...streams, feedsQueried, readerDeadLettered: readers.deadLettered } };
   }
 
   /**

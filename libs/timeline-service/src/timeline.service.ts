@@ -206,7 +206,9 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
       notificationGroups: this.groups.notificationGroups,
       partition: { index: partition, of: this.partitioning.count },
     });
-    const caughtUpAt = await this.log.headPosition();
+    // A timeline given no log (a benchmark's, which is only delivered to) has nothing to be replayed.
+    const log = this.log as EventLog | null;
+    const caughtUpAt = log ? await log.headPosition() : 0;
     const caughtUp = (await store.position()) >= caughtUpAt;
     this.held.set(partition, { store, waiters: new Set(), feedsQueried: 0, readers: new ReaderIsolation(this.readerDeadLetters, this.readerRetry), caughtUpAt, caughtUp });
   }

@@ -14,7 +14,7 @@ import {
   type FollowManyRequest,
 } from '@feedmill/contracts';
 import type { FeedGroups } from '@feedmill/config';
-import { fieldName } from '@feedmill/transport';
+import { MAX_INPUT_DEPTH, parseInput } from '@feedmill/transport';
 import { resolveFeed } from './feed-params.js';
 
 /**
@@ -100,15 +100,18 @@ function hasOnlyKeys(value: Record<string, unknown>, count: number): boolean {
   return keys === count;
 }
 
+/**
+ * The body, checked as the single routes check theirs (depth first: a walk of deep input
+ * overflows the stack). Fields are named from the body's top, `follows[3].target`; an item
+ * sits two levels down (`activities[i]`), so it may nest as deep as a single route's body.
+ */
 function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
-  // `follows[3].target`: the bulk routes name an item's fields from the body's top.
-  const field = fieldName(undefined, path) || 'body';
-  const message = issue.code === 'unrecognized_keys' ? 'is not a known field' : issue.message;
-  throw new FeedmillError('invalid_request', `${field}: ${message}`, field);
+  try {
+    return parseInput(schema, body, undefined, MAX_INPUT_DEPTH + 2);
+  } catch (error) {
+    if (error instanceof FeedmillError && error.field === undefined) throw new FeedmillError(error.code, `body: ${error.message}`, 'body');
+    throw error;
+  }
 }
 
 

@@ -1,5 +1,5 @@
 import { wire, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
-import { parseInput } from './validation.js';
+import { MAX_INPUT_DEPTH, parseInput, REQUEST_WRAPPING_LEVELS } from './validation.js';
 
 /**
  * What the message controller of one group of {@link subjects} answers: a method for each
@@ -49,5 +49,5 @@ export function callHandingOver<T>(handler: (payload: unknown) => T, payload: un
 export function parseRequest<S extends Subject>(subject: S, payload: unknown): RequestOf<S> {
   if (typeof payload === 'object' && payload !== null && (payload === beingHandedOver || handedOver.has(payload))) return payload as RequestOf<S>;
   // TypeScript reads `wire[subject]` as any subject's entry; it is this subject's.
-  return parseInput(wire[subject].request, payload) as RequestOf<S>;
+  return parseInput(wire[subject].request, payload, undefined, MAX_INPUT_DEPTH + REQUEST_WRAPPING_LEVELS) as RequestOf<S>;
 }

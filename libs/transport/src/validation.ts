@@ -7,6 +7,13 @@ import { FeedmillError } from '@feedmill/contracts';
  * overflows the stack, which answered 500.
  */
 export const MAX_INPUT_DEPTH = 64;
+/**
+ * Levels a service's request may wrap what a client sent in (a delivery's
+ * `deliveries[i].activity.extra` holds an HTTP body's `extra`): a service checks its requests
+ * this much deeper than the gateway checked the body, so that nothing the gateway took is
+ * refused further on (a post accepted, then dead-lettered by fan-out).
+ */
+export const REQUEST_WRAPPING_LEVELS = 8;
 /** Of a path that nests too deep, the first segments a refusal names. */
 const FIELD_SEGMENTS_NAMED = 4;
 
@@ -33,11 +40,11 @@ function pathNestedPast(value: unknown, levels: number): Array<string | number> 
  * Parses input against a schema; on failure throws one `invalid_request` error naming the
  * first offending field, prefixed with where it came from (`body.verb`, `query.limit`).
  */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location?: string): z.output<S> {
-  const tooDeep = pathNestedPast(value, MAX_INPUT_DEPTH);
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location?: string, maxDepth = MAX_INPUT_DEPTH): z.output<S> {
+  const tooDeep = pathNestedPast(value, maxDepth);
   if (tooDeep) {
     const field = fieldName(location, tooDeep.slice(0, FIELD_SEGMENTS_NAMED));
-    throw new FeedmillError('invalid_request', `${field}: nests more than ${MAX_INPUT_DEPTH} levels of objects and arrays`, field || undefined);
+    throw new FeedmillError('invalid_request', `${field}: nests more than ${maxDepth} levels of objects and arrays`, field || undefined);
   }
   const result = schema.safeParse(value);
   if (result.success) return result.data;

@@ -68,6 +68,22 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
     expect({ status: bad.status, body: await bad.json() }).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_request', field: 'query.since' }) });
   });
 
+  it('ends a stream when its token expires, and refuses a reconnect with that token', async () => {
+    const url = `${deployment.baseUrl}/v1/feeds/timeline/tok/stream`;
+    const shortLived = await hs256Tokens(secret, 2)('tok');
+    const opened = await fetch(`${url}?access_token=${shortLived}`);
+    expect(opened.status).toBe(200);
+    // The stream ends by itself at the expiry (2 s, counted in whole seconds): read until it does.
+    const reader = opened.body!.getReader();
+    const started = Date.now();
+    let ended = false;
+    while (!ended && Date.now() - started < 6_000) ended = (await reader.read()).done;
+    expect(ended).toBe(true);
+    expect(Date.now() - started).toBeLessThan(6_000);
+    const again = await fetch(`${url}?access_token=${shortLived}`);
+    expect({ status: again.status, body: await again.json() }).toEqual({ status: 401, body: expect.objectContaining({ code: 'unauthorized' }) });
+  });
+
   it('sends heartbeat comments while nothing changes', async () => {
     const opened = await fetch(`${deployment.baseUrl}/v1/feeds/timeline/beat/stream`, { headers: { authorization: `Bearer ${await tokenFor('beat')}` } });
     const text = await readFor(opened, 600);

@@ -255,19 +255,19 @@ describe('with tokens checked', () => {
     await waitFor(() => /HTTP\/1\.1 200 /.test(received) || undefined, { timeoutMs: 5_000, what: 'the read after it' });
     socket.destroy();
     expect(lastPost).toBeUndefined();
-    expect(lastRead!.caller).toEqual({ sub: 'alice', admin: false });
+    expect(lastRead!.caller).toMatchObject({ sub: 'alice', admin: false });
   });
 
   it('posts as the user the token names', async () => {
     const answer = await send('/v1/feeds/user/alice/activities', { method: 'POST', body: '{"actor":"alice"}', headers: { 'content-type': 'application/json', authorization: `Bearer ${await token('alice')}` } });
     expect(answer.status).toBe(201);
-    expect(lastPost).toEqual({ caller: { sub: 'alice', admin: false }, params: { group: 'user', id: 'alice' }, body: { actor: 'alice' } });
+    expect(lastPost).toEqual({ caller: expect.objectContaining({ sub: 'alice', admin: false }), params: { group: 'user', id: 'alice' }, body: { actor: 'alice' } });
   });
 
   it('reads as the user the token names', async () => {
     const token = await new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(secret));
     const answer = await send('/v1/feeds/timeline/alice', { headers: { authorization: `Bearer ${token}` } });
     expect(answer.status).toBe(200);
-    expect(lastRead!.caller).toEqual({ sub: 'alice', admin: false });
+    expect(lastRead!.caller).toMatchObject({ sub: 'alice', admin: false });
   });
 });

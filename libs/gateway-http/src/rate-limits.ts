@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
@@ -55,6 +54,7 @@ function callerKey(request: FastifyRequest): string {
   const caller = request.caller;
   if (!caller) return `address ${request.ip}`;
   if (!caller.admin && caller.sub !== undefined) return `user ${caller.sub}`;
-  // A digest, so that the limiter's memory holds no usable token.
-  return `token ${createHash('sha256').update(request.headers.authorization ?? '').digest('base64url')}`;
+  // The token's own digest, however it was sent (header or query, `Bearer` in any case and
+  // spacing): one allowance per token, and the limiter's memory holds no usable token.
+  return `token ${caller.tokenDigest ?? 'none'}`;
 }

@@ -50,6 +50,24 @@ export function describePublicApi(name: string, start: () => Promise<Deployment>
       expect(await as(undefined).deadLetters()).toEqual({ items: [] });
     });
 
+    it('counts an admin token against one allowance however its header spells Bearer, and another admin token against its own, sent as a stream’s access_token too', async () => {
+      // Tokens differ by their issue time, in seconds: these two are new.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const first = await tokenFor(undefined);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const second = await tokenFor(undefined);
+      const spellings = [`Bearer ${first}`, `bearer ${first}`, `BEARER  ${first}`, `Bearer   ${first}`];
+      const statuses: number[] = [];
+      for (let i = 0; i <= RATE_LIMIT; i++) {
+        const answer = await fetch(`${deployment.baseUrl}/v1/feeds/user/dora/counts`, { headers: { authorization: spellings[i % spellings.length]! } });
+        statuses.push(answer.status);
+      }
+      expect(statuses).toEqual([...Array.from({ length: RATE_LIMIT }, () => 200), 429]);
+      const stream = await fetch(`${deployment.baseUrl}/v1/feeds/user/dora/stream?access_token=${second}`);
+      expect(stream.status).toBe(200);
+      await stream.body?.cancel();
+    });
+
     it('never limits health, readiness or the documentation', async () => {
       const carol = as('carol');
       for (let i = 0; i < RATE_LIMIT; i++) await carol.counts('user:carol');

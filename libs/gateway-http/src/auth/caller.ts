@@ -7,6 +7,10 @@ import { FeedmillError, type FeedId } from '@feedmill/contracts';
 export interface Caller {
   readonly sub: string | undefined;
   readonly admin: boolean;
+  /** When the token it came with expires (epoch ms); none for a token without `exp`, or no token. */
+  readonly expiresAtMs?: number;
+  /** A digest of the token it came with, however it was sent: names an admin token's allowance, and holds no usable token. */
+  readonly tokenDigest?: string;
 }
 
 /** Every request when no token is configured: the API is open, and says so at start. */

@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { FeedmillError } from '@feedmill/contracts';
 import type { Caller } from './caller.js';
@@ -51,9 +51,10 @@ export class TokenVerifier {
       throw new FeedmillError('unauthorized', 'the token has expired', 'authorization');
     }
     const payload = await this.verify(token, nowMs);
-    const caller = callerOfClaims(payload);
+    const expiresAtMs = payload.exp === undefined ? Infinity : payload.exp * 1000;
+    const caller: Caller = { ...callerOfClaims(payload), tokenDigest: createHash('sha256').update(token).digest('base64url'), ...(payload.exp !== undefined && { expiresAtMs }) };
     if (this.verified.size >= REMEMBERED_TOKENS) this.verified.clear();
-    this.verified.set(token, { caller, expiresAtMs: payload.exp === undefined ? Infinity : payload.exp * 1000 });
+    this.verified.set(token, { caller, expiresAtMs });
     return caller;
   }
 

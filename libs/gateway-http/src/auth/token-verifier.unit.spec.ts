@@ -23,8 +23,20 @@ describe('TokenVerifier', () => {
   const verifier = new TokenVerifier({ secret });
 
   it('takes the user from `sub`, and `"admin": true` as a trusted backend', async () => {
-    expect(await verifier.callerOf(`Bearer ${await hs256({ sub: 'alice' })}`)).toEqual({ sub: 'alice', admin: false });
-    expect(await verifier.callerOf(`bearer ${await hs256({ admin: true })}`)).toEqual({ sub: undefined, admin: true });
+    expect(await verifier.callerOf(`Bearer ${await hs256({ sub: 'alice' })}`)).toMatchObject({ sub: 'alice', admin: false });
+    expect(await verifier.callerOf(`bearer ${await hs256({ admin: true })}`)).toMatchObject({ sub: undefined, admin: true });
+  });
+
+  it('gives a caller its token’s expiry and one digest of the token however the header spells Bearer', async () => {
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const token = await hs256({ admin: true, exp });
+    const callers = await Promise.all([`Bearer ${token}`, `bearer ${token}`, `BEARER   ${token}`].map((header) => verifier.callerOf(header)));
+    expect(new Set(callers.map((caller) => caller.tokenDigest)).size).toBe(1);
+    expect(callers[0]!.tokenDigest).toEqual(expect.any(String));
+    expect(callers[0]!.tokenDigest).not.toContain(token);
+    expect(callers.map((caller) => caller.expiresAtMs)).toEqual([exp * 1000, exp * 1000, exp * 1000]);
+    const other = await verifier.callerOf(`Bearer ${await hs256({ admin: true, exp: exp + 1 })}`);
+    expect(other.tokenDigest).not.toBe(callers[0]!.tokenDigest);
   });
 
   it.each<[string, () => Promise<string | undefined>, RegExp]>([
@@ -57,8 +69,8 @@ describe('TokenVerifier', () => {
     // As an environment variable would often carry it: on one line.
     const both = new TokenVerifier({ secret, publicKey: pem.replace(/\n/g, '\\n') });
     const signed = await new SignJWT({ sub: 'bob' }).setProtectedHeader({ alg }).sign(privateKey);
-    expect(await both.callerOf(`Bearer ${signed}`)).toEqual({ sub: 'bob', admin: false });
-    expect(await both.callerOf(`Bearer ${await hs256({ sub: 'carol' })}`)).toEqual({ sub: 'carol', admin: false });
+    expect(await both.callerOf(`Bearer ${signed}`)).toMatchObject({ sub: 'bob', admin: false });
+    expect(await both.callerOf(`Bearer ${await hs256({ sub: 'carol' })}`)).toMatchObject({ sub: 'carol', admin: false });
     const forged = await new SignJWT({ sub: 'bob' }).setProtectedHeader({ alg }).sign(other.privateKey);
     expect((await refusal(both.callerOf(`Bearer ${forged}`))).message).toMatch(/signature does not verify/);
     // A key of the public kind is never taken as the shared secret, nor the other way round.

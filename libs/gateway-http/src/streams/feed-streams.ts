@@ -29,6 +29,9 @@ export const streamQuerySchema = z.strictObject({
  */
 const MAX_UNSENT_BYTES = 1024 * 1024;
 
+/** The longest a Node timer waits. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** One open connection of a client. */
 interface Connection {
   readonly reply: FastifyReply;
@@ -43,6 +46,8 @@ interface Connection {
   resyncing: boolean;
   /** Writes its heartbeat comments, once it is open. */
   heartbeat?: ReturnType<typeof setInterval>;
+  /** Ends it when its caller's token expires: a reconnect with that token is refused. */
+  expiry?: ReturnType<typeof setTimeout>;
 }
 
 /** The connections this gateway holds on one feed, sharing one subscription to its events. */
@@ -118,8 +123,10 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
     // From now on a client that goes away, even before the stream's first answer, lets go of everything.
     raw.once('close', () => {
       clearInterval(connection.heartbeat);
+      clearTimeout(connection.expiry);
       this.leave(feed, connection);
     });
+    if (caller.expiresAtMs !== undefined) this.endAtExpiry(connection, caller.expiresAtMs);
     const open = this.join(feed, connection);
     let first: StreamEvent[];
     try {
@@ -142,6 +149,17 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
     else if (lastEventId !== undefined) this.remember(connection, lastEventId);
     for (const event of first) raw.write(sseFrame(event));
     this.send(feed, connection, early);
+  }
+
+  /** Ends the connection when its token expires; a timer waits at most about 24 days, so a later expiry is waited for in steps. */
+  private endAtExpiry(connection: Connection, expiresAtMs: number): void {
+    const waitMs = expiresAtMs - Date.now();
+    connection.expiry = setTimeout(() => {
+      if (waitMs > MAX_TIMER_MS) this.endAtExpiry(connection, expiresAtMs);
+      else if (connection.early) connection.reply.raw.destroy();
+      else connection.reply.raw.end();
+    }, Math.max(0, Math.min(waitMs, MAX_TIMER_MS)));
+    connection.expiry.unref();
   }
 
   private join(feed: FeedId, connection: Connection): OpenFeed {

@@ -107,6 +107,7 @@ describe('FeedmillClient', () => {
     expect(second.refs).toEqual(['applicant:c1', 'position:c2']);
     const page = await as('lena').readSlice('applicant:c1', { limit: 1 });
     expect({ items: page.items.map((a) => a.id), more: page.next !== null }).toEqual({ items: [second.id], more: true });
+    expect(Object.keys(page).sort()).toEqual(['items', 'next']);
     expect((await collect(as('lena').sliceItems('applicant:c1', { limit: 1 }))).map((a) => a.id)).toEqual([second.id, first.id]);
     await as('kurt').putSettings('user:kurt', { private: true });
     expect((await collect(as('lena').sliceItems('applicant:c1'))).map((a) => a.id)).toEqual([first.id]);

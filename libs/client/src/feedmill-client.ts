@@ -147,8 +147,8 @@ export class FeedmillClient {
    * A page of a slice: the activities that refer to `ref` (among their `refs`), whatever
    * feed they were posted in, newest first, leaving out those of feeds the caller may not read.
    */
-  async readSlice(ref: string, options: PageOptions = {}): Promise<ActivityPage> {
-    return this.body<ActivityPage>({ method: 'GET', path: `/v1/refs/${encodeURIComponent(ref)}/activities`, query: { limit: options.limit, cursor: options.cursor } });
+  async readSlice(ref: string, options: PageOptions = {}): Promise<Page<Activity>> {
+    return this.body<Page<Activity>>({ method: 'GET', path: `/v1/refs/${encodeURIComponent(ref)}/activities`, query: { limit: options.limit, cursor: options.cursor } });
   }
 
   /** Every activity of a slice, newest first, page by page. */

@@ -43,6 +43,9 @@ export const activityPageHttpSchema = z.object({
   newest: z.string().nullable().meta({ description: 'The cursor of the page’s newest item: pass it as `after` to poll for what is newer. Null for an empty page (poll with the cursor you had).' }),
 });
 
+/** A page of a slice's activities: no `newest`, since a slice is not polled. */
+export const slicePageHttpSchema = activityPageHttpSchema.omit({ newest: true });
+
 /** A page of an aggregated feed's groups, newest first; a notification feed's adds its reader's counts. */
 export const groupPageHttpSchema = z.object({
   items: z.array(activityGroupSchema),

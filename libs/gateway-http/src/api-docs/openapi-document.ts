@@ -25,6 +25,7 @@ import { streamQuerySchema } from '../streams/feed-streams.js';
 import { httpStatusOf } from '../http-errors.js';
 import {
   activityPageHttpSchema,
+  slicePageHttpSchema,
   activityPath,
   addedActivitiesSchema,
   errorBodySchema,
@@ -120,7 +121,7 @@ const paths: ZodOpenApiPathsObject = {
       description:
         'The activities whose `refs` hold `ref`, whatever feed they were posted in, by time, with one cursor. Those of feeds the caller may not read (private, and not an approved follower) are left out; a page may then be short, even empty, with a cursor to go on (a time boundary that names no activity).',
       requestParams: { path: z.object({ ref: refSchema }), query: pageQuerySchema },
-      responses: { '200': { description: 'A page of activities.', ...json(activityPageHttpSchema) } },
+      responses: { '200': { description: 'A page of activities.', ...json(slicePageHttpSchema) } },
     }),
   },
   '/v1/feeds/{group}/{id}/hidden/{activityId}': {

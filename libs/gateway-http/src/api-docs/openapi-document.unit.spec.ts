@@ -94,6 +94,10 @@ describe('the OpenAPI document', () => {
     expect(body('addActivities').properties.activities.items.properties.refs).toMatchObject({ maxItems: MAX_REFS });
     const sliceRef = findOperation(document, 'readSlice').parameters.find((p: Json) => p.in === 'path' && p.name === 'ref');
     expect(sliceRef.schema).toMatchObject({ type: 'string', example: 'applicant:17' });
+    // A slice's page is `{ items, next }`, as the route answers: it is not polled, so it has no `newest`.
+    const slicePage = findOperation(document, 'readSlice').responses['200'].content['application/json'].schema;
+    expect(slicePage.required).toEqual(['items', 'next']);
+    expect(JSON.stringify(slicePage)).not.toContain('"newest"');
     const readQuery = findOperation(document, 'readFeed').parameters.filter((p: Json) => p.in === 'query');
     expect(readQuery.map((p: Json) => [p.name, p.schema.maximum])).toEqual([
       ['limit', 100],

@@ -1,4 +1,4 @@
-export { fieldName, MAX_INPUT_DEPTH, parseInput } from './validation.js';
+export { MAX_INPUT_DEPTH, parseInput } from './validation.js';
 export { parseRequest } from './message-handlers.js';
 export type { MessageHandlers } from './message-handlers.js';
 export { toErrorBody, toFeedmillError } from './error-body.js';

@@ -76,7 +76,11 @@ export function readKeyFile(bytes: Buffer, file: string): { keys: KeyLine[]; end
     const lineEnd = newline === -1 ? bytes.length : newline + 1;
     number++;
     const text = bytes.toString('utf8', offset, lineEnd).trim();
-    const line = newline === -1 ? undefined : text === '' ? { blank: true as const } : parseLine(text);
+    if (newline !== -1 && text === '') {
+      offset = lineEnd;
+      continue;
+    }
+    const line = newline === -1 ? undefined : parseLine(text);
     // A frame inside an append: the append lost lines after it was acknowledged.
     if (line !== undefined && 'frame' in line && linesLeft > 0) throw new UnreadableKeyFileError(file, number);
     if (line === undefined) {
@@ -88,7 +92,7 @@ export function readKeyFile(bytes: Buffer, file: string): { keys: KeyLine[]; end
       appendStart = offset;
       keysBefore = keys.length;
       linesLeft = line.frame;
-    } else if ('key' in line) {
+    } else {
       keys.push(line.key);
       if (linesLeft > 0) linesLeft--;
     }

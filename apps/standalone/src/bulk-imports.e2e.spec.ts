@@ -174,6 +174,20 @@ describe('bulk imports on the standalone', () => {
     expect(after).toBe(before['content']! + 2);
   });
 
+  it('reads activities without a time in the order they were received: an import’s items, and posts one after another', async () => {
+    // Many share a millisecond, where the id decides the order: ids made in order keep it.
+    const imported = await api.api.addActivities(Array.from({ length: 40 }, (_, i) => ({ feed: producers[0]!, actor: 'p0', verb: 'post', object: `in-order-${i}` })));
+    expect(new Set(imported.map((a) => a.time)).size).toBe(1);
+    const one: Activity[] = [];
+    for (let i = 0; i < 40; i++) one.push((await api.post(producers[1]!, { actor: 'p1', verb: 'post', object: `one-${i}` })).body);
+    posted.push(...imported, ...one);
+    expect(ids(await api.readAll(producers[0]!, 50)).slice(0, 40)).toEqual(ids(imported).reverse());
+    expect(ids(await api.readAll(producers[1]!, 50)).slice(0, 40)).toEqual(ids(one).reverse());
+    await waitUntilSettled(api);
+    const reader = readers.findIndex((_, r) => followsOf(r).includes(producers[0]!) && followsOf(r).includes(producers[1]!));
+    expect(ids(await api.readAll(readers[reader]!, 50)).slice(0, 50)).toEqual(ids(newestFirst([...imported, ...one])).slice(0, 50));
+  });
+
   it('replays the imports after a restart to the same timelines, which the log’s reference model agrees with', async () => {
     await waitUntilSettled(api);
     const live = await everyFeed();

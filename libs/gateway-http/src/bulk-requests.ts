@@ -16,6 +16,7 @@ import {
 import type { FeedGroups } from '@feedmill/config';
 import { MAX_INPUT_DEPTH, parseInput } from '@feedmill/transport';
 import { resolveFeed } from './feed-params.js';
+import { newActivityId, receivedAtOf } from './activity-stamps.js';
 
 /**
  * The bodies of the bulk routes, checked whole before anything is sent on: the first bad
@@ -55,18 +56,20 @@ export function parseFollowsBody(body: unknown, groups: FeedGroups, time: string
  * `POST /v1/activities`: each item an activity as `POST …/activities` takes it, plus its
  * producer `feed`, and no larger than that route's body may be (`maxActivityBytes`).
  */
-export function parseActivitiesBody(body: unknown, groups: FeedGroups, receivedAt: string, maxActivityBytes: number): AddActivitiesRequest {
+export function parseActivitiesBody(body: unknown, groups: FeedGroups, maxActivityBytes: number): AddActivitiesRequest {
   const { activities } = parseBody(activitiesBodySchema, body);
   const feeds = new FeedResolver(groups, 'producer', (index) => `activities[${index}].feed`);
+  // Items without a `time` share the request's received time; their ids, made in order, keep the request's order among them.
+  const id = newActivityId();
   const request: AddActivitiesRequest = {
-    id: randomUUID(),
-    receivedAt,
+    id,
+    receivedAt: receivedAtOf(id),
     activities: activities.map(({ feed, ...activity }, index) => {
       const bytes = jsonBytes(activity);
       if (bytes > maxActivityBytes) {
         throw new FeedmillError('payload_too_large', `activities[${index}]: an activity of ${bytes} bytes, over the ${maxActivityBytes} one activity may have`, `activities[${index}]`);
       }
-      return { feed: feeds.resolve(feed, index), id: randomUUID(), activity };
+      return { feed: feeds.resolve(feed, index), id: newActivityId(), activity };
     }),
   };
   assertBatchFits(jsonBytes(request), activities.length, 'activities');

@@ -44,7 +44,7 @@ export class BulkHttpController {
   async addMany(@RequestCaller() caller: Caller, @Body() body: unknown, @Req() request: FastifyRequest): Promise<{ activities: Activity[] }> {
     // The server's body limit (BODY_LIMIT) is the largest activity the single route takes.
     const maxActivityBytes = request.server.initialConfig.bodyLimit ?? BULK_BODY_LIMIT;
-    const added = parseActivitiesBody(body, this.groups, new Date().toISOString(), maxActivityBytes);
+    const added = parseActivitiesBody(body, this.groups, maxActivityBytes);
     if (!caller.admin) added.activities.forEach(({ feed }, index) => requireOwner(caller, feed, 'post to', `activities[${index}].feed`));
     const activities = await this.client.request(subjects.content.addMany, added);
     return { activities };

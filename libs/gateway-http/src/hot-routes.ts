@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -14,6 +13,7 @@ import { requireOwner, type Caller } from './auth/caller.js';
 import { ActivityTargets } from './auth/activity-targets.js';
 import { FeedAccess } from './auth/feed-access.js';
 import { followOptions } from './follow-options.js';
+import { newActivityStamp } from './activity-stamps.js';
 import { FEED_POST_ROUTE, FEED_READ_ROUTE, JSON_TYPE } from './front-door.js';
 
 type Params = Record<string, string>;
@@ -81,7 +81,7 @@ export class HotRoutes implements OnModuleInit {
     requireOwner(caller, feed, 'post to');
     const activity = parseInput(newActivitySchema, body, 'body');
     if (activity.to !== undefined) activity.to = await this.targets.allowed(caller, feed, activity.to);
-    const request: AddActivityRequest = { feed, activity, id: randomUUID(), receivedAt: new Date().toISOString() };
+    const request: AddActivityRequest = { feed, activity, ...newActivityStamp() };
     return activityJson(await this.client.request(subjects.content.add, request));
   }
 

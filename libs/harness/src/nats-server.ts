@@ -22,6 +22,8 @@ export interface NatsServerOptions {
   storeDir?: string;
   /** JetStream's limit of file storage, as nats-server's config takes it (`2MB`): a store that fills up. @defaultValue the server's (most of the disk) */
   maxFileStore?: string;
+  /** The largest message, in bytes (`max_payload`). @defaultValue the server's, 1 MiB */
+  maxPayload?: number;
 }
 
 const CANDIDATES = ['nats-server', '/usr/sbin/nats-server', '/usr/local/bin/nats-server', '/usr/bin/nats-server'];
@@ -50,10 +52,14 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const port = options.port ?? (await freePort());
   const storeDir = options.storeDir ?? (await mkdtemp(join(tmpdir(), 'feedmill-nats-')));
   const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir];
-  if (options.maxFileStore !== undefined) {
+  const limits = [
+    ...(options.maxPayload !== undefined ? [`max_payload: ${options.maxPayload}`] : []),
     // Only a config file sets JetStream's limits; the flags above still give the rest.
+    ...(options.maxFileStore !== undefined ? [`jetstream {\n  max_file_store: ${options.maxFileStore}\n}`] : []),
+  ];
+  if (limits.length > 0) {
     const config = join(storeDir, 'limits.conf');
-    await writeFile(config, `jetstream {\n  max_file_store: ${options.maxFileStore}\n}\n`);
+    await writeFile(config, `${limits.join('\n')}\n`);
     args.push('-c', config);
   }
   const child = spawn(binary, args, {

@@ -83,3 +83,32 @@ it('lets a subscription added later be stopped before the server stops', async (
   await expect(ask('added')).rejects.toThrow(/no process answers/);
   await server.close();
 });
+
+describe('replies larger than a NATS message', () => {
+  const MAX_PAYLOAD = 64 * 1024;
+  let small: NatsServerHandle;
+  let smallClient: NatsRequests;
+  let server: DrainingNatsServer;
+  beforeAll(async () => {
+    small = await startNatsServer({ maxPayload: MAX_PAYLOAD });
+    smallClient = new NatsRequests([small.url]);
+    server = new DrainingNatsServer({ servers: [small.url], queue: 'large', graceMs: GRACE_MS });
+    // Text with characters of 1 to 4 bytes of UTF-8, so that parts split inside characters.
+    server.addHandler('text', async (length: number) => 'aé€😀'.repeat(length));
+    await new Promise<void>((resolve, reject) => void server.listen((error?: unknown) => (error ? reject(error as Error) : resolve())));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await smallClient?.close();
+    await small?.stop();
+  });
+
+  it('arrive whole, in parts, as do the small ones beside them', async () => {
+    const lengths = [1, 5_000, 6_400, 50_000, 3];
+    const replies = await Promise.all(lengths.map((length) => smallClient.send('text', length, 5_000)));
+    expect(replies.map((reply) => (reply as string).length)).toEqual(lengths.map((length) => 'aé€😀'.length * length));
+    expect(replies).toEqual(lengths.map((length) => 'aé€😀'.repeat(length)));
+    // 50,000 repeats are 500 kB of UTF-8: more than seven messages.
+    expect(Buffer.byteLength(replies[3] as string)).toBeGreaterThan(7 * MAX_PAYLOAD);
+  });
+});

@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { ServerNats, type MessageHandler, type NatsOptions } from '@nestjs/microservices';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REQUEST_ID_HEADER, withRequestId } from '@feedmill/observability';
+import { publishReply } from '@feedmill/event-log';
 
 type NatsServerOptions = Required<NatsOptions>['options'];
 
@@ -91,6 +92,20 @@ export class DrainingNatsServer extends ServerNats {
    */
   override getHandlerByPattern(pattern: string): MessageHandler | null {
     return this.messageHandlers.get(pattern) ?? super.getHandlerByPattern(pattern);
+  }
+
+  /**
+   * Replies as Nest's server does, except that one larger than a NATS message may be goes in
+   * parts ({@link publishReply}), which the callers' `InboxRequests` put together. Nest's
+   * own publish throws on it, and the caller waited out its timeout.
+   */
+  override getPublisher(natsMsg: Msg, id: string): (response: object) => void {
+    const replyTo = natsMsg.reply;
+    if (!replyTo) return () => undefined;
+    return (response) => {
+      const { data, headers } = this.serializer.serialize({ ...response, id }) as { data: string; headers?: MsgHdrs };
+      publishReply(this.unwrap<NatsConnection>(), replyTo, data, headers);
+    };
   }
 
   override async handleMessage(channel: string, message: Msg): Promise<unknown> {

@@ -1,4 +1,5 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { REPLY_PART_HEADER, ReplyParts, type Reply } from './reply-parts.js';
 
 /** No process answers the subject: nats-server said so at once (no responders). */
 export class NoResponderError extends Error {
@@ -12,9 +13,11 @@ export class RequestTimeoutError extends Error {
 
 interface Waiting {
   subject: string;
-  resolve: (reply: Msg) => void;
+  resolve: (reply: Reply) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout;
+  /** Set while a reply sent in parts ({@link publishReply}) is arriving. */
+  parts?: ReplyParts;
 }
 
 /**
@@ -23,7 +26,8 @@ interface Waiting {
  * nats.js's own request answers on one subscription too, but makes an error with its stack
  * trace for every request it completes (a tenth of a gateway's CPU per read, a twentieth of
  * content's per JetStream append). A subject with no process listening is answered at once
- * by nats-server with an empty status message (503): {@link NoResponderError}.
+ * by nats-server with an empty status message (503): {@link NoResponderError}. A reply too
+ * large for one message arrives in parts, put together here (see `publishReply`).
  */
 export class InboxRequests {
   private readonly inbox = createInbox();
@@ -43,9 +47,9 @@ export class InboxRequests {
   }
 
   /** The reply to `payload` sent to `subject`, or an error once `timeoutMs` passed without one. */
-  request(subject: string, payload: string | Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Msg> {
+  request(subject: string, payload: string | Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Reply> {
     const token = (++this.lastToken).toString(36);
-    return new Promise<Msg>((resolve, reject) => {
+    return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(token);
         reject(new RequestTimeoutError(`no answer to ${subject} within ${timeoutMs} ms (timeout)`));
@@ -72,10 +76,28 @@ export class InboxRequests {
 
   /** A reply: to the request its token names, unless that one gave up waiting. */
   private answered(reply: Msg): void {
-    const waiting = this.settle(reply.subject.slice(reply.subject.lastIndexOf('.') + 1));
+    const token = reply.subject.slice(reply.subject.lastIndexOf('.') + 1);
+    const part = reply.headers?.get(REPLY_PART_HEADER);
+    if (part) {
+      this.partAnswered(token, reply, part);
+      return;
+    }
+    const waiting = this.settle(token);
     if (!waiting) return;
     if (reply.data.length === 0 && reply.headers?.code === 503) waiting.reject(new NoResponderError(`no process answers ${waiting.subject}`));
     else waiting.resolve(reply);
+  }
+
+  /** A part of a reply sent in parts: the request is answered once the last one is in. */
+  private partAnswered(token: string, message: Msg, part: string): void {
+    const waiting = this.waiting.get(token);
+    if (!waiting) return;
+    try {
+      const whole = (waiting.parts ??= new ReplyParts()).add(message, part);
+      if (whole) this.settle(token)?.resolve(whole);
+    } catch (error) {
+      this.settle(token)?.reject(error as Error);
+    }
   }
 
   /** The request `token` names, no longer waiting. */

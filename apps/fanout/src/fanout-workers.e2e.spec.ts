@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstream, type JsMsg } from '@nats-io/jetstream';
+import { DiscardPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { inspectFanoutCluster, type FanoutClusterView } from '@feedmill/fanout-cluster';
 import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntilSettled, type Deployment, type NatsServerHandle, type RunningProcess } from '@feedmill/harness';
@@ -151,6 +151,42 @@ it('takes back the jobs of a post that get no fewer, and the planner delivers th
     expect((await api.counters('fanout')).jobsPublished).toBe(jobsPublished);
   } finally {
     clearInterval(renewing);
+    await nc.close();
+  }
+});
+
+it('delivers a post itself when the job queue refuses its jobs, and dead-letters nothing', async () => {
+  const stream = 'FANOUTWORKERSREFUSED';
+  const followers = 12_000;
+  cluster = await startCluster({ natsUrl: nats.url, stream, env: { ...env, FANOUT_JOB_MIN_READERS: '1000' }, fanoutWorkers: 1 });
+  view = await inspectFanoutCluster({ servers: nats.url, logStream: stream });
+  const api = new FeedClient(cluster.baseUrl);
+  for (let start = 0; start < followers; start += 6_000) {
+    const follows = Array.from({ length: 6_000 }, (_, i) => ({ source: `timeline:q${start + i}` as const, target: 'user:star' as const }));
+    expect(await api.api.followMany(follows)).toBe(follows.length);
+  }
+  await waitUntilSettled(api, 60_000);
+
+  const nc = await connect({ servers: nats.url });
+  try {
+    // The job queue refuses every job, as JetStream does when its store is out of room. Two
+    // pulls that wait beside the planner's own worker (and never get a job) make the post
+    // go out as jobs (6 of 2,000 readers).
+    const jsm = await jetstreamManager(nc);
+    const jobStream = `${stream}_FANOUT_JOBS`;
+    const { config } = await jsm.streams.info(jobStream);
+    await jsm.streams.update(jobStream, { ...config, max_bytes: 64, discard: DiscardPolicy.New });
+    const consumers = await Promise.all([1, 2].map(() => jetstream(nc).consumers.get(jobStream, 'workers')));
+    for (const consumer of consumers) void consumer.next({ expires: 60_000 }).catch(() => undefined);
+    await waitFor(async () => ((await view!.jobs()).waitingWorkers >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'the two pulls and the planner waiting for jobs' });
+
+    expect((await api.post('user:star', { actor: 'star', verb: 'post', object: 'refused' })).status).toBe(201);
+    await waitUntilSettled(api, 30_000);
+    expect((await api.counters('fanout')).deadLettered).toBe(0);
+    expect(await timelineCounters(api)).toMatchObject({ timelines: followers, entries: followers });
+    expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(/the job queue failed \(.*\): delivers the event here, and every event for the next \d+ s/);
+    for (const n of [0, 1_999, 2_000, 11_999]) expect((await api.readAll(`timeline:q${n}`)).map((a) => a.object)).toEqual(['refused']);
+  } finally {
     await nc.close();
   }
 });

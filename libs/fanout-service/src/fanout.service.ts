@@ -99,7 +99,7 @@ export const defaultJobSettings: FanoutJobSettings = { minReaders: 5_000, stallM
  * the log's default.
  */
 const CATCH_UP_BATCH = 8_192;
-/** For how many stall times (`FANOUT_JOB_STALL_MS`) a planner whose jobs stalled delivers every event itself. */
+/** For how many stall times (`FANOUT_JOB_STALL_MS`) a planner whose jobs stalled, or whose job queue failed, delivers every event itself. */
 const JOBS_PAUSE_STALLS = 5;
 
 /** Requests that only the planner answers, by name. */
@@ -560,7 +560,7 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       deliveries.length === 1 &&
       isLargeDelivery(only!, this.jobSettings.minReaders) &&
       Date.now() >= this.jobsPausedUntil &&
-      (await this.cluster.jobs.idleWorkers()) > 1;
+      (await this.idleWorkers()) > 1;
     const delivering = asJobs ? this.deliverAsJobs(only as ReadersDelivery, events[0]!.position, to) : this.send(deliveries, to);
     await delivering.catch((error: unknown) => {
       if (error instanceof TimelineMovedError || error instanceof FanoutStoppingError) throw error;
@@ -580,13 +580,23 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!term || !this.plans(term)) throw new FanoutStoppingError('fan-out stopped planning');
     const parts = this.byPartition([delivery]);
     const jobs = this.partitionsBehind(to).flatMap((partition) => parts.get(partition)?.flatMap((part) => deliveryJobs(part as ReadersDelivery, this.positions[partition]!)) ?? []);
-    await this.cluster!.jobs.publish(position, jobs, `${term.run}.${term.rewinds}.${term.withdrawals}`);
-    this.jobsPublished += jobs.length;
     let done: boolean;
     try {
+      await this.cluster!.jobs.publish(position, jobs, `${term.run}.${term.rewinds}.${term.withdrawals}`);
+      this.jobsPublished += jobs.length;
       done = await this.cluster!.jobs.untilDone(position, { stallMs: this.jobSettings.stallMs, signal: this.planningSignal() });
     } catch (error) {
-      if (!(error instanceof JobsStalledError)) throw error;
+      if (error instanceof FanoutStoppingError) throw error;
+      if (!(error instanceof JobsStalledError)) {
+        // The job queue failed (JetStream refused a job, or its API did not answer). Jobs only
+        // share the work out: the planner delivers the event itself, as the batch's own retry
+        // would, rather than count it a failure of the event and dead-letter it in the end.
+        // Jobs published before the failure are fenced where their partitions stood: once the
+        // planner has moved them past the event, they are refused.
+        this.pauseJobs(`the job queue failed (${describe(error)}): delivers the event here`);
+        await this.send([delivery], to);
+        return;
+      }
       // Jobs that no worker gets done. After a NATS server's restart a job can stay in the
       // queue without its consumer ever handing it out again (and a retry would only wait for
       // it anew, its republished twin being a duplicate): the planner takes the event's jobs
@@ -600,15 +610,30 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       // What kept one event's jobs from being handed out may keep the next ones too (after a
       // NATS server's restart, every job was seen to stall, one after another): a while
       // without jobs costs only fan-out's share of other processes' cores.
-      const pauseMs = JOBS_PAUSE_STALLS * this.jobSettings.stallMs;
-      this.jobsPausedUntil = Date.now() + pauseMs;
-      this.logger.warn(`${error.message}: took ${withdrawn} back, and delivers the event here, and every event for the next ${Math.round(pauseMs / 1000)} s`);
+      this.pauseJobs(`${error.message}: took ${withdrawn} back, and delivers the event here`);
       this.jobsWithdrawn += withdrawn;
       await this.send([delivery], to);
       return;
     }
     if (!done) throw new FanoutStoppingError('fan-out stopped planning');
     await this.send([], to);
+  }
+
+  /** The fan-out processes waiting for jobs; none when the job queue does not answer, so that the planner delivers itself. */
+  private async idleWorkers(): Promise<number> {
+    try {
+      return await this.cluster!.jobs.idleWorkers();
+    } catch (error) {
+      this.pauseJobs(`the job queue does not answer (${describe(error)}): delivers the event here`);
+      return 0;
+    }
+  }
+
+  /** The planner delivers every event itself for a while, saying why (`what`). */
+  private pauseJobs(what: string): void {
+    const pauseMs = JOBS_PAUSE_STALLS * this.jobSettings.stallMs;
+    this.jobsPausedUntil = Date.now() + pauseMs;
+    this.logger.warn(`${what}, and every event for the next ${Math.round(pauseMs / 1000)} s`);
   }
 
   /**

@@ -119,3 +119,9 @@ it('accepts a post at the door as through Fastify', async () => {
   const newest = (await api.page('user:writer', 2)).body as { items: Array<{ id: string }> };
   expect(newest.items.map((item) => item.id)).toEqual([atFastify!['id'], atDoor!['id']]);
 });
+
+it('carries the request id on refusals made before any route runs, as on every other answer', async () => {
+  const answer = await read('/v1/feeds/user/%ZZ', await tokenFor('writer'));
+  expect(answer).toMatchObject({ status: 400, requestId: 'same-request' });
+  expect(JSON.parse(answer.body)).toMatchObject({ code: 'invalid_request', field: 'path' });
+});

@@ -56,9 +56,10 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
 
   it('takes a token from ?access_token= (an EventSource cannot send headers), and refuses none (401) or another user’s (403)', async () => {
     const url = `${deployment.baseUrl}/v1/feeds/timeline/tok/stream`;
-    const opened = await fetch(`${url}?access_token=${await tokenFor('tok')}`);
+    const opened = await fetch(`${url}?access_token=${await tokenFor('tok')}`, { headers: { 'x-request-id': 'stream-1' } });
     expect(opened.status).toBe(200);
     expect(opened.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(opened.headers.get('x-request-id')).toBe('stream-1');
     expect(await readFor(opened, 300)).toMatch(/^retry: \d+\n\nid: [0-9a-f]+-0\nevent: reset\ndata: \{"items":\[\],"newest":null\}\n\n/);
     const refused = await fetch(url);
     expect({ status: refused.status, body: await refused.json() }).toEqual({ status: 401, body: expect.objectContaining({ code: 'unauthorized' }) });
@@ -66,6 +67,15 @@ describe('standalone streams: tokens, heartbeats, tiers and resumes', () => {
     expect({ status: other.status, body: await other.json() }).toEqual({ status: 403, body: expect.objectContaining({ code: 'forbidden' }) });
     const bad = await fetch(`${url}?access_token=${await tokenFor('tok')}&since=1`);
     expect({ status: bad.status, body: await bad.json() }).toEqual({ status: 400, body: expect.objectContaining({ code: 'invalid_request', field: 'query.since' }) });
+  });
+
+  it('answers HEAD with the stream’s headers at once, and with the same refusals as GET', async () => {
+    const url = `${deployment.baseUrl}/v1/feeds/timeline/tok/stream`;
+    const head = await fetch(`${url}?access_token=${await tokenFor('tok')}`, { method: 'HEAD', signal: AbortSignal.timeout(5_000) });
+    expect({ status: head.status, type: head.headers.get('content-type'), body: await head.text() }).toEqual({ status: 200, type: 'text/event-stream; charset=utf-8', body: '' });
+    expect((await fetch(url, { method: 'HEAD', signal: AbortSignal.timeout(5_000) })).status).toBe(401);
+    expect((await fetch(`${url}?access_token=${await tokenFor('mallory')}`, { method: 'HEAD', signal: AbortSignal.timeout(5_000) })).status).toBe(403);
+    await waitFor(async () => ((await streamCounters()).open === 0 ? true : undefined), { timeoutMs: 5_000, what: 'no stream open' });
   });
 
   it('ends a stream when its token expires, and refuses a reconnect with that token', async () => {

@@ -1,7 +1,8 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, UseFilters } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseFilters } from '@nestjs/common';
 import { FeedmillError, subjects, type DeadLetterList, type DeadLetterReplay, type RebuildStatus } from '@feedmill/contracts';
 import { SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
 import { HttpErrorFilter } from './http-errors.js';
+import { parseNoQuery } from './feed-params.js';
 import { RequestCaller } from './auth/authenticate.js';
 import { requireAdmin, type Caller } from './auth/caller.js';
 
@@ -21,16 +22,18 @@ export class AdminHttpController {
   }
 
   @Get('rebuild/:projection')
-  status(@RequestCaller() caller: Caller, @Param('projection') projection: string): Promise<RebuildStatus> {
+  status(@RequestCaller() caller: Caller, @Param('projection') projection: string, @Query() query: unknown): Promise<RebuildStatus> {
     requireAdmin(caller, 'see rebuilds');
     this.rebuildable(projection);
+    parseNoQuery(query);
     return this.client.request(subjects.timeline.rebuildStatus, {});
   }
 
   /** The deliveries fan-out gave up on, with their reasons, until they are replayed. */
   @Get('deadletters')
-  deadLetters(@RequestCaller() caller: Caller): Promise<DeadLetterList> {
+  deadLetters(@RequestCaller() caller: Caller, @Query() query: unknown): Promise<DeadLetterList> {
     requireAdmin(caller, 'see dead letters');
+    parseNoQuery(query);
     return this.client.request(subjects.fanout.deadLetters, {});
   }
 

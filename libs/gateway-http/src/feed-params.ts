@@ -44,6 +44,11 @@ export function resolveId(id: string, field: string): string {
   return id;
 }
 
+/** Checks the query of a route that takes none: any field is refused, naming it, as every other route refuses fields it does not know. */
+export function parseNoQuery(query: unknown): void {
+  parseInput(z.strictObject({}), query ?? {}, 'query');
+}
+
 export const pageQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(25),
   cursor: z.string().min(1).max(1024).optional(),

@@ -22,7 +22,7 @@ import {
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { TIMELINE_PARTITIONING } from '@feedmill/runtime';
 import { parseInput, SERVICE_CLIENT, type ServiceClient } from '@feedmill/transport';
-import { edgeCursor, hiddenCursor, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
+import { edgeCursor, hiddenCursor, parseNoQuery, parsePageQuery, resolveFeed, resolveId } from './feed-params.js';
 import { HttpErrorFilter } from './http-errors.js';
 import { RequestCaller } from './auth/authenticate.js';
 import { requireOwner, type Caller } from './auth/caller.js';
@@ -196,8 +196,10 @@ export class FeedsHttpController {
   }
 
   @Get(':group/:id/settings')
-  async settings(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string): Promise<FeedSettings> {
-    const feed = resolveFeed(this.groups, group, id, 'producer');
+  async settings(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Query() query: unknown): Promise<FeedSettings> {
+    const feed = resolveFeed(this.groups, group, id);
+    parseNoQuery(query);
+    if (this.groups.kindOf(group) !== 'producer') throw new FeedmillError('not_found', `${group} feeds are timelines, which have no settings: only producer feeds do`, 'group');
     await this.access.requireReader(caller, feed);
     return this.client.request(subjects.graph.settings, { feed });
   }
@@ -242,8 +244,9 @@ export class FeedsHttpController {
   }
 
   @Get(':group/:id/counts')
-  async counts(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string): Promise<FollowCounts> {
+  async counts(@RequestCaller() caller: Caller, @Param('group') group: string, @Param('id') id: string, @Query() query: unknown): Promise<FollowCounts> {
     const feed = resolveFeed(this.groups, group, id);
+    parseNoQuery(query);
     await this.access.requireReader(caller, feed);
     return this.client.request(subjects.graph.counts, { feed });
   }

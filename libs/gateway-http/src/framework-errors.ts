@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorBody } from '@feedmill/contracts';
+import { REQUEST_ID_HEADER } from '@feedmill/observability';
 
 /**
  * Refusals made before any route or filter runs: Fastify's router (a path that is not
@@ -9,9 +10,10 @@ import type { ErrorBody } from '@feedmill/contracts';
  * does not know, headers too large, a malformed request line). Left to themselves they
  * answer bodies of their own shape; these answer the API's `{ code, message, field }`.
  */
-export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const { status, body } = frameworkRefusal(error);
-  void reply.status(status).send(body);
+  // No route ran, nor its hooks: the id every other answer carries is set here.
+  void reply.header(REQUEST_ID_HEADER, request.id).status(status).send(body);
 }
 
 function frameworkRefusal(error: FastifyError): { status: number; body: ErrorBody } {

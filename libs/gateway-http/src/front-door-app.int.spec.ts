@@ -110,6 +110,14 @@ describe('an app with the door', () => {
     expect(atDoor.headers.get('connection')).toBe('close');
   });
 
+  it.each(['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded'])('refuses a body of type %s with 415, naming the body', async (type) => {
+    const answer = await fetch(`${baseUrl}/v1/feeds/user/bob/activities`, { method: 'POST', headers: { 'content-type': type }, body: '{"actor":"bob","verb":"post","object":"note:1"}' });
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 415,
+      body: { code: 'unsupported_media_type', message: 'send the body as application/json', field: 'body' },
+    });
+  });
+
   it("hands a post over the route's body limit to Fastify, which refuses it", async () => {
     const before = routed;
     const answer = await fetch(`${baseUrl}/v1/feeds/user/bob/activities`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ object: 'x'.repeat(BODY_LIMIT) }) });

@@ -49,6 +49,10 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     ...requestIdOptions,
     ...(frontDoor && { serverFactory: frontDoor.serverFactory }),
   });
+  // Every body the API takes is JSON: Fastify's text parser (and Nest's form parser, left
+  // out with `bodyParser: false`) would hand a route a string or a form, which validation
+  // refuses as 400 naming a field; without them another type is 415, naming the body.
+  adapter.getInstance().removeContentTypeParser('text/plain');
   measureRequests(adapter.getInstance());
   carryRequestIds(adapter.getInstance());
   // No `/metrics` here: this is the public port. Metrics are on the status port (`STATUS_PORT`), which need not be reachable from outside.
@@ -63,6 +67,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: processLogger(options.logLevel),
     bufferLogs: false,
+    bodyParser: false,
   });
   if (options.rateLimit) await limitRates(app, options.rateLimit);
   await serveWebConsole(app);

@@ -769,6 +769,9 @@ export function describeFeedScenarios(
         ['limit out of range', () => api.call('GET', `/v1/feeds/${bob.replace(':', '/')}?limit=1000`), 400, 'invalid_request', 'query.limit'],
         ['unknown query field', () => api.call('GET', `/v1/feeds/${bob.replace(':', '/')}?lmit=3`), 400, 'invalid_request', 'query.lmit'],
         ['bad cursor', () => api.call('GET', `/v1/feeds/${bob.replace(':', '/')}?cursor=bm90LWEtY3Vyc29y`), 400, 'invalid_cursor', 'query.cursor'],
+        ['query field on counts', () => api.call('GET', `/v1/feeds/${bob.replace(':', '/')}/counts?x=1`), 400, 'invalid_request', 'query.x'],
+        ['query field on settings', () => api.call('GET', `/v1/feeds/${bob.replace(':', '/')}/settings?x=1`), 400, 'invalid_request', 'query.x'],
+        ['settings of a timeline', () => api.call('GET', '/v1/feeds/timeline/x/settings'), 404, 'not_found', 'group'],
         ['unknown activity', () => api.call('DELETE', `${path}/nope`), 404, 'activity_not_found', 'activityId'],
       ];
       for (const [what, send, status, code, field] of cases) {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { FeedmillError, subjects, TimelinePartitioning, type FeedId, type StreamEvent } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups } from '@feedmill/config';
 import { REALTIME_OPTIONS, TIMELINE_PARTITIONING, type RealtimeOptions } from '@feedmill/runtime';
+import { REQUEST_ID_HEADER } from '@feedmill/observability';
 import { parseInput, REALTIME_BUS, SERVICE_CLIENT, type RealtimeBus, type ServiceClient } from '@feedmill/transport';
 import { resolveFeed } from '../feed-params.js';
 import { toHttpError } from '../http-errors.js';
@@ -65,6 +66,8 @@ interface OpenFeed {
  * and with the feed's last connection the subscription and the watch (whose grace period
  * then starts).
  */
+const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
+
 @Injectable()
 export class FeedStreams implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('streams');
@@ -118,6 +121,8 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
       const failure = toHttpError(error);
       return void reply.code(failure.status).send(failure.body);
     }
+    // HEAD answers what GET would start with, and opens no stream that would never end.
+    if (request.method === 'HEAD') return void reply.code(200).headers(STREAM_HEADERS).send();
     const connection: Connection = { reply, caller, early: [], epoch: '', seq: 0, resyncing: false };
     const raw = reply.raw;
     // From now on a client that goes away, even before the stream's first answer, lets go of everything.
@@ -139,7 +144,8 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
     }
     if (raw.destroyed) return;
     reply.hijack();
-    raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    // Hijacked: the headers Fastify's hooks set on the reply (the request's id) are written here.
+    raw.writeHead(200, { ...STREAM_HEADERS, connection: 'keep-alive', [REQUEST_ID_HEADER]: request.id });
     raw.write(SSE_RETRY);
     connection.heartbeat = setInterval(() => raw.write(SSE_HEARTBEAT), this.options.heartbeatMs);
     connection.heartbeat.unref();

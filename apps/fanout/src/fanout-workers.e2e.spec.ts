@@ -7,14 +7,14 @@ import { inspectFanoutCluster, type FanoutClusterView } from '@feedmill/fanout-c
 import { FeedClient, startApp, startCluster, startNatsServer, waitFor, waitUntilSettled, type Deployment, type NatsServerHandle, type RunningProcess } from '@feedmill/harness';
 
 /**
- * Three fan-out processes share posts to 100,000 followers as chunk jobs. One is killed
+ * Three fan-out processes share posts to 50,000 followers as chunk jobs (25 of 2,000 readers). One is killed
  * with SIGKILL while jobs of a post are in progress: a worker holding a job (which goes to
  * another once its lease runs out), and then the planner (another takes the lease, starts
  * from where timeline stands, and publishes the post's jobs again). Every follower ends with
  * every post exactly once: with timelines in one partition, and in four shared by two
  * timeline processes (jobs per partition, each fenced at its partition's position).
  */
-const FOLLOWERS = 100_000;
+const FOLLOWERS = 50_000;
 
 let nats: NatsServerHandle;
 let cluster: Deployment | undefined;
@@ -66,7 +66,7 @@ async function expectSampleHolds(api: FeedClient, objects: string[]): Promise<vo
 it.each([
   { timelines: 'timelines in one partition', partitions: 1, replicas: 1, stream: 'FANOUTWORKERS' },
   { timelines: 'timelines in four partitions on two processes', partitions: 4, replicas: 2, stream: 'FANOUTWORKERSPARTITIONS' },
-])('delivers a post to each of 100,000 followers exactly once though a worker, and then the planner, dies mid-fan-out ($timelines)', async ({ partitions, replicas, stream }) => {
+])('delivers a post to each of 50,000 followers exactly once though a worker, and then the planner, dies mid-fan-out ($timelines)', async ({ partitions, replicas, stream }) => {
   cluster = await startCluster({ natsUrl: nats.url, stream, env, fanoutWorkers: 3, timelinePartitions: partitions, timelineReplicas: replicas });
   view = await inspectFanoutCluster({ servers: nats.url, logStream: stream });
   const api = new FeedClient(cluster.baseUrl);
@@ -104,17 +104,26 @@ it.each([
   await expectSampleHolds(api, ['second', 'first']);
 });
 
-it('takes back the jobs of a post that get no fewer, and the planner delivers the post itself', async () => {
-  const stream = 'FANOUTWORKERSSTALL';
-  const followers = 12_000;
-  cluster = await startCluster({ natsUrl: nats.url, stream, env: { ...env, FANOUT_JOB_MIN_READERS: '1000', FANOUT_JOB_STALL_MS: '2000' }, fanoutWorkers: 1 });
-  view = await inspectFanoutCluster({ servers: nats.url, logStream: stream });
-  const api = new FeedClient(cluster.baseUrl);
+/**
+ * A cluster with one fan-out process beside the planner's own worker, on `stream`, where
+ * `followers` timelines (`timeline:<prefix>0` on) follow `user:star`, settled.
+ */
+async function clusterWithFollowers(stream: string, more: Record<string, string>, prefix: string, followers: number): Promise<{ api: FeedClient; deployment: Deployment; inspector: FanoutClusterView }> {
+  const deployment = (cluster = await startCluster({ natsUrl: nats.url, stream, env: { ...env, ...more }, fanoutWorkers: 1 }));
+  const inspector = (view = await inspectFanoutCluster({ servers: nats.url, logStream: stream }));
+  const api = new FeedClient(deployment.baseUrl);
   for (let start = 0; start < followers; start += 6_000) {
-    const follows = Array.from({ length: 6_000 }, (_, i) => ({ source: `timeline:s${start + i}` as const, target: 'user:star' as const }));
+    const follows = Array.from({ length: 6_000 }, (_, i) => ({ source: `timeline:${prefix}${start + i}` as const, target: 'user:star' as const }));
     expect(await api.api.followMany(follows)).toBe(follows.length);
   }
   await waitUntilSettled(api, 60_000);
+  return { api, deployment, inspector };
+}
+
+it('takes back the jobs of a post that get no fewer, and the planner delivers the post itself', async () => {
+  const stream = 'FANOUTWORKERSSTALL';
+  const followers = 12_000;
+  const { api, deployment, inspector } = await clusterWithFollowers(stream, { FANOUT_JOB_MIN_READERS: '1000', FANOUT_JOB_STALL_MS: '2000' }, 's', followers);
 
   // A hung worker: it takes jobs from the work queue that every fan-out process pulls from
   // (the stream and consumer JetStreamJobQueue names) and renews their leases without ever
@@ -128,7 +137,7 @@ it('takes back the jobs of a post that get no fewer, and the planner delivers th
     const consumers = await Promise.all([1, 2].map(() => queue.get(`${stream}_FANOUT_JOBS`, 'workers')));
     // Each pull waits past the test's end (closing the connection ends it); a job it gets is held.
     for (const consumer of consumers) void consumer.next({ expires: 60_000 }).then((job) => void (job && held.push(job)));
-    await waitFor(async () => ((await view!.jobs()).waitingWorkers >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'the hung worker and the planner waiting for jobs' });
+    await waitFor(async () => ((await inspector.jobs()).waitingWorkers >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'the hung worker and the planner waiting for jobs' });
     expect((await api.post('user:star', { actor: 'star', verb: 'post', object: 'stalled' })).status).toBe(201);
     await waitFor(() => (held.length > 0 ? true : undefined), { timeoutMs: 10_000, what: 'the hung worker holding a job' });
 
@@ -138,12 +147,12 @@ it('takes back the jobs of a post that get no fewer, and the planner delivers th
     // The jobs the hung worker held at least (the planner's own worker may have held one too).
     const { jobsWithdrawn } = await api.counters('fanout');
     expect(jobsWithdrawn).toBeGreaterThanOrEqual(held.length);
-    expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(new RegExp(`got no fewer in 2000 ms: took ${jobsWithdrawn} back, and delivers the event here`));
-    expect(await view.jobs()).toMatchObject({ pending: 0, inProgress: 0 });
+    expect(deployment.processes.find((p) => p.name === 'fanout')!.output()).toMatch(new RegExp(`got no fewer in 2000 ms: took ${jobsWithdrawn} back, and delivers the event here`));
+    expect(await inspector.jobs()).toMatchObject({ pending: 0, inProgress: 0 });
     for (const n of [0, 1, 1_999, 2_000, 5_999, 6_000, 11_999]) expect((await api.readAll(`timeline:s${n}`)).map((a) => a.object)).toEqual(['stalled']);
 
     // For five stall times after, the planner delivers every post itself: no job is published.
-    expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(/and delivers the event here, and every event for the next 10 s/);
+    expect(deployment.processes.find((p) => p.name === 'fanout')!.output()).toMatch(/and delivers the event here, and every event for the next 10 s/);
     const { jobsPublished } = await api.counters('fanout');
     expect((await api.post('user:star', { actor: 'star', verb: 'post', object: 'after the stall' })).status).toBe(201);
     await waitUntilSettled(api, 30_000);
@@ -158,14 +167,7 @@ it('takes back the jobs of a post that get no fewer, and the planner delivers th
 it('delivers a post itself when the job queue refuses its jobs, and dead-letters nothing', async () => {
   const stream = 'FANOUTWORKERSREFUSED';
   const followers = 12_000;
-  cluster = await startCluster({ natsUrl: nats.url, stream, env: { ...env, FANOUT_JOB_MIN_READERS: '1000' }, fanoutWorkers: 1 });
-  view = await inspectFanoutCluster({ servers: nats.url, logStream: stream });
-  const api = new FeedClient(cluster.baseUrl);
-  for (let start = 0; start < followers; start += 6_000) {
-    const follows = Array.from({ length: 6_000 }, (_, i) => ({ source: `timeline:q${start + i}` as const, target: 'user:star' as const }));
-    expect(await api.api.followMany(follows)).toBe(follows.length);
-  }
-  await waitUntilSettled(api, 60_000);
+  const { api, deployment, inspector } = await clusterWithFollowers(stream, { FANOUT_JOB_MIN_READERS: '1000' }, 'q', followers);
 
   const nc = await connect({ servers: nats.url });
   try {
@@ -178,13 +180,13 @@ it('delivers a post itself when the job queue refuses its jobs, and dead-letters
     await jsm.streams.update(jobStream, { ...config, max_bytes: 64, discard: DiscardPolicy.New });
     const consumers = await Promise.all([1, 2].map(() => jetstream(nc).consumers.get(jobStream, 'workers')));
     for (const consumer of consumers) void consumer.next({ expires: 60_000 }).catch(() => undefined);
-    await waitFor(async () => ((await view!.jobs()).waitingWorkers >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'the two pulls and the planner waiting for jobs' });
+    await waitFor(async () => ((await inspector.jobs()).waitingWorkers >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'the two pulls and the planner waiting for jobs' });
 
     expect((await api.post('user:star', { actor: 'star', verb: 'post', object: 'refused' })).status).toBe(201);
     await waitUntilSettled(api, 30_000);
     expect((await api.counters('fanout')).deadLettered).toBe(0);
     expect(await timelineCounters(api)).toMatchObject({ timelines: followers, entries: followers });
-    expect(cluster.processes.find((p) => p.name === 'fanout')!.output()).toMatch(/the job queue failed \(.*\): delivers the event here, and every event for the next \d+ s/);
+    expect(deployment.processes.find((p) => p.name === 'fanout')!.output()).toMatch(/the job queue failed \(.*\): delivers the event here, and every event for the next \d+ s/);
     for (const n of [0, 1_999, 2_000, 11_999]) expect((await api.readAll(`timeline:q${n}`)).map((a) => a.object)).toEqual(['refused']);
   } finally {
     await nc.close();

@@ -603,10 +603,14 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
       // back and delivers it itself. What a job applied before is delivered again, which a
       // delivery allows; a failure is the batch's, retried and dead-lettered like any other.
       // Only while the lease is still this process's: a deposed planner that did not know it
-      // yet would take back its successor's jobs, which would then count as done.
-      if (!this.plans(term) || !(await this.cluster!.election.holds())) throw new FanoutStoppingError('fan-out stopped planning');
+      // yet would take back its successor's jobs, which would then count as done. When the
+      // lease's store or the queue does not answer, the jobs stay where they are: the
+      // planner's own delivery moves the partitions past them, and they are refused.
+      if (!this.plans(term)) throw new FanoutStoppingError('fan-out stopped planning');
+      const holds = await this.cluster!.election.holds().catch(() => undefined);
+      if (holds === false) throw new FanoutStoppingError('fan-out stopped planning');
       term.withdrawals++;
-      const withdrawn = await this.cluster!.jobs.withdraw(position);
+      const withdrawn = holds ? await this.cluster!.jobs.withdraw(position).catch(() => 0) : 0;
       // What kept one event's jobs from being handed out may keep the next ones too (after a
       // NATS server's restart, every job was seen to stall, one after another): a while
       // without jobs costs only fan-out's share of other processes' cores.

@@ -24,6 +24,7 @@ async function gatewayApp(options: Partial<HttpAppOptions> = {}, level: 'log' | 
   const client = stubServiceClient({
     [subjects.timeline.read]: () => ({ items: [activity], next: null, newest: null }),
     [subjects.content.add]: ({ feed, activity: posted }) => ({ ...posted, id: 'a2', feed, time: '2026-11-27T10:00:01.000Z' }),
+    [subjects.graph.follow]: () => ({ state: 'following', position: 1 }),
   });
   const app = await createHttpApp(rootModule([GatewayModule], { feedConfig: loadFeedConfig(undefined), client, realtimeBus: new InProcessRealtimeBus() }), { bodyLimit: BODY_LIMIT, logLevel: level, ...options });
   return app;
@@ -110,12 +111,17 @@ describe('an app with the door', () => {
     expect(atDoor.headers.get('connection')).toBe('close');
   });
 
-  it.each(['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded'])('refuses a body of type %s with 415, naming the body', async (type) => {
+  it.each(['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'application/octet-stream'])('refuses a body of type %s with 415, naming the body', async (type) => {
     const answer = await fetch(`${baseUrl}/v1/feeds/user/bob/activities`, { method: 'POST', headers: { 'content-type': type }, body: '{"actor":"bob","verb":"post","object":"note:1"}' });
     expect({ status: answer.status, body: await answer.json() }).toEqual({
       status: 415,
       body: { code: 'unsupported_media_type', message: 'send the body as application/json', field: 'body' },
     });
+  });
+
+  it.each(['text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'application/octet-stream'])('takes an empty body of type %s as no body', async (type) => {
+    const answer = await fetch(`${baseUrl}/v1/feeds/timeline/alice/follows/user/bob`, { method: 'PUT', headers: { 'content-type': type }, body: '' });
+    expect(answer.status).toBe(204);
   });
 
   it("hands a post over the route's body limit to Fastify, which refuses it", async () => {

@@ -1,5 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { errorCodes } from 'fastify';
 import { Logger, type LogLevel } from '@nestjs/common';
 import type { RuntimeConfig } from '@feedmill/config';
 import { processLogger } from '@feedmill/runtime';
@@ -51,8 +52,13 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   });
   // Every body the API takes is JSON: Fastify's text parser (and Nest's form parser, left
   // out with `bodyParser: false`) would hand a route a string or a form, which validation
-  // refuses as 400 naming a field; without them another type is 415, naming the body.
+  // refuses as 400 naming a field. A body of any other type is 415, naming the body; an empty
+  // one is no body, whatever type it names (curl's `-d ''`, fetch's `body: ''`).
   adapter.getInstance().removeContentTypeParser('text/plain');
+  adapter.getInstance().addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    if (body.length === 0) done(null, undefined);
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type']));
+  });
   measureRequests(adapter.getInstance());
   carryRequestIds(adapter.getInstance());
   // No `/metrics` here: this is the public port. Metrics are on the status port (`STATUS_PORT`), which need not be reachable from outside.

@@ -63,12 +63,12 @@ export class InProcessRealtimeBus implements RealtimeBus {
  * was away resumes from the ring.
  */
 export class NatsRealtimeBus implements RealtimeBus {
-  private readonly encoder = new TextEncoder();
-
   constructor(private readonly connection: NatsConnection) {}
 
+  /** In as many messages as the batch needs to fit NATS's `max_payload` (a bulk import of large activities into a streamed feed), in order. */
   publish(feed: FeedId, events: readonly StreamEvent[]): void {
-    this.connection.publish(realtimeSubject(feed), this.encoder.encode(JSON.stringify(events)));
+    const subject = realtimeSubject(feed);
+    for (const message of messagesOf(events, (this.connection.info?.max_payload ?? Number.POSITIVE_INFINITY) - HEADROOM_BYTES)) this.connection.publish(subject, message);
   }
 
   async subscribe(feed: FeedId, listener: StreamListener): Promise<() => void> {
@@ -88,6 +88,35 @@ export class NatsRealtimeBus implements RealtimeBus {
 }
 
 /** A bus over its own NATS connection. */
+/** Room left in a message for the protocol's framing. */
+const HEADROOM_BYTES = 4_096;
+
+/**
+ * The events as JSON arrays of at most `maxBytes` each, in order. One event larger than that
+ * (a reset holding a page of large activities) goes alone and NATS refuses it: the stream's
+ * clients then miss it, as they miss what a gateway that was away missed.
+ */
+export function messagesOf(events: readonly StreamEvent[], maxBytes: number): string[] {
+  const whole = JSON.stringify(events);
+  if (whole.length * 3 <= maxBytes || Buffer.byteLength(whole) <= maxBytes) return [whole];
+  const messages: string[] = [];
+  let batch: string[] = [];
+  let bytes = 2;
+  for (const event of events) {
+    const json = JSON.stringify(event);
+    const size = Buffer.byteLength(json) + 1;
+    if (batch.length > 0 && bytes + size > maxBytes) {
+      messages.push(`[${batch.join(',')}]`);
+      batch = [];
+      bytes = 2;
+    }
+    batch.push(json);
+    bytes += size;
+  }
+  if (batch.length > 0) messages.push(`[${batch.join(',')}]`);
+  return messages;
+}
+
 export async function natsRealtimeBus(url: string): Promise<NatsRealtimeBus> {
   return new NatsRealtimeBus(await connectNats({ servers: [url], name: 'feedmill-realtime' }));
 }

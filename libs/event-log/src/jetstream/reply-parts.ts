@@ -41,6 +41,7 @@ export function publishReply(connection: NatsConnection, subject: string, data: 
 /** The parts of one reply received so far. */
 export class ReplyParts {
   private readonly parts: Uint8Array[] = [];
+  private count?: number;
 
   /**
    * Takes the next part, `message`, whose header said `part`; the whole reply once the last
@@ -48,7 +49,8 @@ export class ReplyParts {
    */
   add(message: Msg, part: string): Reply | undefined {
     const [index, count] = part.split('/').map(Number) as [number, number];
-    if (index !== this.parts.length + 1 || !(count >= index)) throw new Error(`reply part ${part} arrived after ${this.parts.length} parts`);
+    this.count ??= count;
+    if (index !== this.parts.length + 1 || count !== this.count || !(count >= index)) throw new Error(`reply part ${part} arrived after ${this.parts.length} parts of ${this.count}`);
     this.parts.push(message.data);
     return index === count ? assembled(Buffer.concat(this.parts), message.headers) : undefined;
   }

@@ -32,6 +32,10 @@ it('erases a feed in cluster mode: no API answer and no byte of the JetStream st
   expect((await api.call('DELETE', '/v1/feeds/timeline/bob?erase=true')).status).toBe(204);
   const live = await apiAnswers(api, marker);
   expect(JSON.stringify(Object.values(live))).not.toContain(marker.text);
+  // Answered once graph applied the erasures too: their follows are gone both ways.
+  expect(live['/v1/feeds/user/bob/followers']).toEqual({ status: 200, body: { items: [], next: null } });
+  expect(live['/v1/feeds/timeline/bob/following']).toEqual({ status: 200, body: { items: [], next: null } });
+  expect(live['/v1/feeds/user/alice/followers']).toEqual({ status: 200, body: { items: [], next: null } });
   // The stream is sealed, so it would hold no marker had the keys stayed: read with its keys,
   // each of bob's posts is a tombstone, and the keys the erasure named left the KV bucket.
   const log = await connectSealedJetStreamLog({ servers: nats.url, streamName: 'ERASURE' });

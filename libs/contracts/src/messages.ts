@@ -207,7 +207,8 @@ export const edgeBoundsRequestSchema = z.strictObject({ feed: feedIdSchema, atLe
 export const edgeBoundsReplySchema = z.strictObject({ bounds: z.array(edgeBoundSchema) });
 export type EdgeBoundsReply = z.output<typeof edgeBoundsReplySchema>;
 
-export const countsRequestSchema = z.strictObject({ feed: feedIdSchema });
+/** A feed's follow counts, as of at least log position `atLeast` when given (an erasure's, say). */
+export const countsRequestSchema = z.strictObject({ feed: feedIdSchema, atLeast: atLeastSchema });
 export const followCountsSchema = z.strictObject({ followers: z.number().int(), following: z.number().int() });
 export type FollowCounts = z.output<typeof followCountsSchema>;
 

@@ -54,8 +54,9 @@ export class FeedsHttpController {
 
   /**
    * 204: the feed is erased (`erase=true` is required: nothing else deletes a feed). Its
-   * owner or an admin token only. Answers once the timelines have applied the erasure, so
-   * that no page read after shows anything of it; its content in the log is unreadable by then.
+   * owner or an admin token only. Answers once the timelines and graph have applied the
+   * erasure, so that no page, follower list or count read after shows anything of it; its
+   * content in the log is unreadable by then.
    */
   @Delete(':group/:id')
   @HttpCode(204)
@@ -66,8 +67,12 @@ export class FeedsHttpController {
     }
     requireOwner(caller, feed, 'erase');
     const { position } = await this.client.request(subjects.content.erase, { feed, time: new Date().toISOString() });
-    // The plain reach waits for every partition: the erased feed's entries may be in any reader's timeline.
-    await this.client.request(subjects.timeline.reach, { position, timeoutMs: TIMELINES_WAIT_MS });
+    // The plain reach waits for every partition: the erased feed's entries may be in any
+    // reader's timeline. Graph's counts as of the erasure wait for its follows to be gone.
+    await Promise.all([
+      this.client.request(subjects.timeline.reach, { position, timeoutMs: TIMELINES_WAIT_MS }),
+      this.client.request(subjects.graph.counts, { feed, atLeast: position }),
+    ]);
   }
 
   @Delete(':group/:id/activities/:activityId')

@@ -77,7 +77,8 @@ export class GraphMessageController implements MessageHandlers<typeof subjects.g
 
   @MessagePattern(subjects.graph.counts)
   counts(@Payload() payload: unknown) {
-    return this.graph.counts(parseRequest(subjects.graph.counts, payload).feed);
+    const { feed, atLeast } = parseRequest(subjects.graph.counts, payload);
+    return this.graph.counts(feed, atLeast);
   }
 
   @MessagePattern(subjects.graph.status)

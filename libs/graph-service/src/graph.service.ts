@@ -225,7 +225,8 @@ export class GraphService extends ProjectedService {
     return { bounds: await this.store.boundsOf(request.feed) };
   }
 
-  counts(feed: FeedId): Promise<FollowCounts> {
+  async counts(feed: FeedId, atLeast?: number): Promise<FollowCounts> {
+    await this.store.reach(atLeast);
     return this.store.counts(feed);
   }
 }

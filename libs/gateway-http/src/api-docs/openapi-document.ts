@@ -108,7 +108,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ['feeds'],
       summary: 'Erase a feed for good (the right to erasure)',
       description:
-        'Only with `erase=true` (otherwise 400 `erase_required`: there is no soft delete). Only the feed’s owner (or an admin) may. Its activities leave every timeline, slice and cache; its follows both ways, its follow requests, its settings and its own timeline, marks and hidings go; and its activities’ content in the log becomes unreadable: it is sealed with the feed’s key, which is destroyed (crypto-shredding). Answers once every timeline has applied it. The feed id may be used again afterwards.',
+        'Only with `erase=true` (otherwise 400 `erase_required`: there is no soft delete). Only the feed’s owner (or an admin) may. Its activities leave every timeline, slice and cache; its follows both ways, its follow requests, its settings and its own timeline, marks and hidings go; and its activities’ content in the log becomes unreadable: it is sealed with the feed’s key, which is destroyed (crypto-shredding). Answers once every timeline and graph have applied it. The feed id may be used again afterwards.',
       requestParams: { path: feedPath, query: z.object({ erase: z.literal('true').meta({ description: 'Must be `true`: an erasure cannot be undone.' }) }) },
       responses: noContent('Erased.'),
     }),

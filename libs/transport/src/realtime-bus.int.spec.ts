@@ -32,3 +32,20 @@ it('carries a batch larger than a NATS message whole and in order, in as many me
   expect(batches.length).toBeGreaterThanOrEqual(4);
   unsubscribe();
 });
+
+it('cuts a reset larger than a NATS message to the first entries of its page that fit, and leaves out another event too large, sending the rest', async () => {
+  const batches: StreamEvent[][] = [];
+  const unsubscribe = await bus.subscribe('user:carol', (events) => void batches.push([...events]));
+  const items = Array.from({ length: 10 }, (_, n) => (added(n, 20 * 1024).data as { activity: Activity }).activity);
+  const reset: StreamEvent = { id: 'e-reset', type: 'reset', data: { items, newest: 'c0' } };
+  bus.publish('user:carol', [reset, added(20, 100 * 1024), added(21, 10)]);
+  await waitFor(async () => (batches.flat().some((event) => event.id === 'e-21') ? true : undefined), { timeoutMs: 5_000, what: 'the event after the large ones' });
+  const received = batches.flat();
+  expect(received.map((event) => event.id)).toEqual(['e-reset', 'e-21']);
+  const page = (received[0]!.data as { items: Activity[]; newest: string }).items;
+  expect(page.length).toBeGreaterThan(0);
+  expect(page.length).toBeLessThan(10);
+  expect(page).toEqual(items.slice(0, page.length));
+  expect((received[0]!.data as { newest: string }).newest).toBe('c0');
+  unsubscribe();
+});

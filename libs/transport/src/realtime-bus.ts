@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { connectNats } from '@feedmill/event-log';
 import { realtimeSubject, type FeedId, type StreamEvent } from '@feedmill/contracts';
@@ -63,12 +64,16 @@ export class InProcessRealtimeBus implements RealtimeBus {
  * was away resumes from the ring.
  */
 export class NatsRealtimeBus implements RealtimeBus {
+  private readonly logger = new Logger('realtime');
+
   constructor(private readonly connection: NatsConnection) {}
 
   /** In as many messages as the batch needs to fit NATS's `max_payload` (a bulk import of large activities into a streamed feed), in order. */
   publish(feed: FeedId, events: readonly StreamEvent[]): void {
     const subject = realtimeSubject(feed);
-    for (const message of messagesOf(events, (this.connection.info?.max_payload ?? Number.POSITIVE_INFINITY) - HEADROOM_BYTES)) this.connection.publish(subject, message);
+    const { messages, dropped } = messagesOf(events, (this.connection.info?.max_payload ?? Number.POSITIVE_INFINITY) - HEADROOM_BYTES);
+    for (const message of messages) this.connection.publish(subject, message);
+    if (dropped > 0) this.logger.warn(`${dropped} stream events of ${feed} are larger than a NATS message: its streams miss them`);
   }
 
   async subscribe(feed: FeedId, listener: StreamListener): Promise<() => void> {
@@ -92,18 +97,25 @@ export class NatsRealtimeBus implements RealtimeBus {
 const HEADROOM_BYTES = 4_096;
 
 /**
- * The events as JSON arrays of at most `maxBytes` each, in order. One event larger than that
- * (a reset holding a page of large activities) goes alone and NATS refuses it: the stream's
- * clients then miss it, as they miss what a gateway that was away missed.
+ * The events as JSON arrays of at most `maxBytes` each, in order. A `reset` larger than that
+ * (a first page of large activities or groups) keeps as many of its page's first entries as
+ * fit: the page a stream starts from may be shorter, never wrong. Any other event larger than
+ * that is `dropped`: the stream's clients miss it, as they miss what a gateway that was away
+ * missed. Publishing it would throw, which no caller could do better with.
  */
-export function messagesOf(events: readonly StreamEvent[], maxBytes: number): string[] {
+export function messagesOf(events: readonly StreamEvent[], maxBytes: number): { messages: string[]; dropped: number } {
   const whole = JSON.stringify(events);
-  if (whole.length * 3 <= maxBytes || Buffer.byteLength(whole) <= maxBytes) return [whole];
+  if (whole.length * 3 <= maxBytes || Buffer.byteLength(whole) <= maxBytes) return { messages: [whole], dropped: 0 };
   const messages: string[] = [];
   let batch: string[] = [];
   let bytes = 2;
+  let dropped = 0;
   for (const event of events) {
-    const json = JSON.stringify(event);
+    const json = fitted(event, maxBytes - 2);
+    if (json === undefined) {
+      dropped++;
+      continue;
+    }
     const size = Buffer.byteLength(json) + 1;
     if (batch.length > 0 && bytes + size > maxBytes) {
       messages.push(`[${batch.join(',')}]`);
@@ -114,7 +126,22 @@ export function messagesOf(events: readonly StreamEvent[], maxBytes: number): st
     bytes += size;
   }
   if (batch.length > 0) messages.push(`[${batch.join(',')}]`);
-  return messages;
+  return { messages, dropped };
+}
+
+/** The event's JSON within `maxBytes`: a `reset` with its page cut short where it must be; undefined when it cannot fit. */
+function fitted(event: StreamEvent, maxBytes: number): string | undefined {
+  const json = JSON.stringify(event);
+  if (Buffer.byteLength(json) <= maxBytes) return json;
+  if (event.type !== 'reset') return undefined;
+  const data = event.data;
+  const entries: unknown[] = 'items' in data ? [...data.items] : [...data.groups];
+  while (entries.length > 1) {
+    entries.pop();
+    const shorter = JSON.stringify({ ...event, data: { ...data, ['items' in data ? 'items' : 'groups']: entries } });
+    if (Buffer.byteLength(shorter) <= maxBytes) return shorter;
+  }
+  return undefined;
 }
 
 export async function natsRealtimeBus(url: string): Promise<NatsRealtimeBus> {

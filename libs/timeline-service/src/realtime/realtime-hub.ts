@@ -121,7 +121,11 @@ export class RealtimeHub {
       const known = this.watches.has(feed);
       const watch = this.watchOf(feed);
       this.lease(watch, watcher);
-      if (!known) void watch.ready.then(() => !watch.dropped && this.ports.bus.publish(feed, [this.resetOf(watch)]));
+      if (!known) {
+        void watch.ready
+          .then(() => !watch.dropped && this.ports.bus.publish(feed, [this.resetOf(watch)]))
+          .catch((error: unknown) => this.ports.warn(`stream of ${feed}: reset not published: ${describe(error)}`));
+      }
     }
     return feeds.length;
   }

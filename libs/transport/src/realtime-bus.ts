@@ -206,7 +206,7 @@ export function serveRealtimeLink(link: MessageLink, bus: RealtimeBus): () => vo
     }
   });
   return () => {
-    for (const unsubscribing of subscriptions.values()) void unsubscribing.then((unsubscribe) => unsubscribe());
+    for (const unsubscribing of subscriptions.values()) void unsubscribing.then((unsubscribe) => unsubscribe()).catch(() => undefined);
     subscriptions.clear();
   };
 }

@@ -188,7 +188,8 @@ export class FeedStreams implements OnModuleInit, OnModuleDestroy {
     const open = this.feeds.get(feed);
     if (!open || !open.connections.delete(connection) || open.connections.size > 0) return;
     this.feeds.delete(feed);
-    void open.unsubscribe.then((unsubscribe) => unsubscribe());
+    // A subscription that failed (the open answered its caller for it) has nothing to end.
+    void open.unsubscribe.then((unsubscribe) => unsubscribe()).catch(() => undefined);
     this.client.request(subjects.timeline.unwatch, { feed, watcher: this.watcher }, this.partitioning.routeOf(feed)).catch((error: unknown) => this.logger.warn(`unwatch ${feed}: ${describe(error)}`));
   }
 

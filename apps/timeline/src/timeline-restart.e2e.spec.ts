@@ -57,3 +57,23 @@ it('says it is not ready, and serves no page without the newest post, while a re
   expect(seen.notReady).toBeGreaterThan(0);
   expect(seen.pages).toBeGreaterThan(0);
 }, 180_000);
+
+it('answers an unfollow 204 while the reader’s timelines do not answer: it is in the log, and they apply it once back', async () => {
+  configDir = await mkdtemp(join(tmpdir(), 'feedmill-timeline-down-'));
+  await writeFile(join(configDir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 100 } } }));
+  nats = await startNatsServer();
+  cluster = await startCluster({ natsUrl: nats.url, stream: 'TIMELINEDOWN', env: { FEED_CONFIG: join(configDir, 'feeds.json') } });
+  const api = new FeedClient(cluster.baseUrl);
+  expect((await api.follow('timeline:alice', 'user:bob')).status).toBe(204);
+  expect((await api.post('user:bob', { actor: 'bob', verb: 'post', object: 'hello' })).status).toBe(201);
+  await waitUntilEveryServiceCaughtUp(api, 30_000);
+  expect((await api.readAll('timeline:alice')).map((activity) => activity.object)).toEqual(['hello']);
+
+  await cluster.processes.find((process) => process.name === 'timeline')!.kill();
+  const unfollowed = await api.unfollow('timeline:alice', 'user:bob');
+  expect({ status: unfollowed.status, code: (unfollowed.body as { code?: string } | undefined)?.code }).toEqual({ status: 204, code: undefined });
+  expect(await api.api.following('timeline:alice')).toEqual({ items: [], next: null });
+  cluster.restart('timeline');
+  await waitUntilEveryServiceCaughtUp(api, 60_000);
+  expect(await api.readAll('timeline:alice')).toEqual([]);
+}, 120_000);

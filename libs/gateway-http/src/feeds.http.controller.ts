@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseFilters } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Logger, Param, Patch, Post, Put, Query, UseFilters } from '@nestjs/common';
 import { z } from 'zod';
 import {
   FeedmillError,
@@ -45,6 +45,8 @@ const TIMELINES_WAIT_MS = 5_000;
 @Controller('v1/feeds')
 @UseFilters(HttpErrorFilter)
 export class FeedsHttpController {
+  private readonly logger = new Logger('feeds');
+
   constructor(
     @Inject(SERVICE_CLIENT) private readonly client: ServiceClient,
     @Inject(FEED_GROUPS) private readonly groups: FeedGroups,
@@ -276,9 +278,20 @@ export class FeedsHttpController {
     return { follower, target, time: new Date().toISOString() };
   }
 
-  /** Waits until the follower's timeline (its partition) has applied a change to an edge (none when nothing changed). */
+  /**
+   * Waits until the follower's timeline (its partition) has applied a change to an edge (none
+   * when nothing changed). The change is in the log by then: a partition that does not answer
+   * (down, or restarting) applies it once back, and the answer says, as past the wait, only
+   * that the edge is gone. A 503 would tell the caller that nothing was written.
+   */
   private async timelinesReach(follower: FeedId, { position }: FollowState): Promise<void> {
-    if (position > 0) await this.client.request(subjects.timeline.reach, { position, timeoutMs: TIMELINES_WAIT_MS }, this.partitioning.routeOf(follower));
+    if (position === 0) return;
+    try {
+      await this.client.request(subjects.timeline.reach, { position, timeoutMs: TIMELINES_WAIT_MS }, this.partitioning.routeOf(follower));
+    } catch (error) {
+      if (!(error instanceof FeedmillError && error.code === 'unavailable')) throw error;
+      this.logger.warn(`${follower}'s timelines did not answer for an edge change at position ${position}: ${error.message}`);
+    }
   }
 
   private followRequest(params: Record<string, string>): FollowRequest {

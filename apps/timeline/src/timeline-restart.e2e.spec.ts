@@ -58,7 +58,7 @@ it('says it is not ready, and serves no page without the newest post, while a re
   expect(seen.pages).toBeGreaterThan(0);
 }, 180_000);
 
-it('answers an unfollow 204 while the reader’s timelines do not answer: it is in the log, and they apply it once back', async () => {
+it('answers an unfollow and a follow 204 while the readers’ timelines do not answer: both are in the log, and the timelines apply them once back', async () => {
   configDir = await mkdtemp(join(tmpdir(), 'feedmill-timeline-down-'));
   await writeFile(join(configDir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 100 } } }));
   nats = await startNatsServer();
@@ -73,7 +73,10 @@ it('answers an unfollow 204 while the reader’s timelines do not answer: it is 
   const unfollowed = await api.unfollow('timeline:alice', 'user:bob');
   expect({ status: unfollowed.status, code: (unfollowed.body as { code?: string } | undefined)?.code }).toEqual({ status: 204, code: undefined });
   expect(await api.api.following('timeline:alice')).toEqual({ items: [], next: null });
+  const followed = await api.follow('timeline:carol', 'user:bob');
+  expect({ status: followed.status, code: (followed.body as { code?: string } | undefined)?.code }).toEqual({ status: 204, code: undefined });
   cluster.restart('timeline');
   await waitUntilEveryServiceCaughtUp(api, 60_000);
   expect(await api.readAll('timeline:alice')).toEqual([]);
+  expect((await api.readAll('timeline:carol')).map((activity) => activity.object)).toEqual(['hello']);
 }, 120_000);

@@ -19,12 +19,17 @@ afterEach(async () => {
   await rm(configDir, { recursive: true, force: true });
 });
 
-it('says it is not ready, and serves no page without the newest post, while a restarted timeline process is replayed', async () => {
+/** A cluster on a private nats-server, `ring` timelines of 100, on log stream `stream`. */
+async function ringCluster(stream: string): Promise<{ deployment: ClusterDeployment; api: FeedClient }> {
   configDir = await mkdtemp(join(tmpdir(), 'feedmill-timeline-restart-'));
   await writeFile(join(configDir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 100 } } }));
   nats = await startNatsServer();
-  cluster = await startCluster({ natsUrl: nats.url, stream: 'TIMELINERESTART', env: { FEED_CONFIG: join(configDir, 'feeds.json') } });
-  const api = new FeedClient(cluster.baseUrl);
+  const deployment = (cluster = await startCluster({ natsUrl: nats.url, stream, env: { FEED_CONFIG: join(configDir, 'feeds.json') } }));
+  return { deployment, api: new FeedClient(deployment.baseUrl) };
+}
+
+it('says it is not ready, and serves no page without the newest post, while a restarted timeline process is replayed', async () => {
+  const { deployment, api } = await ringCluster('TIMELINERESTART');
   const readers = Array.from({ length: 100 }, (_, index) => `timeline:r${index}`);
   expect((await api.call('POST', '/v1/follows', { follows: readers.map((source) => ({ source, target: 'user:p' })) })).status).toBe(200);
   // Enough history that the replay takes a while: 20,000 posts into 100 timelines.
@@ -35,8 +40,8 @@ it('says it is not ready, and serves no page without the newest post, while a re
   const newest = (await api.post('user:p', { actor: 'p', verb: 'post', object: 'newest' })).body.id;
   const head = await waitUntilEveryServiceCaughtUp(api, 120_000);
 
-  await cluster.processes.find((process) => process.name === 'timeline')!.kill();
-  cluster.restart('timeline');
+  await deployment.processes.find((process) => process.name === 'timeline')!.kill();
+  deployment.restart('timeline');
   const seen = { pages: 0, refused: 0, notReady: 0 };
   for (;;) {
     const { services } = await api.api.readiness().catch(() => ({ services: [] as Array<{ service: string; ready: boolean; position: number }> }));
@@ -59,23 +64,19 @@ it('says it is not ready, and serves no page without the newest post, while a re
 }, 180_000);
 
 it('answers an unfollow and a follow 204 while the readers’ timelines do not answer: both are in the log, and the timelines apply them once back', async () => {
-  configDir = await mkdtemp(join(tmpdir(), 'feedmill-timeline-down-'));
-  await writeFile(join(configDir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 100 } } }));
-  nats = await startNatsServer();
-  cluster = await startCluster({ natsUrl: nats.url, stream: 'TIMELINEDOWN', env: { FEED_CONFIG: join(configDir, 'feeds.json') } });
-  const api = new FeedClient(cluster.baseUrl);
+  const { deployment, api } = await ringCluster('TIMELINEDOWN');
   expect((await api.follow('timeline:alice', 'user:bob')).status).toBe(204);
   expect((await api.post('user:bob', { actor: 'bob', verb: 'post', object: 'hello' })).status).toBe(201);
   await waitUntilEveryServiceCaughtUp(api, 30_000);
   expect((await api.readAll('timeline:alice')).map((activity) => activity.object)).toEqual(['hello']);
 
-  await cluster.processes.find((process) => process.name === 'timeline')!.kill();
+  await deployment.processes.find((process) => process.name === 'timeline')!.kill();
   const unfollowed = await api.unfollow('timeline:alice', 'user:bob');
   expect({ status: unfollowed.status, code: (unfollowed.body as { code?: string } | undefined)?.code }).toEqual({ status: 204, code: undefined });
   expect(await api.api.following('timeline:alice')).toEqual({ items: [], next: null });
   const followed = await api.follow('timeline:carol', 'user:bob');
   expect({ status: followed.status, code: (followed.body as { code?: string } | undefined)?.code }).toEqual({ status: 204, code: undefined });
-  cluster.restart('timeline');
+  deployment.restart('timeline');
   await waitUntilEveryServiceCaughtUp(api, 60_000);
   expect(await api.readAll('timeline:alice')).toEqual([]);
   expect((await api.readAll('timeline:carol')).map((activity) => activity.object)).toEqual(['hello']);

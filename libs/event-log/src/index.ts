@@ -17,7 +17,7 @@ export { writeFully } from './file/write-fully.js';
 export { JetStreamEventLog } from './jetstream/jetstream-event-log.js';
 export { connectNats } from './jetstream/nats-connection.js';
 export { InboxRequests, NoResponderError, RequestTimeoutError } from './jetstream/inbox-requests.js';
-export { publishReply, REPLY_PART_HEADER } from './jetstream/reply-parts.js';
+export { fitsIn, messageBytesOf, publishReply, REPLY_PART_HEADER } from './jetstream/reply-parts.js';
 export type { Reply } from './jetstream/reply-parts.js';
 export { KurrentEventLog } from './kurrentdb/kurrentdb-event-log.js';
 export type { KurrentEventLogOptions } from './kurrentdb/kurrentdb-event-log.js';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { connectNats } from '@feedmill/event-log';
+import { connectNats, fitsIn, messageBytesOf } from '@feedmill/event-log';
 import { realtimeSubject, type FeedId, type StreamEvent } from '@feedmill/contracts';
 import type { MessageLink } from './linked-services.js';
 
@@ -71,7 +71,7 @@ export class NatsRealtimeBus implements RealtimeBus {
   /** In as many messages as the batch needs to fit NATS's `max_payload` (a bulk import of large activities into a streamed feed), in order. */
   publish(feed: FeedId, events: readonly StreamEvent[]): void {
     const subject = realtimeSubject(feed);
-    const { messages, dropped } = messagesOf(events, (this.connection.info?.max_payload ?? Number.POSITIVE_INFINITY) - HEADROOM_BYTES);
+    const { messages, dropped } = messagesOf(events, messageBytesOf(this.connection));
     for (const message of messages) this.connection.publish(subject, message);
     if (dropped > 0) this.logger.warn(`${dropped} stream events of ${feed} are larger than a NATS message: its streams miss them`);
   }
@@ -92,10 +92,6 @@ export class NatsRealtimeBus implements RealtimeBus {
   }
 }
 
-/** A bus over its own NATS connection. */
-/** Room left in a message for the protocol's framing. */
-const HEADROOM_BYTES = 4_096;
-
 /**
  * The events as JSON arrays of at most `maxBytes` each, in order. A `reset` larger than that
  * (a first page of large activities or groups) keeps as many of its page's first entries as
@@ -105,7 +101,7 @@ const HEADROOM_BYTES = 4_096;
  */
 export function messagesOf(events: readonly StreamEvent[], maxBytes: number): { messages: string[]; dropped: number } {
   const whole = JSON.stringify(events);
-  if (whole.length * 3 <= maxBytes || Buffer.byteLength(whole) <= maxBytes) return { messages: [whole], dropped: 0 };
+  if (fitsIn(whole, maxBytes)) return { messages: [whole], dropped: 0 };
   const messages: string[] = [];
   let batch: string[] = [];
   let bytes = 2;
@@ -132,18 +128,19 @@ export function messagesOf(events: readonly StreamEvent[], maxBytes: number): { 
 /** The event's JSON within `maxBytes`: a `reset` with its page cut short where it must be; undefined when it cannot fit. */
 function fitted(event: StreamEvent, maxBytes: number): string | undefined {
   const json = JSON.stringify(event);
-  if (Buffer.byteLength(json) <= maxBytes) return json;
+  if (fitsIn(json, maxBytes)) return json;
   if (event.type !== 'reset') return undefined;
   const data = event.data;
   const entries: unknown[] = 'items' in data ? [...data.items] : [...data.groups];
   while (entries.length > 1) {
     entries.pop();
     const shorter = JSON.stringify({ ...event, data: { ...data, ['items' in data ? 'items' : 'groups']: entries } });
-    if (Buffer.byteLength(shorter) <= maxBytes) return shorter;
+    if (fitsIn(shorter, maxBytes)) return shorter;
   }
   return undefined;
 }
 
+/** A bus over its own NATS connection. */
 export async function natsRealtimeBus(url: string): Promise<NatsRealtimeBus> {
   return new NatsRealtimeBus(await connectNats({ servers: [url], name: 'feedmill-realtime' }));
 }

@@ -8,8 +8,18 @@ import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } f
  */
 export const REPLY_PART_HEADER = 'Feedmill-Reply-Part';
 
-/** Room left in each part for its headers and the protocol's framing. */
+/** Room left in each message for its headers and the protocol's framing. */
 const HEADROOM_BYTES = 4_096;
+
+/** The most bytes of data one message on `connection` may carry: its server's `max_payload`, less room for headers and framing. */
+export function messageBytesOf(connection: NatsConnection): number {
+  return (connection.info?.max_payload ?? Number.POSITIVE_INFINITY) - HEADROOM_BYTES;
+}
+
+/** Whether `text` is at most `bytes` of UTF-8; counted only when its length does not tell (a character is at most 3 bytes). */
+export function fitsIn(text: string, bytes: number): boolean {
+  return text.length * 3 <= bytes || Buffer.byteLength(text) <= bytes;
+}
 
 /** What a request's reply offers its reader, whether it came as one message or was put together from parts. */
 export type Reply = Pick<Msg, 'data' | 'headers' | 'json' | 'string'>;
@@ -21,14 +31,12 @@ export type Reply = Pick<Msg, 'data' | 'headers' | 'json' | 'string'>;
  * so the parts arrive in order.
  */
 export function publishReply(connection: NatsConnection, subject: string, data: string, headers?: MsgHdrs): void {
-  const maxPayload = connection.info?.max_payload ?? Number.POSITIVE_INFINITY;
-  // A character is at most 3 bytes of UTF-8: most replies are known to fit without counting.
-  if (data.length * 3 <= maxPayload - HEADROOM_BYTES || Buffer.byteLength(data) <= maxPayload - HEADROOM_BYTES) {
+  const partBytes = messageBytesOf(connection);
+  if (fitsIn(data, partBytes)) {
     connection.publish(subject, data, { headers });
     return;
   }
   const bytes = Buffer.from(data);
-  const partBytes = maxPayload - HEADROOM_BYTES;
   const count = Math.ceil(bytes.length / partBytes);
   for (let index = 0; index < count; index++) {
     const partHeaders = natsHeaders();

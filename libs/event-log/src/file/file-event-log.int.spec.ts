@@ -238,8 +238,9 @@ describe('FileEventLog on disk', () => {
   });
 
   it('lets exactly one of several processes starting at once own the directory, also over a lock file a killed owner left, and the next one once the owner is killed', async () => {
-    // Each child opens the log (the built library), says whether it could, and holds it until killed or `holdMs` passed.
-    const child = (holdMs = 400) =>
+    // Each child opens the log (the built library), says whether it could, and holds it until killed or `holdMs` passed:
+    // long enough that a child slow to load on a busy machine (CI runs two suites at once) still finds it held.
+    const child = (holdMs = 2_000) =>
       spawn(
         process.execPath,
         [
@@ -250,7 +251,7 @@ describe('FileEventLog on disk', () => {
            await new Promise((r) => setTimeout(r, at - Date.now()));
            try { const log = await FileEventLog.open({ dir: ${JSON.stringify(dir)} }); console.log('opened'); await new Promise((r) => setTimeout(r, Number(process.argv[2]))); await log.close(); }
            catch (error) { console.log(error.name); }`,
-          String(Date.now() + 300),
+          String(Date.now() + 600),
           String(holdMs),
         ],
         { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '@feedmill/event-log';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 
 /** What a renewal found: still held, or lost and why. */
@@ -10,7 +10,12 @@ export type LeaseRenewal = { lost: false } | { lost: true; why: 'taken' | 'unans
  * A lease as a key of a JetStream KV bucket whose entries expire after the lease time: a
  * process takes it by creating the key (which fails while it exists), keeps it by updating it
  * at the revision it last wrote (which fails once another has taken it), about three times
- * per lease time, and gives it up by deleting it at that revision.
+ * per lease time, and gives it up by removing the message of that revision from the stream.
+ *
+ * Removing the message, rather than writing the KV's delete marker, leaves the key's subject
+ * empty, so the board can list the held keys from the stream's subjects alone (see
+ * {@link KvLeaseBoard.held}); only the revision this process wrote can be removed, so a lease
+ * another process has taken since stays.
  */
 export class KvLease {
   /** The revision this process last wrote the key at, while it holds the lease. */
@@ -20,6 +25,7 @@ export class KvLease {
 
   constructor(
     private readonly kv: KV,
+    private readonly bucket: BucketStream,
     readonly key: string,
     private readonly leaseMs: number,
   ) {}
@@ -65,14 +71,23 @@ export class KvLease {
     if (this.revision === undefined) return;
     const revision = this.revision;
     this.revision = undefined;
-    await this.kv.delete(this.key, { previousSeq: revision }).catch(() => undefined);
+    // Refused when the revision is gone: the lease ran out, and perhaps another took it.
+    await this.bucket.jsm.streams.deleteMessage(this.bucket.stream, revision, false).catch(() => undefined);
   }
+}
+
+/** The stream under a KV bucket, and the prefix of its keys' subjects. */
+interface BucketStream {
+  jsm: JetStreamManager;
+  stream: string;
+  subjectPrefix: string;
 }
 
 /** The leases of one KV bucket, whose entries run out after `leaseMs` unless renewed. */
 export class KvLeaseBoard {
   private constructor(
     private readonly kv: KV,
+    private readonly bucket: BucketStream,
     private readonly leaseMs: number,
   ) {}
 
@@ -80,18 +95,23 @@ export class KvLeaseBoard {
   static async open(nc: NatsConnection, bucket: string, leaseMs: number): Promise<KvLeaseBoard> {
     const kvm = new Kvm(nc);
     const kv = await kvm.create(bucket, { history: 1, ttl: leaseMs }).catch(() => kvm.open(bucket));
-    return new KvLeaseBoard(kv, leaseMs);
+    return new KvLeaseBoard(kv, { jsm: await jetstreamManager(nc), stream: `KV_${bucket}`, subjectPrefix: `$KV.${bucket}.` }, leaseMs);
   }
 
   lease(key: string): KvLease {
-    return new KvLease(this.kv, key, this.leaseMs);
+    return new KvLease(this.kv, this.bucket, key, this.leaseMs);
   }
 
-  /** The keys of the leases somebody holds now. */
+  /**
+   * The keys of the leases somebody holds now: the subjects the bucket's stream has a message
+   * on, since a lease's message is removed when it is given up or runs out. One request; the
+   * KV's own key listing opens a consumer, which waits for a heartbeat (5 s or far longer)
+   * when a key it counted runs out before it is delivered, and would stall the renewals that
+   * wait behind this call.
+   */
   async held(): Promise<string[]> {
-    const keys: string[] = [];
-    for await (const key of await this.kv.keys()) keys.push(key);
-    return keys;
+    const info = await this.bucket.jsm.streams.info(this.bucket.stream, { subjects_filter: `${this.bucket.subjectPrefix}>` });
+    return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(this.bucket.subjectPrefix.length));
   }
 
   /** What the holder of `key` wrote, if anybody holds it. */

@@ -107,6 +107,34 @@ describe('JetStream feed key store', () => {
     }
   });
 
+  it("lists a feed's keys at once while its keys are made and destroyed around it", async () => {
+    const store = await JetStreamFeedKeyStore.connect({ servers: nats.url, bucket: 'CHURN_feed_keys' });
+    const other = await JetStreamFeedKeyStore.connect({ servers: nats.url, bucket: 'CHURN_feed_keys' });
+    let stop = false;
+    // Another process: bob's key is made and destroyed again and again, as erasures and posts to bob meet.
+    const churn = (async () => {
+      while (!stop) {
+        const key = (await other.currentKeys(['user:bob'])).get('user:bob')!;
+        await other.destroy([{ feed: 'user:bob', id: key.id }]);
+      }
+    })();
+    try {
+      // The KV's own key listing waited for a consumer heartbeat (5 s and more) when a key it counted went first.
+      for (let call = 0; call < 200; call++) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`listing ${call} took over 3 s`)), 3_000)));
+        const keys = await Promise.race([store.keysOf('user:bob'), late]).finally(() => clearTimeout(timer));
+        expect(keys.length).toBeLessThanOrEqual(1);
+        expect(keys.every((key) => key.feed === 'user:bob')).toBe(true);
+      }
+    } finally {
+      stop = true;
+      await churn;
+      await store.close();
+      await other.close();
+    }
+  });
+
   it('fails a destroy it cannot do, instead of taking every JetStream error for "already gone"', async () => {
     const store = await JetStreamFeedKeyStore.connect({ servers: nats.url, bucket: 'GONE_feed_keys' });
     const admin = await connect({ servers: nats.url });

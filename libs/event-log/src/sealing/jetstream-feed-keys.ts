@@ -65,9 +65,13 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
   }
 
   async keysOf(feed: FeedId): Promise<FeedKey[]> {
-    const prefix = `${tokensOf(feed)}.`;
-    const ids: string[] = [];
-    for await (const entry of await this.kv.keys(`${prefix}*`)) ids.push(entry.slice(prefix.length));
+    // The subjects the stream holds a message on: keys are only ever removed with their
+    // message, so these are the feed's keys. One request, where the KV's own key listing opens
+    // a consumer that waits for a heartbeat (5 s or far longer) when a key it counted is
+    // destroyed before it is delivered.
+    const prefix = `$KV.${this.bucket}.${tokensOf(feed)}.`;
+    const info = await this.jsm.streams.info(`KV_${this.bucket}`, { subjects_filter: `${prefix}*` });
+    const ids = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
     // The oldest id first is not known; any order that every process reads alike will do.
     ids.sort();
     return [...(await this.find(ids.map((id) => ({ feed, id })))).values()];

@@ -20,6 +20,13 @@ describe('activity stamps', () => {
     expect(second.receivedAt).toBe(first.receivedAt);
   });
 
+  it('draw fresh random bytes for every id, past many refills of the pool they come from', () => {
+    const ids = Array.from({ length: 20_000 }, () => newActivityId());
+    // The last 48 bits are random alone (the sequence fills the bits before them).
+    expect(new Set(ids.map((id) => id.slice(-12))).size).toBe(ids.length);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('read their received time from the id', () => {
     const before = Date.now();
     const id = newActivityId();

@@ -1,4 +1,4 @@
-import { startNatsServer, type NatsServerHandle } from '@feedmill/harness';
+import { startNatsServer, waitFor, type NatsServerHandle } from '@feedmill/harness';
 import { DrainingNatsServer } from './draining-nats.server.js';
 import { NatsRequests } from './nats-requests.js';
 
@@ -82,6 +82,35 @@ it('lets a subscription added later be stopped before the server stops', async (
   await server.flush();
   await expect(ask('added')).rejects.toThrow(/no process answers/);
   await server.close();
+});
+
+it('answers again once its NATS server is back, however long it was away', async () => {
+  const away = await startNatsServer();
+  const awayClient = new NatsRequests([away.url]);
+  // Reconnect attempts 50 ms apart: nats.js's default of 10 attempts would all be spent in half a second.
+  const server = new DrainingNatsServer({ servers: [away.url], queue: 'away', graceMs: GRACE_MS, reconnectTimeWait: 50 });
+  try {
+    server.addHandler('fixed', async () => 'fixed answered');
+    await new Promise<void>((resolve, reject) => void server.listen((error?: unknown) => (error ? reject(error as Error) : resolve())));
+    server.addHandler('added', async () => 'added answered');
+    server.subscribe('added');
+    await server.flush();
+    expect(await awayClient.send('fixed', {}, 5_000)).toBe('fixed answered');
+
+    await away.kill();
+    await new Promise((settle) => setTimeout(settle, 2_000));
+    const back = await startNatsServer({ port: away.port, storeDir: away.storeDir });
+    try {
+      await waitFor(async () => ((await awayClient.send('fixed', {}, 500).catch(() => undefined)) === 'fixed answered' ? true : undefined), { timeoutMs: 15_000, what: 'the server to answer again' });
+      expect(await awayClient.send('added', {}, 5_000)).toBe('added answered');
+    } finally {
+      await server.close();
+      await awayClient.close();
+      await back.stop();
+    }
+  } finally {
+    await away.stop().catch(() => undefined);
+  }
 });
 
 describe('replies larger than a NATS message', () => {

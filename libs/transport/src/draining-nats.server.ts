@@ -44,7 +44,11 @@ export class DrainingNatsServer extends ServerNats {
 
   constructor(options: Omit<NatsServerOptions, 'queue' | 'gracefulShutdown' | 'gracePeriod'> & DrainingNatsServerOptions) {
     const { graceMs, ...natsOptions } = options;
-    super({ ...natsOptions, gracefulShutdown: false });
+    // Reconnects however long the server is away, as every other connection of ours does
+    // (`connectNats`): with nats.js's default of 10 attempts 2 s apart, an outage of some 20 s
+    // closed this connection for good, and the process, alive and holding its leases, never
+    // answered a request again.
+    super({ maxReconnectAttempts: -1, noAsyncTraces: true, ...natsOptions, gracefulShutdown: false });
     this.queue = options.queue;
     this.graceMs = graceMs;
   }

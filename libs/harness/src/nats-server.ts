@@ -13,6 +13,10 @@ export interface NatsServerHandle {
   stop(): Promise<void>;
   /** SIGKILL and wait for the exit, keeping the store: a crash, to restart from with the same `port` and `storeDir`. */
   kill(): Promise<void>;
+  /** SIGSTOP: the server keeps every connection open and answers nothing, as over a stalled link, until {@link resume}. */
+  pause(): void;
+  /** SIGCONT after {@link pause}. */
+  resume(): void;
 }
 
 export interface NatsServerOptions {
@@ -78,10 +82,14 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     port,
     storeDir,
     async stop() {
+      // A paused server takes SIGTERM only once it runs again.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
       await signal('SIGTERM');
       if (!options.storeDir) await rm(storeDir, { recursive: true, force: true });
     },
     kill: () => signal('SIGKILL'),
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
   };
 }
 

@@ -58,6 +58,8 @@ export class LeasedPartitions implements PartitionOwnership {
   private timer?: NodeJS.Timeout;
   /** Turns, one at a time. */
   private turns: Promise<void> = Promise.resolve();
+  /** Whether a turn is queued or running. */
+  private turning = false;
   private stopped = false;
 
   constructor(
@@ -73,7 +75,8 @@ export class LeasedPartitions implements PartitionOwnership {
   start(handlers: PartitionHandlers): void {
     this.handlers = handlers;
     this.enqueue();
-    this.timer = setInterval(() => this.enqueue(), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+    // A tick while a turn still runs is skipped: turns queued behind a slow one would only run late.
+    this.timer = setInterval(() => this.turning || this.enqueue(), Math.max(50, Math.floor(this.options.leaseMs / 3)));
   }
 
   async stop(): Promise<void> {
@@ -91,14 +94,21 @@ export class LeasedPartitions implements PartitionOwnership {
   }
 
   private enqueue(): void {
-    this.turns = this.turns.then(() => this.turn()).catch((error: unknown) => this.options.warn(`claiming timeline partitions failed, trying again: ${String(error)}`));
+    this.turning = true;
+    this.turns = this.turns
+      .then(() => this.turn())
+      .catch((error: unknown) => this.options.warn(`claiming timeline partitions failed, trying again: ${String(error)}`))
+      .finally(() => (this.turning = false));
   }
 
   private async turn(): Promise<void> {
     if (this.stopped || !this.handlers) return;
     const value = JSON.stringify({ id: this.id, host: hostname(), pid: process.pid });
-    for (const partition of this.held()) {
-      if (!(await this.leases[partition]!.renew(value)).lost) continue;
+    // All at once: one slow renewal does not hold the others back past their leases' end.
+    const held = this.held();
+    const renewals = await Promise.all(held.map((partition) => this.leases[partition]!.renew(value)));
+    for (const [index, partition] of held.entries()) {
+      if (!renewals[index]!.lost) continue;
       this.options.warn(`lost the lease of timeline partition ${partition}: another process holds it now`);
       await this.handlers.release(partition);
     }

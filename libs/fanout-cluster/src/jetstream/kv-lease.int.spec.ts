@@ -57,6 +57,24 @@ it('leaves a lease that another process took after this one’s ran out', async 
   expect((await second.renew('second')).lost).toBe(false);
 });
 
+it('gives up a renewal the server does not answer within the lease, not after JetStream’s 5 s', async () => {
+  const leases = await board();
+  const lease = leases.lease('p0');
+  expect(await lease.take('me')).toBe(true);
+  server.pause();
+  try {
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 2));
+    const started = Date.now();
+    const renewal = await lease.renew('me');
+    const tookMs = Date.now() - started;
+    expect(renewal).toMatchObject({ lost: true, why: 'unanswered' });
+    // Its request's timeout, a third of the lease (500 ms at least): it is lost before the lease runs out.
+    expect(tookMs).toBeLessThan(LEASE_MS * 2);
+  } finally {
+    server.resume();
+  }
+});
+
 it('answers each listing at once while leases run out and are given up around it', async () => {
   const leases = await board();
   let stop = false;

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '@feedmill/event-log';
-import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 
 /** What a renewal found: still held, or lost and why. */
@@ -93,9 +93,13 @@ export class KvLeaseBoard {
 
   /** Opens the bucket, making it if it is missing; a bucket made with another lease time is used as it is (the first process's setting holds). */
   static async open(nc: NatsConnection, bucket: string, leaseMs: number): Promise<KvLeaseBoard> {
-    const kvm = new Kvm(nc);
+    // Every request gets a third of the lease time (500 ms at least), not JetStream's 5 s:
+    // a renewal the server does not answer is given up and tried again while the lease still
+    // runs, rather than waited for past the lease's end, when another process may hold it.
+    const timeout = Math.max(500, Math.floor(leaseMs / 3));
+    const kvm = new Kvm(jetstream(nc, { timeout }));
     const kv = await kvm.create(bucket, { history: 1, ttl: leaseMs }).catch(() => kvm.open(bucket));
-    return new KvLeaseBoard(kv, { jsm: await jetstreamManager(nc), stream: `KV_${bucket}`, subjectPrefix: `$KV.${bucket}.` }, leaseMs);
+    return new KvLeaseBoard(kv, { jsm: await jetstreamManager(nc, { timeout }), stream: `KV_${bucket}`, subjectPrefix: `$KV.${bucket}.` }, leaseMs);
   }
 
   lease(key: string): KvLease {

@@ -1,4 +1,4 @@
-import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
 import { TimelinePartitioning, type FeedConfig } from '@feedmill/contracts';
 import { FEED_GROUPS, FeedGroups, type RuntimeConfig } from '@feedmill/config';
@@ -98,9 +98,20 @@ class CoreShutdown implements OnApplicationShutdown {
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.bus?.close();
-    await this.client?.close();
-    await this.log?.close();
-    await this.stores.close();
+    // Each step runs whatever became of the one before: the stores' last snapshots are
+    // written even when NATS is gone. Nest runs no hook after one that throws.
+    const steps: Array<[string, () => Promise<void> | undefined]> = [
+      ['the realtime bus', () => this.bus?.close()],
+      ['the service client', () => this.client?.close()],
+      ['the log', () => this.log?.close()],
+      ['the stores', () => this.stores.close()],
+    ];
+    for (const [what, close] of steps) {
+      try {
+        await close();
+      } catch (error) {
+        new Logger('shutdown').warn(`closing ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
   }
 }

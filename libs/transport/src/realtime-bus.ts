@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { connectNats, fitsIn, messageBytesOf } from '@feedmill/event-log';
+import { closeNats, connectNats, fitsIn, messageBytesOf } from '@feedmill/event-log';
 import { realtimeSubject, type FeedId, type StreamEvent } from '@feedmill/contracts';
 import type { MessageLink } from './linked-services.js';
 
@@ -88,7 +88,7 @@ export class NatsRealtimeBus implements RealtimeBus {
   }
 
   async close(): Promise<void> {
-    await this.connection.drain();
+    await closeNats(this.connection);
   }
 }
 

@@ -1,5 +1,5 @@
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from './nats-connection.js';
+import { closeNats, connectNats } from './nats-connection.js';
 import { InboxRequests, NoResponderError } from './inbox-requests.js';
 import {
   DeliverPolicy,
@@ -251,7 +251,7 @@ export class JetStreamEventLog implements EventLog {
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     // Appends under way get their acknowledgements before the inbox goes.
     await Promise.all(this.appending.values());
-    if (this.ownsConnection) await this.nc.drain();
+    if (this.ownsConnection) await closeNats(this.nc);
     else this.publishes.close();
   }
 }

@@ -14,3 +14,21 @@ import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-
 export function connectNats(options: NodeConnectionOptions): Promise<NatsConnection> {
   return connect({ ...options, maxReconnectAttempts: -1, noAsyncTraces: true });
 }
+
+/**
+ * Ends a connection at a process's stop: drains it (its subscriptions end and what it sent is
+ * flushed), and closes it outright when the drain fails (the server is gone: nats.js rejects
+ * the drain and leaves the connection open) or takes longer than `withinMs` (a stalled link:
+ * the drain's flush has no timeout of its own). Never throws, so the shutdown steps after it
+ * (the stores' last snapshots) still run.
+ */
+export async function closeNats(nc: NatsConnection, withinMs = 2_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const drained = nc.drain().then(
+    () => true,
+    () => false,
+  );
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)));
+  const clean = await Promise.race([drained, late]).finally(() => clearTimeout(timer));
+  if (!clean) await nc.close().catch(() => undefined);
+}

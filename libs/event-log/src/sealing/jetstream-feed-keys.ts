@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '../jetstream/nats-connection.js';
+import { closeNats, connectNats } from '../jetstream/nats-connection.js';
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { FeedId } from '@feedmill/contracts';
@@ -129,7 +129,7 @@ export class JetStreamFeedKeyStore implements FeedKeyStore {
   }
 
   async close(): Promise<void> {
-    await this.nc.drain();
+    await closeNats(this.nc);
   }
 }
 

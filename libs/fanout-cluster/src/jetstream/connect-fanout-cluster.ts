@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '@feedmill/event-log';
+import { closeNats, connectNats } from '@feedmill/event-log';
 import type { FanoutCluster } from '../fanout-cluster.port.js';
 import { JetStreamJobQueue } from './jetstream-job-queue.js';
 import { KvPlannerElection } from './kv-planner-election.js';
@@ -33,7 +33,7 @@ export async function connectFanoutCluster(options: FanoutClusterOptions): Promi
   try {
     const jobs = await JetStreamJobQueue.open(nc, { logStream: options.logStream, leaseMs: options.jobLeaseMs ?? 5_000, pollMs: options.jobPollMs, warn });
     const election = await KvPlannerElection.open(nc, { logStream: options.logStream, leaseMs: options.plannerLeaseMs ?? 3_000, warn });
-    return { jobs, election, plannerRequests: new NatsPlannerRequests(nc, options.logStream), close: () => nc.drain() };
+    return { jobs, election, plannerRequests: new NatsPlannerRequests(nc, options.logStream), close: () => closeNats(nc) };
   } catch (error) {
     await nc.close();
     throw error;

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '@feedmill/event-log';
+import { closeNats, connectNats } from '@feedmill/event-log';
 import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 
@@ -132,7 +132,7 @@ export class KvLeaseBoard {
 export async function connectTimelinePartitionLeases(options: { servers: string | string[]; logStream: string; leaseMs: number }): Promise<{ board: KvLeaseBoard; close(): Promise<void> }> {
   const nc = await connectNats({ servers: options.servers });
   try {
-    return { board: await KvLeaseBoard.open(nc, `${options.logStream}_timeline_partitions`, options.leaseMs), close: () => nc.drain() };
+    return { board: await KvLeaseBoard.open(nc, `${options.logStream}_timeline_partitions`, options.leaseMs), close: () => closeNats(nc) };
   } catch (error) {
     await nc.close();
     throw error;

@@ -50,3 +50,20 @@ it('shares the partitions by leases, moves a dead process’s to the living, and
   await waitFor(async () => (b.holds.size === 2 && c.holds.size === 2 ? true : undefined), { timeoutMs: 10_000, what: 'the newcomer to get its share' });
   expect(sorted(new Set([...b.holds, ...c.holds]))).toEqual([0, 1, 2, 3]);
 });
+
+it('keeps every lease while it takes its partitions on, however long each take lasts', async () => {
+  const connection = await connect({ servers: nats.url });
+  connections.push(connection);
+  const board = await KvLeaseBoard.open(connection, 'TEST_slow_takes', LEASE_MS);
+  const warnings: string[] = [];
+  const owner = new LeasedPartitions(board, { partitions: 3, replicas: 1, leaseMs: LEASE_MS, warn: (message) => warnings.push(message) });
+  owners.push(owner);
+  const holds = new Set<number>();
+  // Each take lasts two and a half lease times, as loading a large partition's snapshot may.
+  owner.start({ take: async (partition) => void (await new Promise((resolve) => setTimeout(resolve, LEASE_MS * 2.5)), holds.add(partition)), release: async (partition) => void holds.delete(partition) });
+  await waitFor(async () => (holds.size === 3 ? true : undefined), { timeoutMs: 20_000, what: 'all three partitions taken' });
+  await new Promise((resolve) => setTimeout(resolve, LEASE_MS * 2));
+  expect(warnings).toEqual([]);
+  expect(sorted(holds)).toEqual([0, 1, 2]);
+  expect(owner.held()).toEqual([0, 1, 2]);
+});

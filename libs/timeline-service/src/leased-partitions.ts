@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { PartitionHandlers, PartitionOwnership } from './partition-ownership.js';
 
-/** A lease that runs out unless renewed (a JetStream KV key with a time to live, in a cluster). */
+/**
+ * A lease that runs out unless renewed (a JetStream KV key with a time to live, in a cluster).
+ * Its operations run one at a time, in the order called: a release waits for a renewal under way.
+ */
 export interface Lease {
   readonly key: string;
   readonly held: boolean;
@@ -60,6 +63,10 @@ export class LeasedPartitions implements PartitionOwnership {
   private turns: Promise<void> = Promise.resolve();
   /** Whether a turn is queued or running. */
   private turning = false;
+  /** The renewal under way. */
+  private renewing?: Promise<void>;
+  /** What this process writes in its leases. */
+  private readonly value: string;
   private stopped = false;
 
   constructor(
@@ -70,18 +77,26 @@ export class LeasedPartitions implements PartitionOwnership {
     this.leases = Array.from({ length: options.partitions }, (_, partition) => board.lease(partitionKey(partition)));
     this.wanting = board.lease(`${WANTING}${this.id}`);
     this.share = Math.ceil(options.partitions / options.replicas);
+    this.value = JSON.stringify({ id: this.id, host: hostname(), pid: process.pid });
   }
 
   start(handlers: PartitionHandlers): void {
     this.handlers = handlers;
     this.enqueue();
-    // A tick while a turn still runs is skipped: turns queued behind a slow one would only run late.
-    this.timer = setInterval(() => this.turning || this.enqueue(), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+    // A tick while a turn or a renewal still runs skips it: ones queued behind a slow one would only run late.
+    this.timer = setInterval(
+      () => {
+        if (!this.renewing) this.renewing = this.renewAll().finally(() => (this.renewing = undefined));
+        if (!this.turning) this.enqueue();
+      },
+      Math.max(50, Math.floor(this.options.leaseMs / 3)),
+    );
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    await this.renewing;
     await this.turns;
     for (const partition of this.held()) await this.letGo(partition);
     await this.wanting.release();
@@ -101,17 +116,28 @@ export class LeasedPartitions implements PartitionOwnership {
       .finally(() => (this.turning = false));
   }
 
-  private async turn(): Promise<void> {
-    if (this.stopped || !this.handlers) return;
-    const value = JSON.stringify({ id: this.id, host: hostname(), pid: process.pid });
-    // All at once: one slow renewal does not hold the others back past their leases' end.
+  /**
+   * Renews every lease held, all at once and apart from the turns: a turn taking a partition
+   * on (loading its snapshot, which may outlast a lease) holds no renewal back. A partition
+   * whose lease is lost is let go in a turn, after any take under way.
+   */
+  private async renewAll(): Promise<void> {
+    if (this.stopped) return;
     const held = this.held();
-    const renewals = await Promise.all(held.map((partition) => this.leases[partition]!.renew(value)));
+    const renewals = await Promise.all(held.map((partition) => this.leases[partition]!.renew(this.value)));
     for (const [index, partition] of held.entries()) {
       if (!renewals[index]!.lost) continue;
-      this.options.warn(`lost the lease of timeline partition ${partition}: another process holds it now`);
-      await this.handlers.release(partition);
+      this.options.warn(`lost the lease of timeline partition ${partition}: another process holds it now, or the server did not answer in time`);
+      this.turns = this.turns.then(async () => {
+        // Unless a turn took it again since.
+        if (!this.leases[partition]!.held) await this.handlers?.release(partition);
+      });
     }
+  }
+
+  private async turn(): Promise<void> {
+    if (this.stopped || !this.handlers) return;
+    const value = this.value;
     const taken = new Set(await this.board.held());
     const now = this.now();
     for (let partition = 0; partition < this.leases.length; partition++) {

@@ -9,7 +9,7 @@ describe('closeNats', () => {
     const listener = await connect({ servers: nats.url });
     try {
       const received: string[] = [];
-      listener.subscribe('said', { callback: (_error, message) => received.push(message.string()) });
+      listener.subscribe('said', { callback: (_error, message) => void received.push(message.string()) });
       await listener.flush();
       const nc = await connectNats({ servers: nats.url });
       nc.publish('said', 'last words');

@@ -22,6 +22,8 @@ export class KvLease {
   private revision: number | undefined;
   /** When the last successful write was sent: the lease lasts at least until then plus its time. */
   private renewedAt = 0;
+  /** Its operations, one at a time: a release waits for a renewal under way, and gives up the revision that wrote. */
+  private operations: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly kv: KV,
@@ -35,7 +37,31 @@ export class KvLease {
   }
 
   /** Takes the lease if nobody holds it, writing `value`; false if another does (or the server did not answer). */
-  async take(value: string): Promise<boolean> {
+  take(value: string): Promise<boolean> {
+    return this.inTurn(() => this.create(value));
+  }
+
+  /**
+   * Renews the lease held, writing `value`. It is lost once another process has taken it, or
+   * when no renewal got through for half the lease time (it may run out before the next one
+   * does); a failure before then keeps it, for the next renewal to try again.
+   */
+  renew(value: string): Promise<LeaseRenewal> {
+    return this.inTurn(() => this.update(value));
+  }
+
+  /** Gives the lease up at once, so that another process may take it without waiting for it to run out. */
+  release(): Promise<void> {
+    return this.inTurn(() => this.remove());
+  }
+
+  private inTurn<T>(operation: () => Promise<T>): Promise<T> {
+    const done = this.operations.then(operation, operation);
+    this.operations = done.catch(() => undefined);
+    return done;
+  }
+
+  private async create(value: string): Promise<boolean> {
     const sent = Date.now();
     try {
       this.revision = await this.kv.create(this.key, value);
@@ -46,12 +72,7 @@ export class KvLease {
     return true;
   }
 
-  /**
-   * Renews the lease held, writing `value`. It is lost once another process has taken it, or
-   * when no renewal got through for half the lease time (it may run out before the next one
-   * does); a failure before then keeps it, for the next renewal to try again.
-   */
-  async renew(value: string): Promise<LeaseRenewal> {
+  private async update(value: string): Promise<LeaseRenewal> {
     if (this.revision === undefined) return { lost: true, why: 'taken', error: new Error('not held') };
     const sent = Date.now();
     try {
@@ -66,8 +87,7 @@ export class KvLease {
     }
   }
 
-  /** Gives the lease up at once, so that another process may take it without waiting for it to run out. */
-  async release(): Promise<void> {
+  private async remove(): Promise<void> {
     if (this.revision === undefined) return;
     const revision = this.revision;
     this.revision = undefined;

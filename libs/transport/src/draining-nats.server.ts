@@ -3,7 +3,7 @@ import { ServerNats, type MessageHandler, type NatsOptions } from '@nestjs/micro
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REQUEST_ID_HEADER, withRequestId } from '@feedmill/observability';
-import { publishReply } from '@feedmill/event-log';
+import { flushWithin, publishReply } from '@feedmill/event-log';
 
 type NatsServerOptions = Required<NatsOptions>['options'];
 
@@ -86,7 +86,7 @@ export class DrainingNatsServer extends ServerNats {
 
   /** Resolves once NATS has every subscription made so far, and no-ops once stopping. */
   async flush(): Promise<void> {
-    if (!this.stopping.aborted) await this.unwrap<NatsConnection>().flush();
+    if (!this.stopping.aborted) await flushWithin(this.unwrap<NatsConnection>());
   }
 
   /**

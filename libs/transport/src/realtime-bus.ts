@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { closeNats, connectNats, fitsIn, messageBytesOf } from '@feedmill/event-log';
+import { closeNats, connectNats, fitsIn, flushWithin, messageBytesOf } from '@feedmill/event-log';
 import { realtimeSubject, type FeedId, type StreamEvent } from '@feedmill/contracts';
 import type { MessageLink } from './linked-services.js';
 
@@ -83,7 +83,10 @@ export class NatsRealtimeBus implements RealtimeBus {
       },
     });
     // A round trip to the server: once it answers, the subscription is registered there.
-    await this.connection.flush();
+    await flushWithin(this.connection).catch((error: unknown) => {
+      subscription.unsubscribe();
+      throw error;
+    });
     return () => subscription.unsubscribe();
   }
 

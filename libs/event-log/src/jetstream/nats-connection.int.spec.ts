@@ -1,6 +1,6 @@
 import { connect } from '@nats-io/transport-node';
 import { startNatsServer } from '@feedmill/harness';
-import { closeNats, connectNats } from './nats-connection.js';
+import { closeNats, connectNats, flushWithin } from './nats-connection.js';
 
 /** Ending a process's NATS connection at its stop, on a real nats-server that answers, stalls, or is gone. */
 describe('closeNats', () => {
@@ -51,5 +51,26 @@ describe('closeNats', () => {
     // nats.js's drain rejects here ("connection disconnected") and leaves the connection open.
     await expect(closeNats(nc, 5_000)).resolves.toBeUndefined();
     expect(nc.isClosed()).toBe(true);
+  });
+});
+
+describe('flushWithin', () => {
+  it('answers when the server does, and fails once the wait is over when it stalled', async () => {
+    const nats = await startNatsServer();
+    const nc = await connectNats({ servers: nats.url });
+    try {
+      await expect(flushWithin(nc, 500)).resolves.toBeUndefined();
+      nats.pause();
+      const started = Date.now();
+      await expect(flushWithin(nc, 500)).rejects.toThrow(/did not answer a flush within 500 ms/);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      nats.resume();
+      // The connection is still good once the server answers again.
+      await expect(flushWithin(nc, 5_000)).resolves.toBeUndefined();
+    } finally {
+      nats.resume();
+      await nc.close();
+      await nats.stop();
+    }
   });
 });

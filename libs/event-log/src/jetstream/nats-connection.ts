@@ -32,3 +32,14 @@ export async function closeNats(nc: NatsConnection, withinMs = 2_000): Promise<v
   const clean = await Promise.race([drained, late]).finally(() => clearTimeout(timer));
   if (!clean) await nc.close().catch(() => undefined);
 }
+
+/**
+ * A round trip to the server (nats.js's `flush`), failing when it takes longer than
+ * `withinMs`: nats.js's own waits without end on a stalled link, until its pings notice,
+ * minutes later.
+ */
+export async function flushWithin(nc: NatsConnection, withinMs = 5_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`NATS did not answer a flush within ${withinMs} ms`)), withinMs)));
+  await Promise.race([nc.flush(), late]).finally(() => clearTimeout(timer));
+}

@@ -54,6 +54,25 @@ const readerOf = (job: DeliverRequest) => (job.deliveries[0] as { readers: strin
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('JetStream job queue', () => {
+  it('stops a worker waiting for a job at once when the server is gone', async () => {
+    const gone = await startNatsServer();
+    const cluster = await connectFanoutCluster({ servers: gone.url, logStream: 'GONE', warn: () => undefined });
+    try {
+      const worker = cluster.jobs.work(async () => undefined);
+      await pause(200);
+      await gone.kill();
+      await pause(100);
+      const started = Date.now();
+      // nats.js ends the worker's pull only once the connection is back: stop waited for that.
+      const stopped = await Promise.race([worker.stop().then(() => true), pause(10_000).then(() => false)]);
+      expect(stopped).toBe(true);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await cluster.close();
+      await gone.stop();
+    }
+  });
+
   it('leaves no applied job’s bytes in the stream’s files: each is deleted with erase once applied', async () => {
     const [planner] = await processesOf(1);
     const marker = `JOBMARK${Date.now()}x${Math.random().toString(36).slice(2)}`;

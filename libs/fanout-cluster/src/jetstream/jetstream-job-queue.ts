@@ -154,6 +154,8 @@ export class JetStreamJobQueue implements FanoutJobQueue {
 
   work(apply: (job: DeliverRequest, delivery: JobDelivery) => Promise<void>): JobWorker {
     let stopped = false;
+    /** The pull under way, while this worker waits for a job. */
+    let pulling: Promise<unknown> | undefined;
     const loop = (async () => {
       while (!stopped) {
         try {
@@ -162,7 +164,9 @@ export class JetStreamJobQueue implements FanoutJobQueue {
           // next as soon as one arrives, and a job buffered here would sit under a lease
           // nobody renews while another is applied (and count this busy process as waiting).
           while (!stopped) {
-            const message = await consumer.next({ expires: PULL_EXPIRES_MS });
+            const pull = consumer.next({ expires: PULL_EXPIRES_MS });
+            pulling = pull;
+            const message = await pull.finally(() => (pulling = undefined));
             if (message) await this.handle(message, apply);
           }
         } catch (error) {
@@ -175,8 +179,11 @@ export class JetStreamJobQueue implements FanoutJobQueue {
     return {
       stop: async () => {
         stopped = true;
-        // A pull waiting for a job ends within PULL_EXPIRES_MS.
-        await loop;
+        // A job being applied is waited for. A pull waiting for a job ends within
+        // PULL_EXPIRES_MS, except while the server is away: nats.js ends it only once the
+        // connection is back, so it is waited for a little longer than that at most.
+        if (pulling) await Promise.race([loop, new Promise((resolve) => setTimeout(resolve, PULL_EXPIRES_MS + 1_000).unref())]);
+        else await loop;
       },
     };
   }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -13,8 +13,12 @@ export interface NatsServerHandle {
   stop(): Promise<void>;
   /** SIGKILL and wait for the exit, keeping the store: a crash, to restart from with the same `port` and `storeDir`. */
   kill(): Promise<void>;
-  /** SIGSTOP: the server keeps every connection open and answers nothing, as over a stalled link, until {@link resume}. */
-  pause(): void;
+  /**
+   * SIGSTOP: the server keeps every connection open and answers nothing, as over a stalled
+   * link, until {@link resume}. Resolves once every thread of it has stopped (on Linux, where
+   * its state says so), so that nothing sent after it is answered.
+   */
+  pause(): Promise<void>;
   /** SIGCONT after {@link pause}. */
   resume(): void;
 }
@@ -88,9 +92,29 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
       if (!options.storeDir) await rm(storeDir, { recursive: true, force: true });
     },
     kill: () => signal('SIGKILL'),
-    pause: () => void child.kill('SIGSTOP'),
+    pause: async () => {
+      child.kill('SIGSTOP');
+      await untilStopped(child.pid!);
+    },
     resume: () => void child.kill('SIGCONT'),
   };
+}
+
+/** Waits until every thread of the process is stopped (state `T` in /proc), 2 s at most; where there is no /proc, a moment. */
+async function untilStopped(pid: number): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (Date.now() < deadline) {
+    let states: string[];
+    try {
+      const tasks = await readdir(`/proc/${pid}/task`);
+      states = await Promise.all(tasks.map(async (task) => (await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8')).replace(/^.*\) /s, '')[0]!));
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return;
+    }
+    if (states.every((state) => state === 'T' || state === 't')) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 function waitForReady(child: ChildProcess, port: number): Promise<void> {

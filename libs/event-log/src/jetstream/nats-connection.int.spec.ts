@@ -30,7 +30,7 @@ describe('closeNats', () => {
       // A subscription to drain: the drain then waits on the server.
       nc.subscribe('anything', { callback: () => undefined });
       await nc.flush();
-      nats.pause();
+      await nats.pause();
       const started = Date.now();
       await closeNats(nc, 500);
       // nats.js's drain alone was still waiting after 20 s: its flush has no timeout.
@@ -60,7 +60,7 @@ describe('flushWithin', () => {
     const nc = await connectNats({ servers: nats.url });
     try {
       await expect(flushWithin(nc, 500)).resolves.toBeUndefined();
-      nats.pause();
+      await nats.pause();
       const started = Date.now();
       await expect(flushWithin(nc, 500)).rejects.toThrow(/did not answer a flush within 500 ms/);
       expect(Date.now() - started).toBeLessThan(3_000);

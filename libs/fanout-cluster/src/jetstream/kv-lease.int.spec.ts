@@ -61,7 +61,7 @@ it('gives up a renewal the server does not answer within the lease, not after Je
   const leases = await board();
   const lease = leases.lease('p0');
   expect(await lease.take('me')).toBe(true);
-  server.pause();
+  await server.pause();
   try {
     await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 2));
     const started = Date.now();

@@ -11,8 +11,8 @@ export interface Lease {
   readonly held: boolean;
   /** Takes it if nobody holds it. */
   take(value: string): Promise<boolean>;
-  /** Renews it; `lost` once another process has it, or it may have run out. */
-  renew(value: string): Promise<{ lost: boolean }>;
+  /** Renews it; `lost` once another process has it, or it may have run out; `why` is `not held` when it was given up before. */
+  renew(value: string): Promise<{ lost: boolean; why?: string }>;
   /** Gives it up at once. */
   release(): Promise<void>;
 }
@@ -126,7 +126,9 @@ export class LeasedPartitions implements PartitionOwnership {
     const held = this.held();
     const renewals = await Promise.all(held.map((partition) => this.leases[partition]!.renew(this.value)));
     for (const [index, partition] of held.entries()) {
-      if (!renewals[index]!.lost) continue;
+      const renewal = renewals[index]!;
+      // A partition let go while its renewal waited its turn was not lost.
+      if (!renewal.lost || renewal.why === 'not held') continue;
       this.options.warn(`lost the lease of timeline partition ${partition}: another process holds it now, or the server did not answer in time`);
       this.turns = this.turns.then(async () => {
         // Unless a turn took it again since.

@@ -4,7 +4,7 @@ import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type
 import { Kvm, type KV } from '@nats-io/kv';
 
 /** What a renewal found: still held, or lost and why. */
-export type LeaseRenewal = { lost: false } | { lost: true; why: 'taken' | 'unanswered'; error: unknown };
+export type LeaseRenewal = { lost: false } | { lost: true; why: 'taken' | 'unanswered' | 'not held'; error: unknown };
 
 /**
  * A lease as a key of a JetStream KV bucket whose entries expire after the lease time: a
@@ -73,7 +73,8 @@ export class KvLease {
   }
 
   private async update(value: string): Promise<LeaseRenewal> {
-    if (this.revision === undefined) return { lost: true, why: 'taken', error: new Error('not held') };
+    // Given up (or lost) before this renewal's turn came.
+    if (this.revision === undefined) return { lost: true, why: 'not held', error: new Error('not held') };
     const sent = Date.now();
     try {
       this.revision = await this.kv.update(this.key, value, this.revision);

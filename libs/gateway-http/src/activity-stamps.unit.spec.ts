@@ -22,7 +22,7 @@ describe('activity stamps', () => {
 
   it('draw fresh random bytes for every id, past many refills of the pool they come from', () => {
     const ids = Array.from({ length: 20_000 }, () => newActivityId());
-    // The last 48 bits are random alone (the sequence fills the bits before them).
+    // The last 42 bits are random alone (the sequence fills the bits before them).
     expect(new Set(ids.map((id) => id.slice(-12))).size).toBe(ids.length);
     expect(new Set(ids).size).toBe(ids.length);
   });

@@ -95,9 +95,10 @@ export class LeasedPartitions implements PartitionOwnership {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // The leases are renewed until the turn under way is over: it may be taking a partition on.
+    await this.turns;
     clearInterval(this.timer);
     await this.renewing;
-    await this.turns;
     for (const partition of this.held()) await this.letGo(partition);
     await this.wanting.release();
     await this.options.closed?.();
@@ -122,7 +123,6 @@ export class LeasedPartitions implements PartitionOwnership {
    * whose lease is lost is let go in a turn, after any take under way.
    */
   private async renewAll(): Promise<void> {
-    if (this.stopped) return;
     const held = this.held();
     const renewals = await Promise.all(held.map((partition) => this.leases[partition]!.renew(this.value)));
     for (const [index, partition] of held.entries()) {
@@ -130,10 +130,12 @@ export class LeasedPartitions implements PartitionOwnership {
       // A partition let go while its renewal waited its turn was not lost.
       if (!renewal.lost || renewal.why === 'not held') continue;
       this.options.warn(`lost the lease of timeline partition ${partition}: another process holds it now, or the server did not answer in time`);
-      this.turns = this.turns.then(async () => {
-        // Unless a turn took it again since.
-        if (!this.leases[partition]!.held) await this.handlers?.release(partition);
-      });
+      this.turns = this.turns
+        .then(async () => {
+          // Unless a turn took it again since.
+          if (!this.leases[partition]!.held) await this.handlers?.release(partition);
+        })
+        .catch((error: unknown) => this.options.warn(`letting go of timeline partition ${partition} failed: ${String(error)}`));
     }
   }
 
@@ -149,7 +151,7 @@ export class LeasedPartitions implements PartitionOwnership {
       }
       if (!this.freeSince.has(partition)) this.freeSince.set(partition, now);
       const orphaned = now - this.freeSince.get(partition)! >= this.options.leaseMs;
-      if (this.held().length >= this.share && !orphaned) continue;
+      if (this.stopped || (this.held().length >= this.share && !orphaned)) continue;
       if (!(await this.leases[partition]!.take(value))) continue;
       this.freeSince.delete(partition);
       try {

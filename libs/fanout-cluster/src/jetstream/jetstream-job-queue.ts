@@ -167,6 +167,11 @@ export class JetStreamJobQueue implements FanoutJobQueue {
             const pull = consumer.next({ expires: PULL_EXPIRES_MS });
             pulling = pull;
             const message = await pull.finally(() => (pulling = undefined));
+            // A job that arrives once stopping is handed back for another worker: stop() may no longer wait for it.
+            if (message && stopped) {
+              message.nak();
+              break;
+            }
             if (message) await this.handle(message, apply);
           }
         } catch (error) {

@@ -117,10 +117,13 @@ export class KvLeaseBoard {
     // Every request gets a third of the lease time (500 ms at least), not JetStream's 5 s:
     // a renewal the server does not answer is given up and tried again while the lease still
     // runs, rather than waited for past the lease's end, when another process may hold it.
+    // The bucket is made or found with JetStream's own timeouts: a start during a leader
+    // election waits as long as any other request would.
+    const setup = new Kvm(nc);
+    await setup.create(bucket, { history: 1, ttl: leaseMs }).catch(() => setup.open(bucket));
     const timeout = Math.max(500, Math.floor(leaseMs / 3));
-    const kvm = new Kvm(jetstream(nc, { timeout }));
-    const kv = await kvm.create(bucket, { history: 1, ttl: leaseMs }).catch(() => kvm.open(bucket));
-    return new KvLeaseBoard(kv, { jsm: await jetstreamManager(nc, { timeout }), stream: `KV_${bucket}`, subjectPrefix: `$KV.${bucket}.` }, leaseMs);
+    const kv = await new Kvm(jetstream(nc, { timeout, checkAPI: false })).open(bucket);
+    return new KvLeaseBoard(kv, { jsm: await jetstreamManager(nc, { timeout, checkAPI: false }), stream: `KV_${bucket}`, subjectPrefix: `$KV.${bucket}.` }, leaseMs);
   }
 
   lease(key: string): KvLease {
@@ -131,8 +134,7 @@ export class KvLeaseBoard {
    * The keys of the leases somebody holds now: the subjects the bucket's stream has a message
    * on, since a lease's message is removed when it is given up or runs out. One request; the
    * KV's own key listing opens a consumer, which waits for a heartbeat (5 s or far longer)
-   * when a key it counted runs out before it is delivered, and would stall the renewals that
-   * wait behind this call.
+   * when a key it counted runs out before it is delivered.
    */
   async held(): Promise<string[]> {
     const info = await this.bucket.jsm.streams.info(this.bucket.stream, { subjects_filter: `${this.bucket.subjectPrefix}>` });

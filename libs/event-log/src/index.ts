@@ -16,6 +16,7 @@ export { DirectoryLockedError } from './file/directory-lock.js';
 export { writeFully } from './file/write-fully.js';
 export { JetStreamEventLog } from './jetstream/jetstream-event-log.js';
 export { closeNats, connectNats, flushWithin } from './jetstream/nats-connection.js';
+export { withTimeout } from './with-timeout.js';
 export { InboxRequests, NoResponderError, RequestTimeoutError } from './jetstream/inbox-requests.js';
 export { fitsIn, messageBytesOf, publishReply, REPLY_PART_HEADER } from './jetstream/reply-parts.js';
 export type { Reply } from './jetstream/reply-parts.js';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { EVENT_LOG, type EventLog } from '@feedmill/event-log';
+import { EVENT_LOG, withTimeout, type EventLog } from '@feedmill/event-log';
 import {
   FeedmillError,
   feedOwner,
@@ -656,13 +656,6 @@ function without(feeds: FeedId[], left: readonly FeedId[] | undefined): FeedId[]
   if (!left || left.length === 0) return feeds;
   const leaving = new Set(left);
   return feeds.filter((feed) => !leaving.has(feed));
-}
-
-/** `promise`, or a failure once `ms` have passed without its answer. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
+import { withTimeout } from '../with-timeout.js';
 
 /**
  * A NATS connection for a process that runs for good: it reconnects however long the server
@@ -23,14 +24,11 @@ export function connectNats(options: NodeConnectionOptions): Promise<NatsConnect
  * (the stores' last snapshots) still run.
  */
 export async function closeNats(nc: NatsConnection, withinMs = 2_000): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const drained = nc.drain().then(
+  const drained = await withTimeout(nc.drain(), withinMs).then(
     () => true,
     () => false,
   );
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)));
-  const clean = await Promise.race([drained, late]).finally(() => clearTimeout(timer));
-  if (!clean) await nc.close().catch(() => undefined);
+  if (!drained) await nc.close().catch(() => undefined);
 }
 
 /**
@@ -38,8 +36,6 @@ export async function closeNats(nc: NatsConnection, withinMs = 2_000): Promise<v
  * `withinMs`: nats.js's own waits without end on a stalled link, until its pings notice,
  * minutes later.
  */
-export async function flushWithin(nc: NatsConnection, withinMs = 5_000): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`NATS did not answer a flush within ${withinMs} ms`)), withinMs)));
-  await Promise.race([nc.flush(), late]).finally(() => clearTimeout(timer));
+export function flushWithin(nc: NatsConnection, withinMs = 5_000): Promise<void> {
+  return withTimeout(nc.flush(), withinMs, `NATS did not answer a flush within ${withinMs} ms`);
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startNatsServer, type NatsServerHandle } from '@feedmill/harness';
+import { withTimeout } from '../with-timeout.js';
 import { JetStreamFeedKeyStore } from './jetstream-feed-keys.js';
 
 async function storeHolds(dir: string, bytes: Buffer): Promise<boolean> {
@@ -121,9 +122,7 @@ describe('JetStream feed key store', () => {
     try {
       // The KV's own key listing waited for a consumer heartbeat (5 s and more) when a key it counted went first.
       for (let call = 0; call < 200; call++) {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`listing ${call} took over 3 s`)), 3_000)));
-        const keys = await Promise.race([store.keysOf('user:bob'), late]).finally(() => clearTimeout(timer));
+        const keys = await withTimeout(store.keysOf('user:bob'), 3_000, `listing ${call} took over 3 s`);
         expect(keys.length).toBeLessThanOrEqual(1);
         expect(keys.every((key) => key.feed === 'user:bob')).toBe(true);
       }

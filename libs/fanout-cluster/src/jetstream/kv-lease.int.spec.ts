@@ -1,5 +1,6 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, waitFor, type NatsServerHandle } from '@feedmill/harness';
+import { withTimeout } from '@feedmill/event-log';
 import { KvLeaseBoard } from './kv-lease.js';
 
 /** Leases as keys of a JetStream KV bucket with a time to live, on a real nats-server. */
@@ -89,9 +90,7 @@ it('answers each listing at once while leases run out and are given up around it
   try {
     // The KV's own key listing hung here for tens of seconds within the first hundred calls.
     for (let call = 0; call < 300; call++) {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`listing ${call} took over ${LEASE_MS * 5} ms`)), LEASE_MS * 5)));
-      const keys = await Promise.race([leases.held(), late]).finally(() => clearTimeout(timer));
+      const keys = await withTimeout(leases.held(), LEASE_MS * 5, `listing ${call} took over ${LEASE_MS * 5} ms`);
       expect(keys.every((key) => /^k\d+$/.test(key))).toBe(true);
     }
   } finally {

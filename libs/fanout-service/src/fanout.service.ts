@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import {
   DEAD_LETTER_STREAM,
   deadLetterEvents,
@@ -174,7 +174,7 @@ type Outcome = { ok: true } | { ok: false; error: unknown };
  * (and per chunk), each fenced at its partition's position.
  */
 @Injectable()
-export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
+export class FanoutService implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('fanout');
   private subscription?: Subscription;
   /** Set while this process plans (always, without a cluster). */
@@ -238,10 +238,26 @@ export class FanoutService implements OnApplicationBootstrap, OnModuleDestroy {
     this.retry = retry ?? defaultRetryPolicy;
   }
 
+  /**
+   * Alone with the timelines it delivers to (the standalone, its timelines in one piece),
+   * planning begins at module init, beside the projections of content and graph, so that a
+   * start's replay reads the log once for all three (the file log paces them to each other
+   * and decodes each record once) rather than fan-out replaying it again after them. Until
+   * timeline has opened its store, fan-out waits for it as at any start.
+   */
+  onModuleInit(): void {
+    if (this.plansAtInit) this.startPlanning();
+  }
+
+  /** Partitioned timelines are taken at bootstrap: fan-out waits for that there. */
+  private get plansAtInit(): boolean {
+    return !this.cluster && !this.partitioning.partitioned;
+  }
+
   onApplicationBootstrap(): void {
     this.unscrape = scrapeSources.fanoutLag.add(() => this.lag());
     if (!this.cluster) {
-      this.startPlanning();
+      if (!this.plansAtInit) this.startPlanning();
       return;
     }
     this.cluster.election.campaign({

@@ -7,6 +7,7 @@ import { FileEventLog } from './file-event-log.js';
 import { DirectoryLockedError } from './directory-lock.js';
 import { CorruptLogError } from './file-log-errors.js';
 import { readLogFile } from './log-file-segments.js';
+import { MOST_KEPT_DECODED } from './log-records.js';
 
 describeEventLogContract('file', {
   async open() {
@@ -219,6 +220,62 @@ describe('FileEventLog on disk', () => {
     await lateSubscription.caughtUp;
     expect(late.flat()[0]).toEqual(fastData[0]);
     await reopened.close();
+  });
+
+  describe('subscribers replaying it together, over more records than it keeps decoded', () => {
+    // Appended a thousand at a time.
+    const records = (Math.floor(MOST_KEPT_DECODED / 1_000) + 30) * 1_000;
+    const dataOf = (events: readonly { data: unknown }[]) => events.map((event) => event.data);
+    beforeEach(async () => {
+      const log = await FileEventLog.open({ dir });
+      for (let i = 0; i < records; i += 1_000) await log.appendToStream('s', Array.from({ length: 1_000 }, (_, j) => ({ type: 'T', data: { i: i + j } })));
+      await log.close();
+    });
+
+    it('keeps the faster within those records of the slowest, which then reads the objects the faster decoded', async () => {
+      const log = await FileEventLog.open({ dir });
+      const slowData: unknown[] = [];
+      const fastData: unknown[] = [];
+      let farthestAhead = 0;
+      const slow = log.subscribeToAll({
+        maxBatch: 1_000,
+        onEvents: async (events) => {
+          slowData.push(...dataOf(events));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        },
+      });
+      const fast = log.subscribeToAll({
+        maxBatch: 1_000,
+        onEvents: (events) => {
+          fastData.push(...dataOf(events));
+          farthestAhead = Math.max(farthestAhead, events[events.length - 1]!.position - slow.position);
+        },
+      });
+      await Promise.all([slow.caughtUp, fast.caughtUp]);
+      expect(farthestAhead).toBeGreaterThan(MOST_KEPT_DECODED / 2);
+      expect(farthestAhead).toBeLessThanOrEqual(MOST_KEPT_DECODED);
+      expect(slowData).toHaveLength(records);
+      expect(fastData).toHaveLength(records);
+      // Each record decoded once: the very objects, not equal copies.
+      expect(slowData.filter((data, i) => data !== fastData[i])).toHaveLength(0);
+      await log.close();
+    });
+
+    it('lets the faster read on when the slowest waits for it: held at most half a second a lead of records', async () => {
+      const log = await FileEventLog.open({ dir });
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const slow = log.subscribeToAll({ maxBatch: 1_000, onEvents: () => released });
+      const fast = log.subscribeToAll({ maxBatch: 1_000, onEvents: () => undefined });
+      const started = performance.now();
+      await fast.caughtUp;
+      // One wait that ran out (500 ms), then the rest unheld.
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(slow.position).toBe(0);
+      release();
+      await slow.caughtUp;
+      await log.close();
+    });
   });
 
   it('marks the records it reads back, and those appended through it, as trusted', async () => {

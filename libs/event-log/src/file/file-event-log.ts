@@ -13,7 +13,8 @@ import type {
 import { runSubscription, tracked } from '../subscription-loop.js';
 import { encodeGroupFrame, encodeRecord, HEADER_BYTES } from './record-codec.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
-import { LogRecords } from './log-records.js';
+import { CatchUpPacing } from './catch-up-pace.js';
+import { LogRecords, MOST_KEPT_DECODED } from './log-records.js';
 import { CorruptLogError, isNotWritable, LogNotWritableError, LogWriteFailedError } from './file-log-errors.js';
 import { readLogFile } from './log-file-segments.js';
 import { syncDirectory } from './sync-directory.js';
@@ -68,6 +69,8 @@ export class FileEventLog implements EventLog {
   private checkpointSaves = 0;
   private readonly waiters = new Set<() => void>();
   private readonly subscriptions = new Set<Subscription>();
+  /** Subscriptions replaying the log together read within the records it keeps decoded of the slowest: each record is decoded once for all. */
+  private readonly catchUpPacing = new CatchUpPacing(() => this.slowestSubscriber(), MOST_KEPT_DECODED);
   private nextPosition: number;
 
   private constructor(
@@ -227,22 +230,42 @@ export class FileEventLog implements EventLog {
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
+    const pace = this.catchUpPacing.begin(this.committed.length);
     const subscription = runSubscription(options, {
-      readAfter: (position, max) => this.committed.readAfter(position, max, this.slowestSubscriber()),
+      readAfter: (position, max) => {
+        const allowed = pace.allowed(position, max);
+        return allowed === 0 ? [] : this.committed.readAfter(position, allowed, this.slowestSubscriber());
+      },
       headPosition: () => this.committed.length,
-      waitForMore: (position, signal) =>
-        new Promise<void>((resolve) => {
-          if (this.committed.length > position || signal.aborted) return resolve();
-          const wake = () => {
-            this.waiters.delete(wake);
-            signal.removeEventListener('abort', wake);
-            resolve();
-          };
-          this.waiters.add(wake);
-          signal.addEventListener('abort', wake, { once: true });
-        }),
+      // Held back behind the slowest, it waits for the others; otherwise for a new record.
+      waitForMore: (position, signal) => (pace.held ? pace.waitForOthers(position, signal) : this.appendedAfter(position, signal)),
     });
-    return tracked(subscription, this.subscriptions);
+    const handle = tracked(subscription, this.subscriptions);
+    return {
+      caughtUp: handle.caughtUp,
+      get position() {
+        return handle.position;
+      },
+      stop: async () => {
+        await handle.stop();
+        // The slowest may be gone: those held back by it read on.
+        this.catchUpPacing.moved();
+      },
+    };
+  }
+
+  /** Resolves once the log holds a record after `position`, or the signal aborts. */
+  private appendedAfter(position: number, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.committed.length > position || signal.aborted) return resolve();
+      const wake = () => {
+        this.waiters.delete(wake);
+        signal.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.waiters.add(wake);
+      signal.addEventListener('abort', wake, { once: true });
+    });
   }
 
   /** The lowest position a subscription stands at: records after it are still to be read. */

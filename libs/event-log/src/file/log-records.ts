@@ -10,7 +10,7 @@ const CHUNK_BYTES = 16 * 1024 * 1024;
  * decoded events (a million) for it would keep gigabytes alive and make every full
  * collection trace them.
  */
-const MOST_KEPT_DECODED = 1 << 16;
+export const MOST_KEPT_DECODED = 1 << 16;
 
 /**
  * The committed records of a file log, in memory as the bytes they are on disk (a third of

@@ -71,6 +71,14 @@ export interface SubscribeOptions {
    * when it began (a catch-up, where larger batches cost less per event). @defaultValue `maxBatch`
    */
   catchUpBatch?: number;
+  /**
+   * Whether it replays the log beside the process's other subscriptions that say so (a
+   * standalone's projections and fan-out at a start): a log that keeps decoded records for
+   * readers behind (the file log) holds each of them, while it catches up, within reach of
+   * the slowest of them, so that each record is decoded once for all. Other logs ignore it.
+   * @defaultValue false
+   */
+  catchUpTogether?: boolean;
 }
 
 export interface Subscription {

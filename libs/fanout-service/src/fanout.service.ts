@@ -473,6 +473,8 @@ export class FanoutService implements OnModuleInit, OnApplicationBootstrap, OnMo
     const subscription = this.log.subscribeToAll({
       from: position,
       catchUpBatch: CATCH_UP_BATCH,
+      // Beside content's and graph's projections at a standalone's start (see onModuleInit).
+      catchUpTogether: true,
       onEvents: (events) => this.turns.run('timeline', () => this.fanOut(events)),
       onError: (error, attempt) => {
         if (error instanceof TimelineMovedError) return this.rewind(error.position, term);

@@ -20,6 +20,8 @@ export async function runProjection(
     from: await projection.position(),
     onEvents: (events) => projection.apply(events),
     onError,
+    // The services of one process (the standalone's) replay the log side by side.
+    catchUpTogether: true,
   });
   return { caughtUp: subscription.caughtUp, stop: () => subscription.stop() };
 }

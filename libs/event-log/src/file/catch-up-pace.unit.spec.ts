@@ -39,15 +39,33 @@ describe('catch-up pacing', () => {
     expect(ahead.allowed(100, 50)).toBe(50);
   });
 
-  it('after waiting the longest for others that do not move, reads a lead of records unheld, then is paced again', async () => {
-    const pace = pacing(30).begin(10_000);
-    expect(pace.allowed(100, 50)).toBe(0);
+  it('does not hold one that is two leads or more ahead: the slowest would not reach what it reads while it is kept decoded', () => {
+    const pace = pacing().begin(1_000);
+    expect(pace.allowed(150, 50)).toBe(0);
+    expect(pace.allowed(200, 50)).toBe(50);
+    expect(pace.held).toBe(false);
+  });
+
+  it('after being held the longest in a row, however often it is woken, reads a lead of records unheld, then is paced again', async () => {
+    const shared = pacing(60);
+    const pace = shared.begin(10_000);
     const started = performance.now();
-    await pace.waitForOthers(100, new AbortController().signal);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(25);
-    expect(pace.allowed(100, 50)).toBe(50);
+    const waking = setInterval(() => shared.moved(), 10);
+    try {
+      let waits = 0;
+      while (pace.allowed(100, 50) === 0) {
+        await pace.waitForOthers(100, new AbortController().signal);
+        waits++;
+      }
+      expect(waits).toBeGreaterThan(2);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+    } finally {
+      clearInterval(waking);
+    }
     expect(pace.allowed(199, 50)).toBe(50);
-    expect(pace.allowed(200, 50)).toBe(0);
+    slowest = 150;
+    expect(pace.allowed(200, 50)).toBe(50);
+    expect(pace.allowed(250, 50)).toBe(0);
   });
 
   it('stops waiting when its subscription stops', async () => {

@@ -69,8 +69,10 @@ export class FileEventLog implements EventLog {
   private checkpointSaves = 0;
   private readonly waiters = new Set<() => void>();
   private readonly subscriptions = new Set<Subscription>();
-  /** Subscriptions replaying the log together read within the records it keeps decoded of the slowest: each record is decoded once for all. */
-  private readonly catchUpPacing = new CatchUpPacing(() => this.slowestSubscriber(), MOST_KEPT_DECODED);
+  /** Subscriptions with `catchUpTogether`, of {@link subscriptions}. */
+  private readonly catchingUpTogether = new Set<Subscription>();
+  /** They read within the records the log keeps decoded of the slowest of them: each record is decoded once for all. */
+  private readonly catchUpPacing = new CatchUpPacing(() => slowestOf(this.catchingUpTogether), MOST_KEPT_DECODED);
   private nextPosition: number;
 
   private constructor(
@@ -230,17 +232,19 @@ export class FileEventLog implements EventLog {
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
-    const pace = this.catchUpPacing.begin(this.committed.length);
+    const pace = options.catchUpTogether ? this.catchUpPacing.begin(this.committed.length) : undefined;
     const subscription = runSubscription(options, {
       readAfter: (position, max) => {
-        const allowed = pace.allowed(position, max);
+        const allowed = pace ? pace.allowed(position, max) : max;
         return allowed === 0 ? [] : this.committed.readAfter(position, allowed, this.slowestSubscriber());
       },
       headPosition: () => this.committed.length,
       // Held back behind the slowest, it waits for the others; otherwise for a new record.
-      waitForMore: (position, signal) => (pace.held ? pace.waitForOthers(position, signal) : this.appendedAfter(position, signal)),
+      waitForMore: (position, signal) => (pace?.held ? pace.waitForOthers(position, signal) : this.appendedAfter(position, signal)),
     });
     const handle = tracked(subscription, this.subscriptions);
+    if (!pace) return handle;
+    this.catchingUpTogether.add(handle);
     return {
       caughtUp: handle.caughtUp,
       get position() {
@@ -248,6 +252,7 @@ export class FileEventLog implements EventLog {
       },
       stop: async () => {
         await handle.stop();
+        this.catchingUpTogether.delete(handle);
         // The slowest may be gone: those held back by it read on.
         this.catchUpPacing.moved();
       },
@@ -270,9 +275,7 @@ export class FileEventLog implements EventLog {
 
   /** The lowest position a subscription stands at: records after it are still to be read. */
   private slowestSubscriber(): number {
-    let slowest = Infinity;
-    for (const subscription of this.subscriptions) slowest = Math.min(slowest, subscription.position);
-    return slowest;
+    return slowestOf(this.subscriptions);
   }
 
   get openSubscriptions(): number {
@@ -333,4 +336,11 @@ async function notWritableExplained<T>(dir: string, step: () => Promise<T>): Pro
     if (isNotWritable(error)) throw new LogNotWritableError(dir, error);
     throw error;
   }
+}
+
+/** The lowest position one of `subscriptions` stands at (Infinity for none). */
+function slowestOf(subscriptions: ReadonlySet<Subscription>): number {
+  let slowest = Infinity;
+  for (const subscription of subscriptions) slowest = Math.min(slowest, subscription.position);
+  return slowest;
 }

@@ -4,19 +4,24 @@
 // there, reads it back (opening every box), and applies it to a new memory graph and content
 // store. Prints the seconds of each part and events/s of the two applies. With --opens it
 // also times opening every activity's box alone, the opened data kept as a replay keeps it
-// (µs per open, four rounds). After `npm run build`.
-// Usage: node scripts/replay-throughput.mjs [--events 200000] [--dir /tmp/feedmill-replay-200000] [--opens]
+// (µs per open, four rounds). With --start it then times a standalone's full replay of that log:
+// spawned with `ring` timelines and SNAPSHOTS=off, seconds until `/readyz` answers 200 and the
+// CPU seconds it used until then (three starts). After `npm run build`.
+// Usage: node scripts/replay-throughput.mjs [--events 200000] [--dir /tmp/feedmill-replay-200000] [--opens] [--start]
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pidusage from 'pidusage';
 import { profiles } from '@feedmill/bench/dist/profiles.js';
 import { writeWorkloadLog } from '@feedmill/bench/dist/restart-log.js';
 import { Workload } from '@feedmill/bench/dist/workload.js';
 import { FileEventLog, FileFeedKeyStore, openEventData, openSealedFileLog, sealedKeyRefs } from '@feedmill/event-log';
-import { readAllEvents } from '@feedmill/harness';
+import { readAllEvents, startStandalone } from '@feedmill/harness';
 import { MemoryContentStore, MemoryGraphStore } from '@feedmill/stores';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, dir: { type: 'string' }, opens: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, dir: { type: 'string' }, opens: { type: 'boolean', default: false }, start: { type: 'boolean', default: false } } });
 const events = Number(values.events);
 const dir = values.dir ?? `/tmp/feedmill-replay-${events}`;
 if (!existsSync(dir)) {
@@ -56,5 +61,20 @@ if (values.opens) {
     const started = performance.now();
     for (let i = 0; i < sealed.length; i++) kept[i] = openEventData(sealed[i].type, sealed[i].data, keyOf).data;
     console.log(JSON.stringify({ round, opened: sealed.length, microsecondsPerOpen: Math.round(((performance.now() - started) * 1000 * 100) / sealed.length) / 100 }));
+  }
+}
+
+if (values.start) {
+  const config = join(await mkdtemp(join(tmpdir(), 'feedmill-replay-start-')), 'feeds.json');
+  await writeFile(config, JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
+  for (let start = 1; start <= 3; start++) {
+    const started = performance.now();
+    const standalone = await startStandalone({ dataDir: dir, env: { FEED_CONFIG: config, SNAPSHOTS: 'off' }, readyTimeoutMs: 30 * 60_000 });
+    const readySeconds = (performance.now() - started) / 1000;
+    // Every thread's CPU until ready, the collector's too.
+    const cpuSeconds = (await pidusage(standalone.processes[0].child.pid)).ctime / 1000;
+    pidusage.clear();
+    await standalone.stop();
+    console.log(JSON.stringify({ start, events: records.length, readySeconds: round(readySeconds), cpuSeconds: round(cpuSeconds) }));
   }
 }

@@ -1,3 +1,4 @@
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, waitFor, type NatsServerHandle } from '@feedmill/harness';
 import { withTimeout } from '@feedmill/event-log';
@@ -98,3 +99,124 @@ it('answers each listing at once while leases run out and are given up around it
     await churn;
   }
 });
+
+describe('a write the server applied but did not answer in time', () => {
+  // Requests get a third of the lease (1 s): one unanswered is given up with half the lease left.
+  const SLOW_LEASE_MS = 3_000;
+  let proxy: ReplyHoldingProxy;
+  let proxied: NatsConnection;
+  beforeAll(async () => {
+    proxy = await ReplyHoldingProxy.start(server.port);
+    proxied = await connect({ servers: `127.0.0.1:${proxy.port}` });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await proxy?.close();
+  });
+
+  /** The same bucket as this process sees it through the proxy, and as another process sees it. */
+  const boards = async () => {
+    const name = `TEST_leases_${++buckets}`;
+    return { mine: await KvLeaseBoard.open(proxied, name, SLOW_LEASE_MS), others: await KvLeaseBoard.open(nc, name, SLOW_LEASE_MS) };
+  };
+
+  /** Runs `write` while the server's answers are held back, so that it times out after the server applied it. */
+  const unanswered = async <T>(write: () => Promise<T>): Promise<T> => {
+    proxy.holdReplies();
+    try {
+      return await write();
+    } finally {
+      proxy.releaseReplies();
+    }
+  };
+
+  it('keeps the lease: the next renewal goes on from the revision that write made', async () => {
+    const { mine, others } = await boards();
+    const lease = mine.lease('p0');
+    expect(await lease.take('me, 1')).toBe(true);
+    expect(await unanswered(() => lease.renew('me, 2'))).toEqual({ lost: false });
+    expect(await others.valueOf('p0')).toBe('me, 2');
+    // Refused at the revision it knew, before: reported taken, though nobody else wrote.
+    expect(await lease.renew('me, 3')).toEqual({ lost: false });
+    expect(await others.valueOf('p0')).toBe('me, 3');
+    expect(lease.held).toBe(true);
+  });
+
+  it('holds the lease a take wrote, and gives up the revision that write made', async () => {
+    const { mine, others } = await boards();
+    const lease = mine.lease('p0');
+    expect(await unanswered(() => lease.take('me, 1'))).toBe(false);
+    expect(await others.valueOf('p0')).toBe('me, 1');
+    // Refused as the key exists, before, until the lease ran out.
+    expect(await lease.take('me, 2')).toBe(true);
+    expect(await others.valueOf('p0')).toBe('me, 2');
+
+    expect(await unanswered(() => lease.renew('me, 3'))).toEqual({ lost: false });
+    await lease.release();
+    // Given up at once, for another to take: before, the release removed an older revision and the key stayed until it ran out.
+    expect(await others.held()).toEqual([]);
+    expect(await others.lease('p0').take('another')).toBe(true);
+  });
+
+  it('is lost when another process took the lease after this one’s ran out', async () => {
+    const { mine, others } = await boards();
+    const lease = mine.lease('p0');
+    expect(await lease.take('me, 1')).toBe(true);
+    expect(await unanswered(() => lease.renew('me, 2'))).toEqual({ lost: false });
+    await waitFor(async () => ((await others.held()).length === 0 ? true : undefined), { timeoutMs: 15_000, what: 'the lease to run out' });
+    expect(await others.lease('p0').take('another')).toBe(true);
+    expect(await lease.renew('me, 3')).toMatchObject({ lost: true, why: 'taken' });
+    expect(await others.valueOf('p0')).toBe('another');
+  });
+});
+
+/**
+ * A TCP proxy in front of the nats-server that can hold back what the server sends, so that
+ * a request reaches the server and is applied while its answer comes only later.
+ */
+class ReplyHoldingProxy {
+  private holding = false;
+  private readonly held: Array<() => void> = [];
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(private readonly server: Server) {}
+
+  static async start(upstreamPort: number): Promise<ReplyHoldingProxy> {
+    const proxy: ReplyHoldingProxy = new ReplyHoldingProxy(createServer((client) => proxy.join(client, upstreamPort)));
+    await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
+    return proxy;
+  }
+
+  get port(): number {
+    return (this.server.address() as { port: number }).port;
+  }
+
+  holdReplies(): void {
+    this.holding = true;
+  }
+
+  releaseReplies(): void {
+    this.holding = false;
+    for (const send of this.held.splice(0)) send();
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private join(client: Socket, upstreamPort: number): void {
+    const upstream = createConnection(upstreamPort, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => [client, upstream].forEach((either) => either.destroy()));
+    }
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      const send = () => client.write(chunk);
+      if (this.holding) this.held.push(send);
+      else send();
+    });
+  }
+}

@@ -3,6 +3,9 @@ import { closeNats, connectNats } from '@feedmill/event-log';
 import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 
+/** Unanswered writes a lease remembers: a renewal is sent about three times per lease time, so a few cover the time it can still be held. */
+const MOST_UNANSWERED_KEPT = 8;
+
 /** What a renewal found: still held, or lost and why. */
 export type LeaseRenewal = { lost: false } | { lost: true; why: 'taken' | 'unanswered' | 'not held'; error: unknown };
 
@@ -16,6 +19,13 @@ export type LeaseRenewal = { lost: false } | { lost: true; why: 'taken' | 'unans
  * empty, so the board can list the held keys from the stream's subjects alone (see
  * {@link KvLeaseBoard.held}); only the revision this process wrote can be removed, so a lease
  * another process has taken since stays.
+ *
+ * A write the server applied but did not answer in time (its reply lost or late) leaves the
+ * key at a revision this process never learnt, and its next write is refused as if another
+ * process had taken the lease. So a refused write looks at the key first: when it holds a
+ * value this process sent in a write whose answer never came, the lease is still its own,
+ * and it goes on from that revision. Values must name their holder (each process writes its
+ * own id), so that no other process's write reads as one of these.
  */
 export class KvLease {
   /** The revision this process last wrote the key at, while it holds the lease. */
@@ -24,6 +34,11 @@ export class KvLease {
   private renewedAt = 0;
   /** Its operations, one at a time: a release waits for a renewal under way, and gives up the revision that wrote. */
   private operations: Promise<unknown> = Promise.resolve();
+  /**
+   * Writes sent since the last one answered whose answer never came, which the server may
+   * have applied: their values, and when each was sent (the earliest the lease may date from).
+   */
+  private unanswered: Array<{ value: string; sent: number }> = [];
 
   constructor(
     private readonly kv: KV,
@@ -64,12 +79,14 @@ export class KvLease {
   private async create(value: string): Promise<boolean> {
     const sent = Date.now();
     try {
-      this.revision = await this.kv.create(this.key, value);
-    } catch {
+      this.written(await this.kv.create(this.key, value), sent);
+      return true;
+    } catch (error) {
+      if (!isRefusal(error)) this.sentUnanswered(value, sent);
+      // The key exists: perhaps written by a create of this process whose answer never came.
+      else if (await this.foundOwnWrite()) return (await this.update(value)).lost === false;
       return false;
     }
-    this.renewedAt = sent;
-    return true;
   }
 
   private async update(value: string): Promise<LeaseRenewal> {
@@ -77,24 +94,61 @@ export class KvLease {
     if (this.revision === undefined) return { lost: true, why: 'not held', error: new Error('not held') };
     const sent = Date.now();
     try {
-      this.revision = await this.kv.update(this.key, value, this.revision);
-      this.renewedAt = sent;
+      this.written(await this.kv.update(this.key, value, this.revision), sent);
       return { lost: false };
     } catch (error) {
-      const taken = error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence;
+      const taken = isRefusal(error) && error.code === JetStreamApiCodes.StreamWrongLastSequence;
+      if (!taken) this.sentUnanswered(value, sent);
+      // Refused at the revision this process knew, when an unanswered write of its own moved the key on: still held.
+      if (taken && (await this.foundOwnWrite())) return this.update(value);
       if (!taken && Date.now() - this.renewedAt <= this.leaseMs / 2) return { lost: false };
+      // Unanswered writes are kept: a take may still find one of them holding the key.
       this.revision = undefined;
       return { lost: true, why: taken ? 'taken' : 'unanswered', error };
     }
   }
 
+  /** Remembers a write whose answer never came; the last few only, for a server away for long. */
+  private sentUnanswered(value: string, sent: number): void {
+    if (this.unanswered.push({ value, sent }) > MOST_UNANSWERED_KEPT) this.unanswered.shift();
+  }
+
+  private written(revision: number, sent: number): void {
+    this.revision = revision;
+    this.renewedAt = sent;
+    this.unanswered = [];
+  }
+
+  /**
+   * Whether the key holds a value this process sent in a write whose answer never came; if
+   * so, the lease goes on from that revision, dating from when that write was sent. Each
+   * such write is adopted once at most: they are forgotten here either way.
+   */
+  private async foundOwnWrite(): Promise<boolean> {
+    const unanswered = this.unanswered;
+    this.unanswered = [];
+    if (unanswered.length === 0) return false;
+    const entry = await this.kv.get(this.key).catch(() => null);
+    const own = entry?.operation === 'PUT' ? unanswered.find((write) => write.value === entry.string()) : undefined;
+    if (!entry || !own || (this.revision !== undefined && entry.revision <= this.revision)) return false;
+    this.written(entry.revision, own.sent);
+    return true;
+  }
+
   private async remove(): Promise<void> {
+    // An unanswered write may have moved the key on: the revision to remove is then that one.
+    await this.foundOwnWrite();
     if (this.revision === undefined) return;
     const revision = this.revision;
     this.revision = undefined;
     // Refused when the revision is gone: the lease ran out, and perhaps another took it.
     await this.bucket.jsm.streams.deleteMessage(this.bucket.stream, revision, false).catch(() => undefined);
   }
+}
+
+/** The server answered, and refused the write (the key was written since, or exists): not a write whose fate is unknown. */
+function isRefusal(error: unknown): error is JetStreamApiError {
+  return error instanceof JetStreamApiError;
 }
 
 /** The stream under a KV bucket, and the prefix of its keys' subjects. */

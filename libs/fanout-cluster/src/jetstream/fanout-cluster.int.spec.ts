@@ -305,4 +305,22 @@ describe('NATS planner requests', () => {
     await expect(worker!.plannerRequests.ask('replay', 1000)).rejects.toMatchObject({ code: 'internal', message: 'log unreadable' });
     failing.stop();
   });
+
+  it('serves on a stalled link: the planner gets its handle, and answers once the link does', async () => {
+    const [planner, worker] = await processesOf(2);
+    await server.pause();
+    let serving: { stop(): void };
+    const started = Date.now();
+    try {
+      // Before, this waited on nats.js's flush for as long as the link stalled.
+      serving = await planner!.plannerRequests.serve('replay', async () => ({ replayed: 3 }));
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      server.resume();
+    }
+    await waitFor(() => worker!.plannerRequests.ask('replay', 1000).then((answer) => answer, () => undefined), { what: 'the planner answering once the link does' });
+    expect(await worker!.plannerRequests.ask('replay', 1000)).toEqual({ replayed: 3 });
+    serving.stop();
+    await waitFor(() => worker!.plannerRequests.ask('replay', 1000).then(() => undefined, (error: unknown) => error), { what: 'the planner no longer answering' });
+  });
 });

@@ -1,5 +1,6 @@
 import { errors, type NatsConnection } from '@nats-io/transport-node';
 import { FeedmillError, type ErrorBody } from '@feedmill/contracts';
+import { flushWithin } from '@feedmill/event-log';
 import type { PlannerRequests } from '../fanout-cluster.port.js';
 import { clusterNames } from './names.js';
 
@@ -35,7 +36,11 @@ export class NatsPlannerRequests implements PlannerRequests {
         );
       },
     });
-    await this.nc.flush();
+    // A round trip, so that a request sent once this resolves is answered. Bounded: on a
+    // stalled link nats.js's flush waits until its pings notice, minutes later, and the
+    // caller would get no handle to stop serving with. The subscription stands either way,
+    // and the server learns of it once the link answers again.
+    await flushWithin(this.nc).catch(() => undefined);
     return { stop: () => subscription.unsubscribe() };
   }
 

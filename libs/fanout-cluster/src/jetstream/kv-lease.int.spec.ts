@@ -59,6 +59,17 @@ it('leaves a lease that another process took after this one’s ran out', async 
   expect((await second.renew('second')).lost).toBe(false);
 });
 
+it('reports a renewal after the lease was given up as not held, and writes nothing', async () => {
+  const leases = await board();
+  const lease = leases.lease('p0');
+  expect(await lease.take('me')).toBe(true);
+  // Queued behind the release, as a renewal timer firing while the process lets go.
+  const [, renewal] = await Promise.all([lease.release(), lease.renew('me, again')]);
+  expect(renewal).toMatchObject({ lost: true, why: 'not held' });
+  expect(lease.held).toBe(false);
+  expect(await leases.held()).toEqual([]);
+});
+
 it('gives up a renewal the server does not answer within the lease, not after JetStream’s 5 s', async () => {
   const leases = await board();
   const lease = leases.lease('p0');

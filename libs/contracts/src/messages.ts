@@ -308,13 +308,19 @@ export type HiddenPage = z.output<typeof hiddenPageSchema>;
  */
 const eventPositionSchema = z.number().int().min(0).optional();
 
+/**
+ * The readers a delivery reaches, read only: fan-out hands every post of a feed the same
+ * list of its followers (see `FollowerIndex.followersOf`), which no one may change.
+ */
+const deliveryReadersSchema = z.array(feedIdSchema).readonly();
+
 /** One change fan-out asks timeline to make. Readers are always timeline feeds. */
 export const timelineDeliverySchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('insert'), readers: z.array(feedIdSchema), activity: activitySchema, eventPosition: eventPositionSchema }),
-  z.strictObject({ kind: z.literal('remove'), readers: z.array(feedIdSchema), id: idSchema, eventPosition: eventPositionSchema }),
-  z.strictObject({ kind: z.literal('bump'), readers: z.array(feedIdSchema), activity: activitySchema, eventPosition: eventPositionSchema }),
+  z.strictObject({ kind: z.literal('insert'), readers: deliveryReadersSchema, activity: activitySchema, eventPosition: eventPositionSchema }),
+  z.strictObject({ kind: z.literal('remove'), readers: deliveryReadersSchema, id: idSchema, eventPosition: eventPositionSchema }),
+  z.strictObject({ kind: z.literal('bump'), readers: deliveryReadersSchema, activity: activitySchema, eventPosition: eventPositionSchema }),
   /** A new version of an activity (an update): it replaces the one each reader holds, in the same place; a reader holding none gets none. */
-  z.strictObject({ kind: z.literal('update'), readers: z.array(feedIdSchema), activity: activitySchema, eventPosition: eventPositionSchema }),
+  z.strictObject({ kind: z.literal('update'), readers: deliveryReadersSchema, activity: activitySchema, eventPosition: eventPositionSchema }),
   z.strictObject({
     kind: z.literal('follow'),
     reader: feedIdSchema,

@@ -50,7 +50,7 @@ function jobs(count: number, fence = 9): DeliverRequest[] {
   }));
 }
 
-const readerOf = (job: DeliverRequest) => (job.deliveries[0] as { readers: string[] }).readers[0]!;
+const readerOf = (job: DeliverRequest) => (job.deliveries[0] as { readers: readonly string[] }).readers[0]!;
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('JetStream job queue', () => {

@@ -37,10 +37,7 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[], budgetB
         push(delivery, payload + delivery.readers.length * 40);
         continue;
       }
-      for (let start = 0; start < delivery.readers.length; start += MAX_READERS_PER_DELIVERY) {
-        const readers = delivery.readers.slice(start, start + MAX_READERS_PER_DELIVERY);
-        push({ ...delivery, readers }, payload + readers.length * 40);
-      }
+      for (const readers of readerSlicesOf(delivery.readers)) push({ ...delivery, readers }, payload + readers.length * 40);
     } else if (delivery.kind === 'follow' && delivery.recent.length > 0) {
       for (const { piece, bytes } of splitFollow(delivery, budgetBytes)) push(piece, bytes);
     } else {
@@ -50,6 +47,22 @@ export function chunkDeliveries(deliveries: readonly TimelineDelivery[], budgetB
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
+}
+
+/**
+ * The slices of a frozen list of readers, kept with it: a feed's followers are one frozen list
+ * until they change (`FollowerIndex.followersOf`), so each of its posts goes out in the same
+ * slices, and the timeline store looks each slice's timelines up once (`MemoryTimelineStore`).
+ */
+const keptSlices = new WeakMap<readonly string[], ReadonlyArray<readonly string[]>>();
+
+function readerSlicesOf<Reader extends string>(readers: readonly Reader[]): ReadonlyArray<readonly Reader[]> {
+  const kept = keptSlices.get(readers) as ReadonlyArray<readonly Reader[]> | undefined;
+  if (kept) return kept;
+  const slices: Array<readonly Reader[]> = [];
+  for (let start = 0; start < readers.length; start += MAX_READERS_PER_DELIVERY) slices.push(Object.freeze(readers.slice(start, start + MAX_READERS_PER_DELIVERY)));
+  if (Object.isFrozen(readers)) keptSlices.set(readers, slices);
+  return slices;
 }
 
 type FollowDelivery = Extract<TimelineDelivery, { kind: 'follow' }>;

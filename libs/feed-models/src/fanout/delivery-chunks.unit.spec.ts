@@ -13,6 +13,19 @@ describe('chunkDeliveries', () => {
     expect(new Set(all.map((d) => d.kind))).toEqual(new Set([kind]));
   });
 
+  it('splits every post to the same frozen list of readers into the same slices, and an unfrozen list afresh', () => {
+    const slicesOf = (list: readonly FeedId[]) => chunkDeliveries([{ kind: 'insert', readers: list, activity }]).flat().map((d) => (d as { readers: readonly FeedId[] }).readers);
+    const followers = Object.freeze(readers(MAX_READERS_PER_DELIVERY * 2 + 5));
+    const first = slicesOf(followers);
+    const again = slicesOf(followers);
+    expect(again).toHaveLength(3);
+    again.forEach((slice, i) => expect(slice).toBe(first[i]));
+    expect(again.flat()).toEqual(followers);
+    // A list built for one batch (a feed followed within it, say) may not come again: nothing is kept for it.
+    const built = readers(MAX_READERS_PER_DELIVERY * 2 + 5);
+    expect(slicesOf(built)[0]).not.toBe(slicesOf(built)[0]);
+  });
+
   it('keeps requests under the byte budget and deliveries in their order', () => {
     const big = { ...activity, extra: { text: 'x'.repeat(60_000) } };
     const deliveries: TimelineDelivery[] = Array.from({ length: 12 }, (_, i) => ({ kind: 'insert', readers: readers(3), activity: { ...big, id: `a${i}` } }));

@@ -42,7 +42,7 @@ export async function planDeliveries(events: readonly PositionedEvent[], followe
   const asOf = followers.inBatch();
   // One walk of the batch, allocating nothing for an event that needs nothing: an import is
   // one batch of 10,000 follows.
-  const readersAt: Array<FeedId[] | undefined> = new Array(events.length);
+  const readersAt: Array<readonly FeedId[] | undefined> = new Array(events.length);
   /** Per removal, update or bump: the readers that keep its feed's history without following it. */
   const keptAt: Array<FeedId[] | undefined> = new Array(events.length);
   /** Per bump: the bounds of its readers in relevancy timelines whose edge has one (a bump must not raise what a bound leaves out). */
@@ -215,7 +215,7 @@ async function planAsOfNow(event: PositionedEvent, head: number, followers: Foll
  * An activity's followers and the feeds it was addressed to, each once. The followers'
  * array is the index's own: a new one is made only when targets join it.
  */
-function withTargets(followers: FeedId[], targets: readonly FeedId[] | undefined): FeedId[] {
+function withTargets(followers: readonly FeedId[], targets: readonly FeedId[] | undefined): readonly FeedId[] {
   if (targets === undefined) return followers;
   const readers = new Set(followers);
   for (const target of targets) readers.add(target);
@@ -238,7 +238,7 @@ function relevancyBounds(asOf: FollowersInBatch, feed: FeedId, readers: readonly
 }
 
 /** `readers` but those whose bound leaves the activity out, unless it was addressed to them. */
-function withoutOutOfBound(readers: FeedId[], bounded: ReadonlyArray<[FeedId, EdgeBound]>, activity: Activity, position: number | null): FeedId[] {
+function withoutOutOfBound(readers: readonly FeedId[], bounded: ReadonlyArray<[FeedId, EdgeBound]>, activity: Activity, position: number | null): readonly FeedId[] {
   const key = sortKeyOf(activity);
   const out = new Set<FeedId>();
   for (const [reader, bound] of bounded) {
@@ -250,7 +250,7 @@ function withoutOutOfBound(readers: FeedId[], bounded: ReadonlyArray<[FeedId, Ed
 }
 
 /** Followers and the readers keeping the feed's history, each once (they never overlap). */
-function withKept(followers: FeedId[], kept: FeedId[] | undefined): FeedId[] {
+function withKept(followers: readonly FeedId[], kept: FeedId[] | undefined): readonly FeedId[] {
   return kept === undefined || kept.length === 0 ? followers : followers.concat(kept);
 }
 

@@ -27,6 +27,12 @@ export class FollowerIndex {
   private readonly followerIds: FeedId[] = [];
   private readonly targetNumbers = new Map<FeedId, number>();
   private readonly runs = new SortedRuns();
+  /**
+   * Each followed feed's followers as last listed, until one follows or unfollows it: every
+   * post of a feed then reaches the same array, which the timeline store resolves to its
+   * readers' timelines once rather than reader by reader (see `MemoryTimelineStore`).
+   */
+  private readonly listed = new Map<number, readonly FeedId[]>();
   /** Per followed-or-posting feed number: 1 once an activity was added to the feed. */
   private posted = new Uint8Array(256);
   private at = 0;
@@ -59,10 +65,16 @@ export class FollowerIndex {
     return number === undefined ? 0 : this.runs.countOf(number);
   }
 
-  /** Every follower of `target`, in a stable order (that in which the index first saw them). */
-  followersOf(target: FeedId): FeedId[] {
+  /**
+   * Every follower of `target`, in a stable order (that in which the index first saw them):
+   * the same array for every call until `target`'s followers change, which nobody may change.
+   */
+  followersOf(target: FeedId): readonly FeedId[] {
     const number = this.targetNumbers.get(target);
-    return number === undefined ? [] : this.runs.map(number, (follower) => this.followerIds[follower]!);
+    if (number === undefined) return NO_FOLLOWERS;
+    let followers = this.listed.get(number);
+    if (!followers) this.listed.set(number, (followers = Object.freeze(this.runs.map(number, (follower) => this.followerIds[follower]!))));
+    return followers;
   }
 
   /** The bounds of the readers whose edge to `target` has one (followed with a `since`, or kept). */
@@ -160,13 +172,18 @@ export class FollowerIndex {
     if (!this.keeps(follower)) return;
     // The edge's state before does not change the outcome (adding is idempotent): no lookup first.
     if (evolveFollowEdge(false, event)) {
-      this.runs.add(this.targetNumberOf(target), this.followerNumberOf(follower));
+      const to = this.targetNumberOf(target);
+      this.runs.add(to, this.followerNumberOf(follower));
+      this.listed.delete(to);
       this.bound(target, follower, boundAfter(event, position, undefined, true));
     } else {
       this.bound(target, follower, boundAfter(event, position, this.bounds.get(target)?.get(follower), this.follows(follower, target)));
       const to = this.targetNumbers.get(target);
       const from = this.followerNumbers.get(follower);
-      if (to !== undefined && from !== undefined) this.runs.delete(to, from);
+      if (to !== undefined && from !== undefined) {
+        this.runs.delete(to, from);
+        this.listed.delete(to);
+      }
     }
   }
 
@@ -182,6 +199,8 @@ export class FollowerIndex {
     }
     const follower = this.followerNumbers.get(feed);
     if (follower !== undefined) for (const number of this.targetNumbers.values()) this.runs.delete(number, follower);
+    // As a follower it may have left any feed's list.
+    this.listed.clear();
     this.bounds.delete(feed);
     for (const [followed, readers] of [...this.bounds]) if (readers.delete(feed) && readers.size === 0) this.bounds.delete(followed);
   }
@@ -219,6 +238,8 @@ export class FollowerIndex {
     return number;
   }
 }
+
+const NO_FOLLOWERS: readonly FeedId[] = Object.freeze([]);
 
 /** What a snapshot keeps of a {@link FollowerIndex}. */
 export interface FollowerIndexState {
@@ -261,7 +282,7 @@ export class FollowersInBatch {
   /** Per target: the followers the batch has changed so far, and whether each follows now. */
   private readonly changed = new Map<FeedId, Map<FeedId, boolean>>();
   /** Each target's followers as last computed, until the batch changes them: a batch often holds several posts of one feed. */
-  private readonly known = new Map<FeedId, FeedId[]>();
+  private readonly known = new Map<FeedId, readonly FeedId[]>();
   /** Feeds the batch has added activities to so far. */
   private readonly posted = new Set<FeedId>();
   /** Feeds the batch has erased so far: what the index says of their activities no longer holds. */
@@ -359,14 +380,15 @@ export class FollowersInBatch {
   }
 
   /** Every follower of `target` as of the events applied so far. */
-  followersOf(target: FeedId): FeedId[] {
-    let followers = this.known.get(target);
-    if (followers) return followers;
-    followers = this.index.followersOf(target);
+  followersOf(target: FeedId): readonly FeedId[] {
+    const known = this.known.get(target);
+    if (known) return known;
+    let followers = this.index.followersOf(target);
     const edges = this.changed.get(target);
     if (edges) {
-      followers = followers.filter((follower) => edges.get(follower) !== false);
-      for (const [follower, follows] of edges) if (follows && !this.index.follows(follower, target)) followers.push(follower);
+      const changed = followers.filter((follower) => edges.get(follower) !== false);
+      for (const [follower, follows] of edges) if (follows && !this.index.follows(follower, target)) changed.push(follower);
+      followers = changed;
     }
     this.known.set(target, followers);
     return followers;

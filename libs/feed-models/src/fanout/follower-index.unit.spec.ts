@@ -18,6 +18,26 @@ function indexOf(events: FeedEvent[]): FollowerIndex {
 const erase = (feed: string): FeedEvent => ({ type: 'FeedErased', data: { feed: feed as FeedId, time: 't' } });
 
 describe('FollowerIndex', () => {
+  it('lists a feed’s followers as one unchanging list until one follows, unfollows or is erased', () => {
+    const index = indexOf([follow('timeline:r', 'user:a'), follow('timeline:s', 'user:a'), follow('timeline:r', 'user:b')]);
+    const listed = index.followersOf('user:a' as FeedId);
+    expect(listed).toEqual(['timeline:r', 'timeline:s']);
+    expect(Object.isFrozen(listed)).toBe(true);
+    // Another feed's follows leave the list as it is: every post of user:a reaches the same one.
+    index.advance(at([follow('timeline:t', 'user:b')], 4), 4);
+    expect(index.followersOf('user:a' as FeedId)).toBe(listed);
+
+    index.advance(at([follow('timeline:t', 'user:a')], 5), 5);
+    const followed = index.followersOf('user:a' as FeedId);
+    expect(followed).toEqual(['timeline:r', 'timeline:s', 'timeline:t']);
+    index.advance(at([unfollow('timeline:r', 'user:a')], 6), 6);
+    const unfollowed = index.followersOf('user:a' as FeedId);
+    expect(unfollowed).toEqual(['timeline:s', 'timeline:t']);
+    index.advance(at([erase('timeline:s')], 7), 7);
+    expect(index.followersOf('user:a' as FeedId)).toEqual(['timeline:t']);
+    expect(listed).toEqual(['timeline:r', 'timeline:s']);
+  });
+
   it('forgets an erased feed: its followers, what it followed, its kept edges and that it had activities; in a batch too', () => {
     const history = [
       post('user:x'),
@@ -65,7 +85,7 @@ describe('FollowerIndex', () => {
     }
     // Used again after its erasure, the id follows afresh.
     batch.apply(follow('timeline:x', 'user:a'), 7);
-    expect(batch.followersOf('user:a' as FeedId).sort()).toEqual(['timeline:x', 'timeline:y']);
+    expect([...batch.followersOf('user:a' as FeedId)].sort()).toEqual(['timeline:x', 'timeline:y']);
   });
 
   it('follows, unfollows and follows again', () => {

@@ -47,7 +47,7 @@ export function segmentAroundLargeFanOuts(
 }
 
 /** A post, removal, bump or update: a delivery of one change to many readers. */
-export type ReadersDelivery = Extract<TimelineDelivery, { readers: FeedId[] }>;
+export type ReadersDelivery = Extract<TimelineDelivery, { readers: readonly FeedId[] }>;
 
 /** Whether a delivery goes to more than `minReaders` readers, and so is worth sharing out as jobs. */
 export function isLargeDelivery(delivery: TimelineDelivery, minReaders: number): delivery is ReadersDelivery {

@@ -61,6 +61,12 @@ class Materialized extends CompactTimeline {
   }
 }
 
+/** A list of readers' timelines as looked up while the store had made `changes` to its set of timelines. */
+interface ResolvedReaders {
+  changes: number;
+  timelines: ReadonlyArray<Materialized | undefined>;
+}
+
 const DEFAULT_HYBRID: HybridPolicy = Object.freeze({ readsPerPost: 1, windowMs: 3_600_000, hysteresis: 2 });
 
 /**
@@ -114,6 +120,15 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   /** What readers hid from their timelines, per reader; a reader who hid nothing (or showed all again) has no entry. */
   private hidden = new Map<FeedId, HiddenActivities>();
   readonly keepsHidden = true;
+  /**
+   * Per list of readers, the timelines it named when last looked up, while the store gained
+   * or lost no timeline since (`timelinesChanged`). Fan-out hands every post of a feed the
+   * same list of its followers until they change (`FollowerIndex.followersOf`), so a post
+   * looks its readers up once per list rather than one by one in a map of every timeline.
+   */
+  private resolvedReaders = new WeakMap<readonly FeedId[], ResolvedReaders>();
+  /** Counts every timeline added to or dropped from `timelines`. */
+  private timelinesChanged = 0;
   /** Large runs of inserts, grouped by reader (reused: it keeps its arrays). */
   private readonly byReader = new EntriesByTimeline<Materialized>();
   private runs = 0;
@@ -179,6 +194,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     });
     this.activities = restored.table;
     this.timelines = restored.timelines;
+    this.timelinesChanged++;
     this.entryCount = entryCount;
     this.delivered = restored.delivered;
     this.written = restored.written;
@@ -236,8 +252,11 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       const delivery = deliveries[index] as InsertDelivery;
       const one = new DeliveredActivity(this.activities, delivery.activity);
       delivered.push(one);
-      for (const reader of delivery.readers) {
-        let timeline = this.timelines.get(reader);
+      const { readers } = delivery;
+      const timelines = this.timelinesOf(readers);
+      for (let at = 0; at < readers.length; at++) {
+        const reader = readers[at]!;
+        let timeline = timelines[at];
         if (!timeline) {
           timeline = this.materializeAddressed(reader, delivery.activity);
           if (!timeline) continue;
@@ -255,7 +274,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       }
     }
     if (applies) byReader.forEach(this.insertCounted);
-    else for (const reader of started) this.timelines.delete(reader);
+    else for (const reader of started) this.dropTimeline(reader);
     byReader.clear();
     for (const one of delivered) one.release();
     return applies;
@@ -267,8 +286,11 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
       case 'insert': {
         // One handle for all readers (two when some link), held while the readers take it.
         const delivered = new DeliveredActivity(this.activities, delivery.activity);
-        for (const reader of delivery.readers) {
-          const timeline = this.timelines.get(reader) ?? this.materializeAddressed(reader, delivery.activity);
+        const { readers } = delivery;
+        const timelines = this.timelinesOf(readers);
+        for (let at = 0; at < readers.length; at++) {
+          const reader = readers[at]!;
+          const timeline = timelines[at] ?? this.materializeAddressed(reader, delivery.activity);
           if (!timeline) continue;
           // An entry addressed to the reader is stored whatever its feed's edge, which it may not follow.
           if (timeline.pulledEdges && !isAddressedTo(delivery.activity, reader) && !this.pushesPost(timeline, delivered)) continue;
@@ -528,8 +550,27 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   private discard(reader: FeedId): void {
     const timeline = this.timelines.get(reader);
     if (!timeline) return;
-    this.timelines.delete(reader);
+    this.dropTimeline(reader);
     timeline.clear();
+  }
+
+  private dropTimeline(reader: FeedId): void {
+    if (this.timelines.delete(reader)) this.timelinesChanged++;
+  }
+
+  /**
+   * The timeline of each of `readers`, in order (undefined where none is kept): looked up
+   * once per list while no timeline was added or dropped since, then taken as it was. A
+   * timeline a delivery starts (an addressed activity's reader) changes the count, so the
+   * next post looks its list up again.
+   */
+  private timelinesOf(readers: readonly FeedId[]): ReadonlyArray<Materialized | undefined> {
+    const known = this.resolvedReaders.get(readers);
+    if (known && known.changes === this.timelinesChanged) return known.timelines;
+    const timelines = new Array<Materialized | undefined>(readers.length);
+    for (let at = 0; at < readers.length; at++) timelines[at] = this.timelines.get(readers[at]!);
+    this.resolvedReaders.set(readers, { changes: this.timelinesChanged, timelines });
+    return timelines;
   }
 
   async readPage(reader: FeedId, before: SortKey | undefined, limit: number, pull: PullPath): Promise<TimelinePage> {
@@ -591,6 +632,7 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
     let timeline = this.timelines.get(reader);
     if (!timeline) {
       this.timelines.set(reader, (timeline = new Materialized(reader, policy, this.activities, policy.embed === false, this.now(), this.entryCount)));
+      this.timelinesChanged++;
     }
     return timeline;
   }

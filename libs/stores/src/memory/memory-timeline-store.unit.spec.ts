@@ -184,6 +184,41 @@ describe('MemoryTimelineStore, one activity table for all readers', () => {
   });
 });
 
+describe('MemoryTimelineStore, a list of readers handed again', () => {
+  // Fan-out hands every post of a feed the same frozen list of its followers until they change.
+  it('reaches a timeline started since the list was last delivered to, and not one dropped since', async () => {
+    const { store, deliver, page, follow } = storeOf();
+    const readers: readonly FeedId[] = Object.freeze(['timeline:r1', 'timeline:r2', 'cached:r3']);
+    await deliver(follow('timeline:r1'));
+    await deliver({ kind: 'insert', readers, activity: activityAt('a1', 'user:a', 1) });
+    expect(await page('timeline:r2')).toEqual([]);
+
+    // r2's timeline starts (its first follow); r3's cache is built by a read.
+    await deliver(follow('timeline:r2'));
+    await store.readPage('cached:r3', undefined, 10, none);
+    await deliver({ kind: 'insert', readers, activity: activityAt('a2', 'user:a', 2) });
+    expect((await page('timeline:r2')).map((a) => a.id)).toEqual(['a2']);
+    expect((await store.readPage('cached:r3', undefined, 10, none)).items.map((a) => a.id)).toEqual(['a2']);
+
+    // r3's cache is discarded (a follow of another feed) and built again: the new one takes the next post, the old one none.
+    await deliver(follow('cached:r3', 'user:b'));
+    await store.readPage('cached:r3', undefined, 10, none);
+    await deliver({ kind: 'insert', readers, activity: activityAt('a3', 'user:a', 3) });
+    expect((await store.readPage('cached:r3', undefined, 10, none)).items.map((a) => a.id)).toEqual(['a3']);
+    expect((await page('timeline:r1')).map((a) => a.id)).toEqual(['a3', 'a2', 'a1']);
+    expect(await store.counters()).toMatchObject({ entries: 6, delivered: 7 });
+  });
+
+  it('reaches a reader an addressed activity started a timeline for, when the same list comes again', async () => {
+    const { deliver, page, follow } = storeOf();
+    const readers: readonly FeedId[] = Object.freeze(['timeline:r1', 'timeline:r2']);
+    await deliver(follow('timeline:r1'));
+    await deliver({ kind: 'insert', readers, activity: { ...activityAt('a1', 'user:a', 1), to: ['timeline:r2'] } });
+    await deliver({ kind: 'insert', readers, activity: activityAt('a2', 'user:a', 2) });
+    expect((await page('timeline:r2')).map((a) => a.id)).toEqual(['a2', 'a1']);
+  });
+});
+
 describe('MemoryTimelineStore, notification marks', () => {
   it('keeps each reader’s seen and read marks through a snapshot, and a restored store goes on raising them', async () => {
     const { store, deliver } = storeOf();

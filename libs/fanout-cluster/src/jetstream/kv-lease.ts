@@ -84,7 +84,12 @@ export class KvLease {
     } catch (error) {
       if (!isRefusal(error)) this.sentUnanswered(value, sent);
       // The key exists: perhaps written by a create of this process whose answer never came.
-      else if (await this.foundOwnWrite()) return (await this.update(value)).lost === false;
+      else if (await this.foundOwnWrite()) {
+        // Held only once a write of its own is answered now: an unanswered one proves nothing.
+        const renewal = await this.update(value);
+        if (!renewal.lost && this.unanswered.length === 0) return true;
+        this.revision = undefined;
+      }
       return false;
     }
   }
@@ -126,12 +131,20 @@ export class KvLease {
    */
   private async foundOwnWrite(): Promise<boolean> {
     const unanswered = this.unanswered;
-    this.unanswered = [];
     if (unanswered.length === 0) return false;
-    const entry = await this.kv.get(this.key).catch(() => null);
+    let entry;
+    try {
+      entry = await this.kv.get(this.key);
+    } catch {
+      // Not looked at: they may still be found by the next refused write.
+      return false;
+    }
+    this.unanswered = [];
     const own = entry?.operation === 'PUT' ? unanswered.find((write) => write.value === entry.string()) : undefined;
     if (!entry || !own || (this.revision !== undefined && entry.revision <= this.revision)) return false;
-    this.written(entry.revision, own.sent);
+    // A process writes the same value again and again, so the write in the key may be an
+    // earlier, answered one: the lease dates from no later than the last answered write.
+    this.written(entry.revision, Math.min(own.sent, this.renewedAt));
     return true;
   }
 

@@ -36,7 +36,7 @@ export class KvLease {
   private operations: Promise<unknown> = Promise.resolve();
   /**
    * Writes sent since the last one answered whose answer never came, which the server may
-   * have applied: their values, and when each was sent (the earliest the lease may date from).
+   * have applied: their values, and when each was sent.
    */
   private unanswered: Array<{ value: string; sent: number }> = [];
 
@@ -126,8 +126,8 @@ export class KvLease {
 
   /**
    * Whether the key holds a value this process sent in a write whose answer never came; if
-   * so, the lease goes on from that revision, dating from when that write was sent. Each
-   * such write is adopted once at most: they are forgotten here either way.
+   * so, the lease goes on from that revision. Each such write is adopted once at most: they
+   * are forgotten here once the key was read.
    */
   private async foundOwnWrite(): Promise<boolean> {
     const unanswered = this.unanswered;

@@ -133,6 +133,26 @@ describe('file feed key store', () => {
     await reopened.close();
   });
 
+  it('writes the keys asked for while an append is under way in one append after it, every one durable, and one key for a feed asked for twice meanwhile', async () => {
+    const store = await FileFeedKeyStore.open(dir);
+    const feeds = Array.from({ length: 50 }, (_, i) => `user:u${i}` as FeedId);
+    // The first call's append is under way a turn later (it takes several file system calls); the 49 after it wait for it and share the next.
+    const first = store.currentKeys([feeds[0]!]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const answers = await Promise.all([first, ...feeds.slice(1).map((feed) => store.currentKeys([feed])), store.currentKeys(['user:u7', 'user:u8'])]);
+    const keyOf = (feed: FeedId) => answers.find((keys) => keys.has(feed))!.get(feed)!;
+    expect(answers.at(-1)!.get('user:u7')).toBe(keyOf('user:u7'));
+    expect(answers.at(-1)!.get('user:u8')).toBe(keyOf('user:u8'));
+    await store.close();
+    const lines = (await readFile(join(dir, FEED_KEYS_FILE), 'utf8')).trim().split('\n');
+    expect(lines.filter((line) => line.startsWith('{"keys":'))).toEqual(['{"keys":1}', '{"keys":49}']);
+    expect(lines).toHaveLength(52);
+    const reopened = await FileFeedKeyStore.open(dir);
+    const found = await reopened.find(feeds.map(keyOf));
+    expect(found.size).toBe(50);
+    await reopened.close();
+  });
+
   it('leaves nothing of a key append that failed partway, so that the next key is not appended to the fragment and lost with it', async () => {
     const store = await FileFeedKeyStore.open(dir);
     const bob = (await store.currentKeys(['user:bob'])).get('user:bob')!;

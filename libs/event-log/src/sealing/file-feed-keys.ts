@@ -139,6 +139,12 @@ export class FileFeedKeyStore implements FeedKeyStore {
   private created = false;
   /** Writes one after another: a rewrite must not lose a key appended meanwhile. */
   private writing: Promise<unknown> = Promise.resolve();
+  /**
+   * New keys waiting for the next append, and that append: keys asked for while another
+   * write is under way share the next one, a write and an fsync for all of them (group
+   * commit). Without it, a burst of first posts from new feeds waited one fsync after another.
+   */
+  private nextAppend: { keys: FeedKey[]; done: Promise<void> } | undefined;
 
   private constructor(private readonly dir: string) {}
 
@@ -176,9 +182,9 @@ export class FileFeedKeyStore implements FeedKeyStore {
 
   async currentKeys(feeds: readonly FeedId[]): Promise<Map<FeedId, FeedKey>> {
     const made: FeedKey[] = [];
-    for (const feed of feeds) if (!this.current.has(feed) && !made.some((one) => one.feed === feed)) made.push(newFeedKey(feed));
+    for (const feed of feeds) if (!this.current.has(feed) && !made.some((one) => one.feed === feed)) made.push(this.waitingKeyOf(feed) ?? newFeedKey(feed));
     if (made.length === 0) return new Map(feeds.map((feed) => [feed, this.current.get(feed)!]));
-    await this.serially(() => this.appended(made));
+    await this.appendSoon(made);
     for (const key of made) {
       this.byId.set(key.id, key);
       // Another call may have made a key for the same feed meanwhile: both are kept (both
@@ -188,6 +194,28 @@ export class FileFeedKeyStore implements FeedKeyStore {
     // A destroy while the write was under way may have taken the current key of a feed that
     // had one: asked again, such a feed gets a new key, so that every feed asked for gets one.
     return this.currentKeys(feeds);
+  }
+
+  /** A key made for `feed` that waits for the next append, if one does: a second call for the feed shares it. */
+  private waitingKeyOf(feed: FeedId): FeedKey | undefined {
+    return this.nextAppend?.keys.find((key) => key.feed === feed);
+  }
+
+  /** Resolves once `keys` are durable, written with every other key asked for before that write begins. */
+  private appendSoon(keys: readonly FeedKey[]): Promise<void> {
+    const waiting = this.nextAppend;
+    if (waiting) {
+      for (const key of keys) if (!waiting.keys.includes(key)) waiting.keys.push(key);
+      return waiting.done;
+    }
+    const batch = { keys: [...keys], done: Promise.resolve() };
+    batch.done = this.serially(() => {
+      // From here on, keys go to the append after this one.
+      this.nextAppend = undefined;
+      return this.appended(batch.keys);
+    });
+    this.nextAppend = batch;
+    return batch.done;
   }
 
   /**

@@ -144,7 +144,7 @@ export class FileFeedKeyStore implements FeedKeyStore {
    * write is under way share the next one, a write and an fsync for all of them (group
    * commit). Without it, a burst of first posts from new feeds waited one fsync after another.
    */
-  private nextAppend: { keys: FeedKey[]; done: Promise<void> } | undefined;
+  private nextAppend: { keys: Map<FeedId, FeedKey>; done: Promise<void> } | undefined;
 
   private constructor(private readonly dir: string) {}
 
@@ -181,11 +181,12 @@ export class FileFeedKeyStore implements FeedKeyStore {
   }
 
   async currentKeys(feeds: readonly FeedId[]): Promise<Map<FeedId, FeedKey>> {
-    const made: FeedKey[] = [];
-    for (const feed of feeds) if (!this.current.has(feed) && !made.some((one) => one.feed === feed)) made.push(this.waitingKeyOf(feed) ?? newFeedKey(feed));
-    if (made.length === 0) return new Map(feeds.map((feed) => [feed, this.current.get(feed)!]));
+    // By feed: an import's request may name thousands of feeds.
+    const made = new Map<FeedId, FeedKey>();
+    for (const feed of feeds) if (!this.current.has(feed) && !made.has(feed)) made.set(feed, this.nextAppend?.keys.get(feed) ?? newFeedKey(feed));
+    if (made.size === 0) return new Map(feeds.map((feed) => [feed, this.current.get(feed)!]));
     await this.appendSoon(made);
-    for (const key of made) {
+    for (const key of made.values()) {
       this.byId.set(key.id, key);
       // Another call may have made a key for the same feed meanwhile: both are kept (both
       // are durable, and an erasure destroys every key of the feed), the first stays current.
@@ -196,23 +197,22 @@ export class FileFeedKeyStore implements FeedKeyStore {
     return this.currentKeys(feeds);
   }
 
-  /** A key made for `feed` that waits for the next append, if one does: a second call for the feed shares it. */
-  private waitingKeyOf(feed: FeedId): FeedKey | undefined {
-    return this.nextAppend?.keys.find((key) => key.feed === feed);
-  }
-
-  /** Resolves once `keys` are durable, written with every other key asked for before that write begins. */
-  private appendSoon(keys: readonly FeedKey[]): Promise<void> {
+  /**
+   * Resolves once the keys `made` (by feed) are durable, written with every other key asked
+   * for before that write begins. A feed asked for again meanwhile was given the waiting key
+   * ({@link currentKeys}), so that a feed has one key in a write.
+   */
+  private appendSoon(made: ReadonlyMap<FeedId, FeedKey>): Promise<void> {
     const waiting = this.nextAppend;
     if (waiting) {
-      for (const key of keys) if (!waiting.keys.includes(key)) waiting.keys.push(key);
+      for (const [feed, key] of made) waiting.keys.set(feed, key);
       return waiting.done;
     }
-    const batch = { keys: [...keys], done: Promise.resolve() };
+    const batch = { keys: new Map(made), done: Promise.resolve() };
     batch.done = this.serially(() => {
       // From here on, keys go to the append after this one.
       this.nextAppend = undefined;
-      return this.appended(batch.keys);
+      return this.appended([...batch.keys.values()]);
     });
     this.nextAppend = batch;
     return batch.done;

@@ -144,7 +144,9 @@ export class FileFeedKeyStore implements FeedKeyStore {
    * write is under way share the next one, a write and an fsync for all of them (group
    * commit). Without it, a burst of first posts from new feeds waited one fsync after another.
    */
-  private nextAppend: { keys: Map<FeedId, FeedKey>; done: Promise<void> } | undefined;
+  private nextAppend: KeyAppend | undefined;
+  /** The append being written, until it is done: a feed whose key it holds waits for it rather than getting a second key. */
+  private appending: KeyAppend | undefined;
 
   private constructor(private readonly dir: string) {}
 
@@ -183,15 +185,14 @@ export class FileFeedKeyStore implements FeedKeyStore {
   async currentKeys(feeds: readonly FeedId[]): Promise<Map<FeedId, FeedKey>> {
     // By feed: an import's request may name thousands of feeds.
     const made = new Map<FeedId, FeedKey>();
-    for (const feed of feeds) if (!this.current.has(feed) && !made.has(feed)) made.set(feed, this.nextAppend?.keys.get(feed) ?? newFeedKey(feed));
-    if (made.size === 0) return new Map(feeds.map((feed) => [feed, this.current.get(feed)!]));
-    await this.appendSoon(made);
-    for (const key of made.values()) {
-      this.byId.set(key.id, key);
-      // Another call may have made a key for the same feed meanwhile: both are kept (both
-      // are durable, and an erasure destroys every key of the feed), the first stays current.
-      if (!this.current.has(key.feed)) this.current.set(key.feed, key);
+    let beingWritten: Promise<void> | undefined;
+    for (const feed of feeds) {
+      if (this.current.has(feed) || made.has(feed)) continue;
+      if (this.appending?.keys.has(feed)) beingWritten = this.appending.done;
+      else made.set(feed, this.nextAppend?.keys.get(feed) ?? newFeedKey(feed));
     }
+    if (made.size === 0 && beingWritten === undefined) return new Map(feeds.map((feed) => [feed, this.current.get(feed)!]));
+    await Promise.all([made.size > 0 ? this.appendSoon(made) : undefined, beingWritten]);
     // A destroy while the write was under way may have taken the current key of a feed that
     // had one: asked again, such a feed gets a new key, so that every feed asked for gets one.
     return this.currentKeys(feeds);
@@ -208,11 +209,23 @@ export class FileFeedKeyStore implements FeedKeyStore {
       for (const [feed, key] of made) waiting.keys.set(feed, key);
       return waiting.done;
     }
-    const batch = { keys: new Map(made), done: Promise.resolve() };
-    batch.done = this.serially(() => {
+    const batch: KeyAppend = { keys: new Map(made), done: Promise.resolve() };
+    batch.done = this.serially(async () => {
       // From here on, keys go to the append after this one.
       this.nextAppend = undefined;
-      return this.appended([...batch.keys.values()]);
+      this.appending = batch;
+      try {
+        await this.appended([...batch.keys.values()]);
+      } finally {
+        this.appending = undefined;
+      }
+      // Kept in memory as part of the write, before a rewrite queued behind it reads the map.
+      for (const key of batch.keys.values()) {
+        this.byId.set(key.id, key);
+        // Another call may have made a key for the same feed meanwhile: both are kept (both
+        // are durable, and an erasure destroys every key of the feed), the first stays current.
+        if (!this.current.has(key.feed)) this.current.set(key.feed, key);
+      }
     });
     this.nextAppend = batch;
     return batch.done;
@@ -306,6 +319,12 @@ export class FileFeedKeyStore implements FeedKeyStore {
     this.writing = next.catch(() => undefined);
     return next;
   }
+}
+
+/** New keys written together, by feed, and the promise of their write. */
+interface KeyAppend {
+  keys: Map<FeedId, FeedKey>;
+  done: Promise<void>;
 }
 
 /** One write of keys as the file holds it: its frame, then a line per key (nothing for none). */

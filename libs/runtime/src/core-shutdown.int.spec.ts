@@ -60,11 +60,14 @@ describe('core shutdown', () => {
 
   it('closes the stores when closing the log fails', async () => {
     const log = await FileEventLog.open({ dir });
-    const failingLog = Object.assign(Object.create(log) as EventLog, failingClose('the disk'));
-    const stores = countedStores();
-    const warnings = await closedApp({ eventLog: failingLog, stores, failingBusAndClient: false });
-    expect(stores.closed).toBe(1);
-    expect(warnings).toEqual(['closing the log failed: the disk is gone']);
-    await log.close();
+    try {
+      const failingLog = Object.assign(Object.create(log) as EventLog, failingClose('the disk'));
+      const stores = countedStores();
+      const warnings = await closedApp({ eventLog: failingLog, stores, failingBusAndClient: false });
+      expect(stores.closed).toBe(1);
+      expect(warnings).toEqual(['closing the log failed: the disk is gone']);
+    } finally {
+      await log.close();
+    }
   });
 });

@@ -99,7 +99,8 @@ class CoreShutdown implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     // Each step runs whatever became of the one before: the stores' last snapshots are
-    // written even when NATS is gone. Nest runs no hook after one that throws.
+    // written even when NATS is gone. A step that throws would end this hook there (Nest
+    // logs the rejection and goes on with other modules' hooks, not with these steps).
     const steps: Array<[string, () => Promise<void> | undefined]> = [
       ['the realtime bus', () => this.bus?.close()],
       ['the service client', () => this.client?.close()],

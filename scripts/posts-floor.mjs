@@ -1,34 +1,34 @@
 // What durable posts over HTTP cost on this machine with nothing of feedmill in them: the
 // same wrk load as posts-throughput (the medium workload's posts over --connections for
-// --seconds) against a bare Node HTTP server that parses each post's JSON, checks its
-// fields, gives it an id and a time, appends it as a JSON line to a file and answers 201
-// once the line is fsync'd, appends sharing a write and an fdatasync as feedmill's file log
-// shares them (group commit). No sealing, projections, fan-out, metrics or request ids. Then
-// the same load against a standalone (`ring` timelines, every producer's first post made
-// before the window, as posts-throughput --warm), so that the two are compared in one run.
-// Prints posts/s and CPU microseconds per post of each, and their ratio. The bare server runs
-// in this process (wrk is a child process), so its CPU is this process's.
+// --seconds) against a bare Node HTTP server, in a process of its own, that parses each
+// post's JSON, checks its fields, gives it an id and a time, appends it as a JSON line to a
+// file and answers 201 once the line is fsync'd, appends sharing a write and an fdatasync as
+// feedmill's file log shares them (group commit). No sealing, projections, fan-out, metrics or
+// request ids. Then the same load against a standalone (`ring` timelines, every producer's
+// first post made before, as posts-throughput --warm), so that the two are compared in one
+// run; each round starts once the standalone has applied everything (its fan-out goes on
+// after it answers). Prints posts/s and CPU microseconds per post of each (the standalone's
+// also until it applied the round's posts: its fan-out included), and their ratio.
 // Needs wrk (apt-get install -y wrk) and `npm run build`.
 // Usage: node scripts/posts-floor.mjs [--seconds 8] [--connections 64] [--rounds 2]
-import { execFile } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { open, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
 import pidusage from 'pidusage';
-import { freePort, startStandalone } from '@feedmill/harness';
-import { mediumWorkloadImported } from './medium-workload.mjs';
+import { startStandalone } from '@feedmill/harness';
+import { everythingApplied, mediumWorkloadImported } from './medium-workload.mjs';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '64' }, rounds: { type: 'string', default: '2' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '64' }, rounds: { type: 'string', default: '2' }, serve: { type: 'string' } } });
 const run = promisify(execFile);
-const dir = await mkdtemp(join(tmpdir(), 'feedmill-posts-floor-'));
-await writeFile(join(dir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
 
-/** A bare durable post endpoint: one file, appends grouped into one write and one fdatasync. */
-async function startBareServer(file) {
+/** Serves bare durable posts on a free port (returned): one file, appends grouped into one write and one fdatasync. */
+async function serveBarePosts(file) {
   const handle = await open(file, 'a');
   let queued = [];
   let writing = false;
@@ -37,8 +37,14 @@ async function startBareServer(file) {
     while (queued.length > 0) {
       const batch = queued;
       queued = [];
-      await handle.writev(batch.map((entry) => entry.line));
-      await handle.datasync();
+      try {
+        await handle.writev(batch.map((entry) => entry.line));
+        await handle.datasync();
+      } catch (error) {
+        console.error(`bare server: a group write failed: ${error.message}`);
+        for (const entry of batch) entry.refuse();
+        continue;
+      }
       for (const entry of batch) entry.done();
     }
     writing = false;
@@ -58,57 +64,82 @@ async function startBareServer(file) {
         return;
       }
       const stored = JSON.stringify({ id: randomUUID(), feed: request.url, actor: post.actor, verb: post.verb, object: post.object, time: new Date().toISOString() });
-      queued.push({ line: Buffer.from(`${stored}\n`), done: () => response.writeHead(201, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(stored) }).end(stored) });
+      queued.push({
+        line: Buffer.from(`${stored}\n`),
+        done: () => response.writeHead(201, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(stored) }).end(stored),
+        refuse: () => response.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"internal"}'),
+      });
       if (!writing) void flush();
     });
   });
-  const port = await freePort();
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server.address().port;
+}
+
+/** The bare server, in a process of its own (this script with --serve), so that the CPU measured is its own. */
+async function startBareServer(file) {
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [{ port }] = await once(child, 'message');
   return {
     baseUrl: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     stop: async () => {
-      await new Promise((resolve) => server.close(resolve));
-      await handle.close();
+      const exited = once(child, 'exit');
+      child.disconnect();
+      await exited;
     },
   };
 }
 
-/** posts/s and CPU µs per post of `pid` under wrk's load against `baseUrl`. */
-async function measure(baseUrl, pid) {
+/** posts/s and CPU µs per post of `pid` under wrk's load against `baseUrl`; with `settled`, also its CPU until that resolves. */
+async function measure(dir, baseUrl, pid, settled) {
   const before = (await pidusage(pid)).ctime;
   const { stdout } = await run('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', join(dir, 'posts.lua'), baseUrl], { encoding: 'utf8' });
   const after = (await pidusage(pid)).ctime;
+  if (settled) await settled();
+  const afterSettled = settled ? (await pidusage(pid)).ctime : after;
   pidusage.clear();
   const posts = Number(stdout.match(/(\d+) requests in/)[1]);
   const failed = Number(stdout.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
-  if (failed > 0) throw new Error(`${failed} posts to ${baseUrl} failed`);
-  return { postsPerSecond: Math.round(Number(stdout.match(/Requests\/sec:\s+([\d.]+)/)[1])), cpuMicrosecondsPerPost: Math.round(((after - before) * 1000) / posts) };
+  const socketErrors = stdout.match(/Socket errors: (.*)/)?.[1];
+  if (failed > 0 || socketErrors) throw new Error(`posts to ${baseUrl}: ${failed} answered other than 2xx${socketErrors ? `; socket errors: ${socketErrors}` : ''}`);
+  const perPost = (ms) => Math.round((ms * 1000) / posts);
+  return {
+    postsPerSecond: Math.round(Number(stdout.match(/Requests\/sec:\s+([\d.]+)/)[1])),
+    cpuMicrosecondsPerPost: perPost(after - before),
+    ...(settled && { cpuMicrosecondsPerPostUntilApplied: perPost(afterSettled - before) }),
+  };
 }
 
-const standalone = await startStandalone({ dataDir: join(dir, 'data'), env: { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn' } });
-const bare = await startBareServer(join(dir, 'bare.log'));
-try {
-  const workload = await mediumWorkloadImported(standalone.baseUrl);
-  // Every producer's first post, outside the window (it waits for its feed's key to be written).
-  let first = 0;
-  await Promise.all(
-    Array.from({ length: 64 }, async () => {
-      while (first < workload.profile.producers) {
-        const producer = first++;
-        const answer = await fetch(`${standalone.baseUrl}/v1/feeds/user/p${producer}/activities`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actor: `p${producer}`, verb: 'post', object: 'first' }) });
-        if (answer.status !== 201) throw new Error(`a first post answered ${answer.status}`);
-      }
-    }),
-  );
-  const requests = Array.from({ length: 40_000 }, () => {
-    const producer = workload.nextPoster();
-    return `/v1/feeds/user/p${producer}/activities\t${JSON.stringify({ actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` })}`;
-  });
-  await writeFile(join(dir, 'requests.tsv'), requests.join('\n') + '\n');
-  // wrk cycles through the posts from a random start, one connection at a time.
-  await writeFile(
-    join(dir, 'posts.lua'),
-    `local requests, next = {}, 0
+async function compare() {
+  const dir = await mkdtemp(join(tmpdir(), 'feedmill-posts-floor-'));
+  await writeFile(join(dir, 'feeds.json'), JSON.stringify({ groups: { user: { kind: 'producer' }, timeline: { kind: 'timeline', model: 'ring', cap: 800 } } }));
+  const standalone = await startStandalone({ dataDir: join(dir, 'data'), env: { FEED_CONFIG: join(dir, 'feeds.json'), SNAPSHOTS: 'off', LOG_LEVEL: 'warn' } });
+  const bare = await startBareServer(join(dir, 'bare.log'));
+  try {
+    const workload = await mediumWorkloadImported(standalone.baseUrl);
+    // Every producer's first post, outside the window (it waits for its feed's key to be written).
+    let first = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (first < workload.profile.producers) {
+          const producer = first++;
+          const answer = await fetch(`${standalone.baseUrl}/v1/feeds/user/p${producer}/activities`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actor: `p${producer}`, verb: 'post', object: 'first' }) });
+          if (answer.status !== 201) throw new Error(`a first post answered ${answer.status}`);
+        }
+      }),
+    );
+    const applied = () => everythingApplied(standalone.baseUrl);
+    await applied();
+    const requests = Array.from({ length: 40_000 }, () => {
+      const producer = workload.nextPoster();
+      return `/v1/feeds/user/p${producer}/activities\t${JSON.stringify({ actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` })}`;
+    });
+    await writeFile(join(dir, 'requests.tsv'), requests.join('\n') + '\n');
+    // wrk cycles through the posts, one connection at a time.
+    await writeFile(
+      join(dir, 'posts.lua'),
+      `local requests, next = {}, 0
 function init(args)
   local file = io.open("${join(dir, 'requests.tsv')}")
   for line in file:lines() do
@@ -119,14 +150,23 @@ function init(args)
 end
 function request() next = next % #requests + 1; return requests[next] end
 `,
-  );
-  for (let round = 1; round <= Number(values.rounds); round++) {
-    const floor = await measure(bare.baseUrl, process.pid);
-    const feedmill = await measure(standalone.baseUrl, standalone.processes[0].child.pid);
-    console.log(JSON.stringify({ round, bare: floor, standalone: feedmill, standaloneOfBare: Math.round((feedmill.postsPerSecond / floor.postsPerSecond) * 100) / 100 }));
+    );
+    for (let round = 1; round <= Number(values.rounds); round++) {
+      const floor = await measure(dir, bare.baseUrl, bare.pid);
+      const feedmill = await measure(dir, standalone.baseUrl, standalone.processes[0].child.pid, applied);
+      console.log(JSON.stringify({ round, bare: floor, standalone: feedmill, standaloneOfBare: Math.round((feedmill.postsPerSecond / floor.postsPerSecond) * 100) / 100 }));
+    }
+  } finally {
+    await bare.stop();
+    await standalone.stop();
+    await rm(dir, { recursive: true, force: true });
   }
-} finally {
-  await bare.stop();
-  await standalone.stop();
-  await rm(dir, { recursive: true, force: true });
+}
+
+if (values.serve) {
+  // The bare server's own process: serves until the parent lets go of it.
+  process.send({ port: await serveBarePosts(values.serve) });
+  process.on('disconnect', () => process.exit(0));
+} else {
+  await compare();
 }

@@ -559,17 +559,20 @@ export class MemoryTimelineStore implements TimelineStore, Snapshottable {
   }
 
   /**
-   * The timeline of each of `readers`, in order (undefined where none is kept): looked up
-   * once per list while no timeline was added or dropped since, then taken as it was. A
-   * timeline a delivery starts (an addressed activity's reader) changes the count, so the
-   * next post looks its list up again.
+   * The timeline of each of `readers`, in order (undefined where none is kept). A frozen
+   * list (fan-out's follower lists) is looked up once while no timeline was added or dropped
+   * since, then taken as it was; a timeline a delivery starts (an addressed activity's reader)
+   * changes the count, so the next post looks its list up again. Any other list is looked up
+   * every time: it could change while kept, and one decoded from a message is never handed
+   * again anyway.
    */
   private timelinesOf(readers: readonly FeedId[]): ReadonlyArray<Materialized | undefined> {
-    const known = this.resolvedReaders.get(readers);
+    const frozen = Object.isFrozen(readers);
+    const known = frozen ? this.resolvedReaders.get(readers) : undefined;
     if (known && known.changes === this.timelinesChanged) return known.timelines;
     const timelines = new Array<Materialized | undefined>(readers.length);
     for (let at = 0; at < readers.length; at++) timelines[at] = this.timelines.get(readers[at]!);
-    this.resolvedReaders.set(readers, { changes: this.timelinesChanged, timelines });
+    if (frozen) this.resolvedReaders.set(readers, { changes: this.timelinesChanged, timelines });
     return timelines;
   }
 

@@ -217,6 +217,18 @@ describe('MemoryTimelineStore, a list of readers handed again', () => {
     await deliver({ kind: 'insert', readers, activity: activityAt('a2', 'user:a', 2) });
     expect((await page('timeline:r2')).map((a) => a.id)).toEqual(['a2', 'a1']);
   });
+
+  it('looks up again a list that is not frozen: the same array changed since reaches its readers of now', async () => {
+    const { deliver, page, follow } = storeOf();
+    await deliver(follow('timeline:r1'));
+    await deliver(follow('timeline:r2'));
+    const readers: FeedId[] = ['timeline:r1'];
+    await deliver({ kind: 'insert', readers, activity: activityAt('a1', 'user:a', 1) });
+    readers[0] = 'timeline:r2';
+    await deliver({ kind: 'insert', readers, activity: activityAt('a2', 'user:a', 2) });
+    expect((await page('timeline:r1')).map((a) => a.id)).toEqual(['a1']);
+    expect((await page('timeline:r2')).map((a) => a.id)).toEqual(['a2']);
+  });
 });
 
 describe('MemoryTimelineStore, notification marks', () => {

@@ -23,6 +23,7 @@ import { parseArgs, promisify } from 'node:util';
 import pidusage from 'pidusage';
 import { startStandalone } from '@feedmill/harness';
 import { everythingApplied, mediumWorkloadImported } from './medium-workload.mjs';
+import { wrkPosts } from './wrk-scripts.mjs';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '64' }, rounds: { type: 'string', default: '2' }, serve: { type: 'string' } } });
 const run = promisify(execFile);
@@ -92,9 +93,9 @@ async function startBareServer(file) {
 }
 
 /** posts/s and CPU µs per post of `pid` under wrk's load against `baseUrl`; with `settled`, also its CPU until that resolves. */
-async function measure(dir, baseUrl, pid, settled) {
+async function measure(script, baseUrl, pid, settled) {
   const before = (await pidusage(pid)).ctime;
-  const { stdout } = await run('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', join(dir, 'posts.lua'), baseUrl], { encoding: 'utf8' });
+  const { stdout } = await run('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', script, baseUrl], { encoding: 'utf8' });
   const after = (await pidusage(pid)).ctime;
   if (settled) await settled();
   const afterSettled = settled ? (await pidusage(pid)).ctime : after;
@@ -131,29 +132,16 @@ async function compare() {
     );
     const applied = () => everythingApplied(standalone.baseUrl);
     await applied();
-    const requests = Array.from({ length: 40_000 }, () => {
-      const producer = workload.nextPoster();
-      return `/v1/feeds/user/p${producer}/activities\t${JSON.stringify({ actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` })}`;
-    });
-    await writeFile(join(dir, 'requests.tsv'), requests.join('\n') + '\n');
-    // wrk cycles through the posts, one connection at a time.
-    await writeFile(
-      join(dir, 'posts.lua'),
-      `local requests, next = {}, 0
-function init(args)
-  local file = io.open("${join(dir, 'requests.tsv')}")
-  for line in file:lines() do
-    local path, body = line:match("^([^\\t]*)\\t(.*)$")
-    requests[#requests + 1] = wrk.format("POST", path, { ["content-type"] = "application/json" }, body)
-  end
-  next = math.random(#requests)
-end
-function request() next = next % #requests + 1; return requests[next] end
-`,
+    const script = await wrkPosts(
+      dir,
+      Array.from({ length: 40_000 }, () => {
+        const producer = workload.nextPoster();
+        return { path: `/v1/feeds/user/p${producer}/activities`, body: JSON.stringify({ actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` }) };
+      }),
     );
     for (let round = 1; round <= Number(values.rounds); round++) {
-      const floor = await measure(dir, bare.baseUrl, bare.pid);
-      const feedmill = await measure(dir, standalone.baseUrl, standalone.processes[0].child.pid, applied);
+      const floor = await measure(script, bare.baseUrl, bare.pid);
+      const feedmill = await measure(script, standalone.baseUrl, standalone.processes[0].child.pid, applied);
       console.log(JSON.stringify({ round, bare: floor, standalone: feedmill, standaloneOfBare: Math.round((feedmill.postsPerSecond / floor.postsPerSecond) * 100) / 100 }));
     }
   } finally {

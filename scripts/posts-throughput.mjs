@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import pidusage from 'pidusage';
 import { startCluster, startNatsServer, startStandalone } from '@feedmill/harness';
 import { mediumWorkloadImported } from './medium-workload.mjs';
+import { wrkPosts } from './wrk-scripts.mjs';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '64' }, warm: { type: 'boolean', default: false }, profile: { type: 'string' }, mode: { type: 'string', default: 'standalone' } },
@@ -41,26 +42,11 @@ try {
     const producer = workload.nextPoster();
     return { path: `/v1/feeds/user/p${producer}/activities`, body: JSON.stringify({ actor: `p${producer}`, verb: 'post', object: `object:${Math.floor(workload.chance() * 1e9)}` }) };
   });
-  // wrk cycles through the posts from a random start, one connection at a time.
-  await writeFile(
-    join(dir, 'posts.lua'),
-    `local requests, next = {}, 0
-function init(args)
-  local file = io.open("${join(dir, 'requests.tsv')}")
-  for line in file:lines() do
-    local path, body = line:match("^([^\\t]*)\\t(.*)$")
-    requests[#requests + 1] = wrk.format("POST", path, { ["content-type"] = "application/json" }, body)
-  end
-  next = math.random(#requests)
-end
-function request() next = next % #requests + 1; return requests[next] end
-`,
-  );
-  await writeFile(join(dir, 'requests.tsv'), requests.map(({ path, body }) => `${path}\t${body}`).join('\n') + '\n');
+  const script = await wrkPosts(dir, requests);
   // User and system CPU milliseconds of each process so far.
   const cpuMs = async () => Object.fromEntries(await Promise.all(deployment.processes.map(async (process) => [process.name, (await pidusage(process.child.pid)).ctime])));
   const cpuBefore = await cpuMs();
-  const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', join(dir, 'posts.lua'), deployment.baseUrl], { encoding: 'utf8' });
+  const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', script, deployment.baseUrl], { encoding: 'utf8' });
   const failed = Number(output.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
   const cpuAfter = await cpuMs();
   const posts = Number(output.match(/(\d+) requests in/)[1]);

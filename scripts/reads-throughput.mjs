@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import pidusage from 'pidusage';
 import { startCluster, startNatsServer, startStandalone } from '@feedmill/harness';
 import { everythingApplied, mediumWorkloadImported } from './medium-workload.mjs';
+import { wrkGets } from './wrk-scripts.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -53,20 +54,9 @@ try {
   // Reading starts once every service has applied every post.
   await everythingApplied(deployment.baseUrl);
   const paths = Array.from({ length: 20_000 }, () => `/v1/feeds/timeline/r${workload.nextReader()}?limit=20`);
-  await writeFile(join(dir, 'paths.txt'), paths.join('\n') + '\n');
-  // wrk cycles through the readers from a random start, one connection at a time.
-  await writeFile(
-    join(dir, 'reads.lua'),
-    `local requests, next = {}, 0
-function init(args)
-  for path in io.lines("${join(dir, 'paths.txt')}") do requests[#requests + 1] = wrk.format("GET", path) end
-  next = math.random(#requests)
-end
-function request() next = next % #requests + 1; return requests[next] end
-`,
-  );
+  const script = await wrkGets(dir, paths);
   const cpuBefore = await cpuMs();
-  const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '--latency', '-s', join(dir, 'reads.lua'), deployment.baseUrl], { encoding: 'utf8' });
+  const output = execFileSync('wrk', ['-t1', `-c${values.connections}`, `-d${values.seconds}s`, '--latency', '-s', script, deployment.baseUrl], { encoding: 'utf8' });
   const cpuAfter = await cpuMs();
   const reads = Number(output.match(/(\d+) requests in/)[1]);
   const latency = (percent) => output.match(new RegExp(`\\s${percent}%\\s+([\\d.]+\\w+)`))?.[1];

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { startStandalone } from '@feedmill/harness';
 import { everythingApplied, mediumWorkloadImported } from './medium-workload.mjs';
+import { wrkGets } from './wrk-scripts.mjs';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '8' }, connections: { type: 'string', default: '16' }, posts: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' } },
@@ -35,20 +36,9 @@ try {
     await everythingApplied(standalone.baseUrl);
   }
   const paths = Array.from({ length: 20_000 }, () => `/v1/feeds/timeline/r${workload.nextReader()}?limit=20`);
-  await writeFile(join(dir, 'paths.txt'), paths.join('\n') + '\n');
-  // wrk cycles through the readers from a random start, one connection at a time.
-  await writeFile(
-    join(dir, 'reads.lua'),
-    `local requests, next = {}, 0
-function init(args)
-  for path in io.lines("${join(dir, 'paths.txt')}") do requests[#requests + 1] = wrk.format("GET", path) end
-  next = math.random(#requests)
-end
-function request() next = next % #requests + 1; return requests[next] end
-`,
-  );
+  const script = await wrkGets(dir, paths);
   const reads = async (baseUrl, over) => {
-    const { stdout } = await run('wrk', ['-t1', `-c${over}`, `-d${values.seconds}s`, '-s', join(dir, 'reads.lua'), baseUrl]);
+    const { stdout } = await run('wrk', ['-t1', `-c${over}`, `-d${values.seconds}s`, '-s', script, baseUrl]);
     const failed = Number(stdout.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
     if (failed > 0) throw new Error(`${failed} reads of ${baseUrl} failed`);
     return Number(stdout.match(/Requests\/sec:\s+([\d.]+)/)[1]);

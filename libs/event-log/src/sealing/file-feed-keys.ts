@@ -139,14 +139,6 @@ export class FileFeedKeyStore implements FeedKeyStore {
   private created = false;
   /** Writes one after another: a rewrite must not lose a key appended meanwhile. */
   private writing: Promise<unknown> = Promise.resolve();
-  /**
-   * New keys waiting for the next append, and that append: keys asked for while another
-   * write is under way share the next one, a write and an fsync for all of them (group
-   * commit). Without it, a burst of first posts from new feeds waited one fsync after another.
-   */
-  private nextAppend: KeyAppend | undefined;
-  /** The append being written, until it is done: a feed whose key it holds waits for it rather than getting a second key. */
-  private appending: KeyAppend | undefined;
 
   private constructor(private readonly dir: string) {}
 
@@ -183,52 +175,24 @@ export class FileFeedKeyStore implements FeedKeyStore {
   }
 
   async currentKeys(feeds: readonly FeedId[]): Promise<Map<FeedId, FeedKey>> {
-    // By feed: an import's request may name thousands of feeds.
+    // By feed: the sealed log asks for every new feed of a batch of appends at once, and an import names up to thousands.
     const made = new Map<FeedId, FeedKey>();
-    let beingWritten: Promise<void> | undefined;
-    for (const feed of feeds) {
-      if (this.current.has(feed) || made.has(feed)) continue;
-      if (this.appending?.keys.has(feed)) beingWritten = this.appending.done;
-      else made.set(feed, this.nextAppend?.keys.get(feed) ?? newFeedKey(feed));
-    }
-    if (made.size === 0 && beingWritten === undefined) return new Map(feeds.map((feed) => [feed, this.current.get(feed)!]));
-    await Promise.all([made.size > 0 ? this.appendSoon(made) : undefined, beingWritten]);
-    // A destroy while the write was under way may have taken the current key of a feed that
-    // had one: asked again, such a feed gets a new key, so that every feed asked for gets one.
-    return this.currentKeys(feeds);
-  }
-
-  /**
-   * Resolves once the keys `made` (by feed) are durable, written with every other key asked
-   * for before that write begins. A feed asked for again meanwhile was given the waiting key
-   * ({@link currentKeys}), so that a feed has one key in a write.
-   */
-  private appendSoon(made: ReadonlyMap<FeedId, FeedKey>): Promise<void> {
-    const waiting = this.nextAppend;
-    if (waiting) {
-      for (const [feed, key] of made) waiting.keys.set(feed, key);
-      return waiting.done;
-    }
-    const batch: KeyAppend = { keys: new Map(made), done: Promise.resolve() };
-    batch.done = this.serially(async () => {
-      // From here on, keys go to the append after this one.
-      this.nextAppend = undefined;
-      this.appending = batch;
-      try {
-        await this.appended([...batch.keys.values()]);
-      } finally {
-        this.appending = undefined;
-      }
-      // Kept in memory as part of the write, before a rewrite queued behind it reads the map.
-      for (const key of batch.keys.values()) {
+    for (const feed of feeds) if (!this.current.has(feed) && !made.has(feed)) made.set(feed, newFeedKey(feed));
+    if (made.size === 0) return new Map(feeds.map((feed) => [feed, this.current.get(feed)!]));
+    const keys = [...made.values()];
+    await this.serially(async () => {
+      await this.appended(keys);
+      // Kept in memory as part of the write, so that a rewrite queued behind it (a destroy) keeps them in the file.
+      for (const key of keys) {
         this.byId.set(key.id, key);
         // Another call may have made a key for the same feed meanwhile: both are kept (both
         // are durable, and an erasure destroys every key of the feed), the first stays current.
         if (!this.current.has(key.feed)) this.current.set(key.feed, key);
       }
     });
-    this.nextAppend = batch;
-    return batch.done;
+    // A destroy while the write was under way may have taken the current key of a feed that
+    // had one: asked again, such a feed gets a new key, so that every feed asked for gets one.
+    return this.currentKeys(feeds);
   }
 
   /**
@@ -319,12 +283,6 @@ export class FileFeedKeyStore implements FeedKeyStore {
     this.writing = next.catch(() => undefined);
     return next;
   }
-}
-
-/** New keys written together, by feed, and the promise of their write. */
-interface KeyAppend {
-  keys: Map<FeedId, FeedKey>;
-  done: Promise<void>;
 }
 
 /** One write of keys as the file holds it: its frame, then a line per key (nothing for none). */

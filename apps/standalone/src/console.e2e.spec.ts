@@ -90,7 +90,10 @@ it('reads a feed page by page, follows, sees a post from another tab arrive live
     await bob.fill('#post-actor', actor);
     await bob.fill('#post-verb', 'like');
     await bob.fill('#post-object', 'photo:sunset');
+    const before = await bob.textContent('#status');
     await bob.click('#post');
+    // One post at a time: two in flight could be taken in either order, and the group names its latest actor first.
+    await bob.locator('#status').filter({ hasText: /^posted /, hasNotText: before ?? '' }).waitFor();
   }
   const likes = alerts.locator('#items li', { hasText: 'like' });
   await likes.filter({ hasText: 'dan, carol' }).waitFor({ timeout: 10_000 });

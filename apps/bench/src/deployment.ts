@@ -131,7 +131,9 @@ export function settledHead(services: readonly ServiceStatus[]): number | undefi
   const status = new Map(services.map((s) => [s.service, s]));
   const head = status.get('fanout')?.counters?.['logHead'];
   if (head === undefined) return undefined;
-  return ['content', 'graph', 'fanout'].every((service) => (status.get(service)?.position ?? -1) >= head) ? head : undefined;
+  // With HTTP workers holding copies of the timelines, every copy has what fan-out delivered.
+  const copiesBehind = status.get('timeline')?.counters?.['replicasBehind'] ?? 0;
+  return copiesBehind === 0 && ['content', 'graph', 'fanout'].every((service) => (status.get(service)?.position ?? -1) >= head) ? head : undefined;
 }
 
 /**

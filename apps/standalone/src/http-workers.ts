@@ -37,7 +37,7 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
   const metrics = new PrimaryMetrics('services');
   const started: { ready: boolean } = { ready: false };
   const statusServer = config.STATUS_PORT === undefined ? undefined : await StatusServer.listen(config.STATUS_PORT, async () => (started.ready ? servicesStatus(client) : { service: 'standalone', ready: false, position: -1 }), metrics);
-  const { app, client, realtimeBus } = await createServicesApp(config);
+  const { app, client, realtimeBus, replicas } = await createServicesApp(config);
   cluster.setupPrimary({ serialization: 'advanced' });
   const workers = new Set<Worker>();
   let stopping = false;
@@ -62,6 +62,7 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
     serveLink(worker, client, () => servicesReady);
     const stopStreaming = serveRealtimeLink(worker, realtimeBus);
     const forgetMetrics = metrics.serve(worker);
+    const forgetCopy = replicas?.serve(worker);
     let listened = false;
     // Answers owed to a worker that died are sent to a closed channel: dropped, as its requests were.
     worker.on('error', (error) => logger.warn(`HTTP worker ${worker.process.pid}: ${error.message}`));
@@ -69,6 +70,7 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
       workers.delete(worker);
       stopStreaming();
       forgetMetrics();
+      forgetCopy?.();
       if (stopping) return;
       if (!listened && signal === null) {
         logger.error(`HTTP worker ${worker.process.pid} exited (${signal ?? code}) before it listened on port ${config.PORT}; stopping`);
@@ -86,6 +88,8 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
   await app.listen();
   servicesReady = true;
   started.ready = true;
+  // Caught up with the log: the workers' copies of the timelines can be sent.
+  replicas?.open();
   reportServicesOnScrape(client);
   await listening;
   logger.log(`standalone on http://127.0.0.1:${config.PORT}, ${config.HTTP_WORKERS} HTTP workers${statusServer ? `, status on port ${statusServer.port}` : ''} (data in ${config.FEEDMILL_DATA_DIR})`);

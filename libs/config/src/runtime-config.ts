@@ -17,6 +17,13 @@ export const runtimeConfigSchema = z.object({
    */
   HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(0),
   /**
+   * Standalone with `HTTP_WORKERS`, memory stores, one timeline partition: where the workers
+   * read `ring` and bucketed timelines. `copy`: each worker holds a copy of the timelines,
+   * kept by the services' process, and reads its own (a follow or unfollow answers once
+   * every copy has it). `services`: every read is a call to the services' process.
+   */
+  HTTP_WORKER_READS: z.enum(['copy', 'services']).default('copy'),
+  /**
    * Services (content, graph, timeline, fan-out) only: an HTTP port answering `/healthz`
    * (the process runs) and `/readyz` (200 once the service has caught up with the log, 503
    * before that and from the moment it starts to stop), for Kubernetes probes. Unset, the

@@ -6,3 +6,8 @@ export { FixedPartitions, PARTITION_OWNERSHIP } from './partition-ownership.js';
 export type { PartitionOwnership, PartitionHandlers } from './partition-ownership.js';
 export { LeasedPartitions } from './leased-partitions.js';
 export type { Lease, LeaseBoard, LeasedPartitionsOptions } from './leased-partitions.js';
+export { TimelineReplicas, TIMELINE_REPLICAS } from './replicas/timeline-replicas.js';
+export { TimelineCopy, CopyReadingClient } from './replicas/timeline-copy.js';
+export type { CopiedStore } from './replicas/timeline-replicas.js';
+export { isReplicaMessage } from './replicas/replica-messages.js';
+export type { ReplicaMessage } from './replicas/replica-messages.js';

@@ -3,6 +3,7 @@ import { TimelineMessageController } from './timeline.message.controller.js';
 import { TimelineService } from './timeline.service.js';
 import { PARTITION_OWNERSHIP, type PartitionOwnership } from './partition-ownership.js';
 import { READER_RETRY_POLICY, type ReaderRetryPolicy } from './reader-isolation/reader-isolation.js';
+import { TIMELINE_REPLICAS, type TimelineReplicas } from './replicas/timeline-replicas.js';
 
 /** What a timeline process may be given beside its defaults. */
 export interface TimelineModuleOptions {
@@ -13,6 +14,8 @@ export interface TimelineModuleOptions {
   ownership?: PartitionOwnership;
   /** The retry policy for a reader's failing deliveries (tests shorten it). @defaultValue timeline's own */
   readerRetry?: ReaderRetryPolicy;
+  /** Copies of the timelines that HTTP workers hold, kept by this process (one partition, memory stores). */
+  replicas?: TimelineReplicas;
 }
 
 @Module({
@@ -25,6 +28,7 @@ export class TimelineModule {
     const providers: Provider[] = [];
     if (options.ownership) providers.push({ provide: PARTITION_OWNERSHIP, useValue: options.ownership });
     if (options.readerRetry) providers.push({ provide: READER_RETRY_POLICY, useValue: options.readerRetry });
+    if (options.replicas) providers.push({ provide: TIMELINE_REPLICAS, useValue: options.replicas });
     return { module: TimelineModule, providers };
   }
 

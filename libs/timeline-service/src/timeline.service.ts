@@ -53,6 +53,7 @@ import { TimelineRebuild } from './timeline-rebuild.js';
 import { scrapeSources, type TimelineHoldings } from '@feedmill/observability';
 import { ReaderDeadLetters } from './reader-isolation/reader-dead-letters.js';
 import { READER_RETRY_POLICY, ReaderIsolation, type ReaderRetryPolicy } from './reader-isolation/reader-isolation.js';
+import { TIMELINE_REPLICAS, type CopiedStore, type TimelineReplicas } from './replicas/timeline-replicas.js';
 
 interface PositionWaiter {
   position: number;
@@ -124,6 +125,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     @Optional() @Inject(PARTITION_OWNERSHIP) ownership?: PartitionOwnership | null,
     @Optional() @Inject(REALTIME_BUS) bus?: RealtimeBus | null,
     @Optional() @Inject(REALTIME_OPTIONS) realtime?: RealtimeOptions,
+    @Optional() @Inject(TIMELINE_REPLICAS) private readonly replicas?: TimelineReplicas | null,
   ) {
     this.readerDeadLetters = new ReaderDeadLetters(log);
     // A process that stops answers what it holds within the shutdown grace: a wait for the
@@ -145,6 +147,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
           if (held) held.store = store;
         }
         this.groups = rebuilt.groups;
+        this.replicas?.startOver();
       },
       this.partitioning,
       () => this.heldPartitions(),
@@ -153,6 +156,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
 
   async onModuleInit(): Promise<void> {
     if (!this.partitioning.partitioned) await this.open(0);
+    if (this.replicas) {
+      if (this.partitioning.partitioned) throw new Error('copies of the timelines in HTTP workers need the timelines in one partition');
+      this.replicas.bind(() => this.held.get(0)?.store as CopiedStore | undefined);
+    }
     this.unscraped.push(
       scrapeSources.timelines.add(() => this.holdings()),
       scrapeSources.rebuilds.add(() => this.rebuild.status()),
@@ -364,8 +371,11 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     let reply: DeliverReply;
     try {
       reply = await held.store.deliver(request);
+      if (reply.applied) this.replicas?.applied(request);
     } catch (failure) {
       reply = await held.readers.deliverReaderByReader(held.store, request, failure);
+      // Applied reader by reader, some of it perhaps not at all: the copies start over from the store.
+      this.replicas?.startOver();
     }
     if (reply.applied) {
       this.reached(held, reply.position);
@@ -390,6 +400,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   private async reachHeld(held: HeldPartition, position: number, timeoutMs: number): Promise<{ reached: boolean; position: number }> {
+    const startedAt = Date.now();
     // Waiting before looking: a delivery applied while the position is read still wakes it.
     let waiter!: PositionWaiter;
     const reached = new Promise<boolean>((resolve) => {
@@ -398,7 +409,10 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     });
     if (this.subjectServer?.stopping.aborted) this.stopWaiting(held, waiter, false);
     else if ((await held.store.position()) >= position) this.stopWaiting(held, waiter, true);
-    return { reached: await reached, position: await held.store.position() };
+    const own = await reached;
+    // The copies in HTTP workers too, whose pages a reader may be served next.
+    const copied = own && this.replicas ? await this.replicas.reach(position, Math.max(0, startedAt + timeoutMs - Date.now())) : true;
+    return { reached: own && copied, position: await held.store.position() };
   }
 
   private endWaits(): void {
@@ -607,7 +621,9 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     if (this.stores.sharedTimelines && partition !== 0) Object.assign(counters, { timelines: 0, entries: 0 });
     // The streams are the process's, not a partition's: counted once, with its first partition.
     const streams = this.realtime && partition === this.heldPartitions()[0] ? this.realtime.counters() : {};
-    return { service: 'timeline', ready: caughtUp, position: await store.position(), counters: { ...counters, ...streams, feedsQueried, readerDeadLettered: readers.deadLettered } };
+    const position = await store.position();
+    const copies: Record<string, number> = this.replicas ? { replicas: this.replicas.count, replicasBehind: this.replicas.behind(position) } : {};
+    return { service: 'timeline', ready: caughtUp, position, counters: { ...counters, ...streams, ...copies, feedsQueried, readerDeadLettered: readers.deadLettered } };
   }
 
   /**

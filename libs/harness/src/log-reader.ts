@@ -19,7 +19,9 @@ export async function waitUntilSettled(api: FeedClient, timeoutMs = 30_000, inte
       if (!ready) return undefined;
       const positions = new Map(services.map((s) => [s.service, s.position]));
       const head = positions.get('content')!;
-      return positions.get('fanout') === head && positions.get('graph') === head ? head : undefined;
+      // HTTP workers' copies of the timelines (HTTP_WORKER_READS=copy) have what fan-out delivered.
+      const copiesBehind = services.find((s) => s.service === 'timeline')?.counters?.['replicasBehind'] ?? 0;
+      return copiesBehind === 0 && positions.get('fanout') === head && positions.get('graph') === head ? head : undefined;
     },
     { timeoutMs, intervalMs, what: 'fan-out to catch up with the log' },
   );

@@ -189,6 +189,7 @@ export class TimelineReplicas {
 }
 
 /** A store's snapshot taken in one step. */
+// eslint-disable-next-line require-yield -- the steps of a store that takes its snapshot in one turn
 function* onlyStep(store: Snapshottable): SnapshotSteps {
   return store.takeSnapshot();
 }

@@ -1,0 +1,171 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { FeedGroups } from '@feedmill/config';
+import { feedConfigSchema, subjects, type Activity, type DeliverRequest, type FeedConfig, type FeedId } from '@feedmill/contracts';
+import type { EventLog } from '@feedmill/event-log';
+import { stubServiceClient, waitFor } from '@feedmill/harness';
+import { memoryStores } from '@feedmill/runtime';
+import { MemoryTimelineStore } from '@feedmill/stores';
+import type { MessageLink } from '@feedmill/transport';
+import { TimelineService } from '../timeline.service.js';
+import { isReplicaMessage, type ReplicaMessage } from './replica-messages.js';
+import { CopyReadingClient, TimelineCopy } from './timeline-copy.js';
+import { TimelineReplicas } from './timeline-replicas.js';
+
+/**
+ * The services' process (a real timeline service on a memory store, with its replicas) and
+ * an HTTP worker's copy, joined by a channel that carries messages as a `node:cluster` IPC
+ * channel does: one after another, each in a later turn, as a copy (structured clone).
+ */
+const config: FeedConfig = feedConfigSchema.parse({
+  groups: {
+    user: { kind: 'producer' },
+    timeline: { kind: 'timeline', model: 'ring', cap: 800 },
+    cached: { kind: 'timeline', model: 'cache', cap: 800 },
+  },
+});
+const groups = new FeedGroups(config);
+const reader = 'timeline:r' as FeedId;
+const author = 'user:a' as FeedId;
+const activity = (n: number): Activity => ({ id: `a${n}`, feed: author, actor: 'a', verb: 'post', object: `note:${n}`, time: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() });
+const followed: DeliverRequest['deliveries'][number] = { kind: 'follow', reader, target: author, recent: [], exhausted: true };
+const posted = (n: number): DeliverRequest['deliveries'][number] => ({ kind: 'insert', readers: [reader], activity: activity(n) });
+
+/** Two ends of a channel; `sent` is what each end sent, `holding` stops an end's messages from arriving until `release`. */
+function channel() {
+  const end = () => ({ listeners: [] as Array<(message: unknown) => void>, sent: [] as unknown[], holding: false, held: [] as unknown[] });
+  const [a, b] = [end(), end()];
+  const link = (self: ReturnType<typeof end>, other: ReturnType<typeof end>): MessageLink => ({
+    send: (message) => {
+      self.sent.push(message);
+      const copy = structuredClone(message);
+      if (self.holding) self.held.push(copy);
+      else setImmediate(() => other.listeners.forEach((listener) => listener(copy)));
+    },
+    on: (_event, listener) => self.listeners.push(listener),
+  });
+  const release = (self: ReturnType<typeof end>, other: ReturnType<typeof end>) => {
+    self.holding = false;
+    for (const message of self.held.splice(0)) other.listeners.forEach((listener) => listener(message));
+  };
+  return { primary: link(a, b), worker: link(b, a), primaryEnd: a, workerEnd: b, releaseWorker: () => release(b, a) };
+}
+
+const replicaMessages = (sent: unknown[], kind: ReplicaMessage['replica']) => sent.filter((m) => isReplicaMessage(m) && m.replica === kind);
+
+let store: MemoryTimelineStore;
+let replicas: TimelineReplicas;
+let timeline: TimelineService;
+let links: ReturnType<typeof channel>;
+let copy: TimelineCopy;
+let position: number;
+
+/** Delivers as fan-out does: each batch starts where the last ended. */
+async function deliver(...deliveries: DeliverRequest['deliveries']): Promise<number> {
+  const reply = await timeline.deliver({ after: position, position: position + 1, deliveries });
+  expect(reply.applied).toBe(true);
+  return (position = reply.position);
+}
+
+const newTimelineStore = () => new MemoryTimelineStore((feed) => groups.timelinePolicyOf(feed), undefined, groups.fingerprint);
+const pageIds = async (read: Promise<{ items: Activity[] }>) => (await read).items.map((a) => a.id);
+
+beforeEach(async () => {
+  position = 0;
+  store = newTimelineStore();
+  replicas = new TimelineReplicas();
+  // The stub answers nothing: a read of embedded ring entries asks the other services for nothing.
+  timeline = new TimelineService(stubServiceClient({}), groups, null as unknown as EventLog, { ...memoryStores, timeline: async () => store }, () => config, undefined, undefined, undefined, undefined, undefined, undefined, replicas);
+  await timeline.onModuleInit();
+  links = channel();
+  replicas.serve(links.primary);
+  copy = new TimelineCopy(links.worker, stubServiceClient({}), () => config);
+});
+afterEach(() => timeline.onModuleDestroy());
+
+it('starts from a snapshot of the timelines once they are open, then applies every batch the service applies, and reads as the service does', async () => {
+  await deliver(followed, posted(1));
+  copy.join();
+  await nextTurn();
+  await nextTurn();
+  // Not open yet (the services are catching up): no snapshot, no reads here.
+  expect(replicaMessages(links.primaryEnd.sent, 'snapshot')).toHaveLength(0);
+  expect(copy.answers(reader)).toBe(false);
+
+  replicas.open();
+  await waitFor(async () => (await copy.position()) === 1 || undefined, { what: 'the copy to restore' });
+  for (let n = 2; n <= 5; n++) await deliver(posted(n));
+  await waitFor(async () => (await copy.position()) === 5 || undefined, { what: 'the copy to apply the batches' });
+  expect(copy.answers(reader)).toBe(true);
+  expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(['a5', 'a4', 'a3', 'a2', 'a1']);
+  expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(await pageIds(timeline.read({ feed: reader, limit: 10 })));
+  expect(replicaMessages(links.primaryEnd.sent, 'snapshot')).toHaveLength(1);
+  // Batches of one turn travel as one message.
+  expect(replicaMessages(links.primaryEnd.sent, 'deliver').length).toBeLessThanOrEqual(4);
+});
+
+it('answers a wait for a position only once the copy has it, and says not reached when the copy does not answer in time', async () => {
+  replicas.open();
+  copy.join();
+  await waitFor(async () => (await copy.position()) === 0 || undefined, { what: 'the copy to restore' });
+  await waitFor(() => replicas.behind(0) === 0 || undefined, { what: 'the copy to say where it stands' });
+
+  links.workerEnd.holding = true;
+  const at = await deliver(followed, posted(1));
+  expect(await timeline.reach(at, 200)).toEqual({ reached: false, position: at });
+  expect((await timeline.status()).counters).toMatchObject({ replicas: 1, replicasBehind: 1 });
+
+  const waiting = timeline.reach(at, 5_000);
+  links.releaseWorker();
+  expect(await waiting).toEqual({ reached: true, position: at });
+  expect((await timeline.status()).counters).toMatchObject({ replicas: 1, replicasBehind: 0 });
+});
+
+it('skips a batch its snapshot holds, and starts over from a new snapshot when a batch would leave a gap or the service asks', async () => {
+  replicas.open();
+  await deliver(followed);
+  copy.join();
+  await waitFor(async () => (await copy.position()) === 1 || undefined, { what: 'the copy to restore' });
+
+  // Announced after the snapshot (its caller resumed late): already in the copy.
+  replicas.applied({ after: 0, position: 1, deliveries: [followed] });
+  await deliver(posted(1));
+  await waitFor(async () => (await copy.position()) === 2 || undefined, { what: 'the next batch' });
+  expect(replicaMessages(links.workerEnd.sent, 'join')).toHaveLength(1);
+
+  // A batch from beyond where the copy stands: one was lost on the way.
+  replicas.applied({ after: 7, position: 8, deliveries: [posted(8)] });
+  await waitFor(() => replicaMessages(links.primaryEnd.sent, 'snapshot').length === 2 || undefined, { what: 'a second snapshot' });
+  await waitFor(async () => (await copy.position()) === 2 || undefined, { what: 'the copy to restore again' });
+  expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(['a1']);
+
+  // The service's store replaced (a rebuild): the copy takes the new one whole.
+  const rebuilt = newTimelineStore();
+  await rebuilt.deliver({ after: 0, position: 3, deliveries: [followed, posted(1), posted(2)] });
+  replicas.bind(() => rebuilt);
+  replicas.startOver();
+  await waitFor(async () => (await copy.position()) === 3 || undefined, { what: 'the copy of the rebuilt store' });
+  expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(['a2', 'a1']);
+});
+
+it('leaves to the services the reads of timelines whose reads change them (a cache) and every other request', async () => {
+  const asked: string[] = [];
+  const services = stubServiceClient({
+    [subjects.timeline.read]: async (request) => {
+      asked.push(`${subjects.timeline.read} ${request.feed}`);
+      return { items: [], next: null, newest: null };
+    },
+  });
+  const reading = new CopyReadingClient(services, copy);
+  replicas.open();
+  await deliver(followed, posted(1));
+  // Before the copy is in, every read goes to the services.
+  await reading.requestPage(subjects.timeline.read, { feed: reader, limit: 10 });
+  copy.join();
+  await waitFor(async () => (await copy.position()) === 1 || undefined, { what: 'the copy to restore' });
+
+  const page = await reading.requestPage(subjects.timeline.read, { feed: reader, limit: 10 });
+  expect(JSON.parse(`[${page.itemsJson}]`).map((a: Activity) => a.id)).toEqual(['a1']);
+  await reading.requestPage(subjects.timeline.read, { feed: 'cached:r' as FeedId, limit: 10 });
+  await reading.request(subjects.timeline.read, { feed: reader, limit: 10 }, { partition: 0 });
+  expect(asked).toEqual([`${subjects.timeline.read} ${reader}`, `${subjects.timeline.read} cached:r`, `${subjects.timeline.read} ${reader}`]);
+});

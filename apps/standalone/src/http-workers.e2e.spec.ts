@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -44,7 +45,62 @@ async function postSome(api: FeedClient, count: number): Promise<string[]> {
   return ids;
 }
 
+/**
+ * A reader's page on a connection of its own (the cluster hands each new connection to the
+ * next worker), or on one of `agent`'s kept-alive connections.
+ */
+function pageOnNewConnection(baseUrl: string, feed: string, agent?: http.Agent): Promise<string[]> {
+  const [group, id] = feed.split(':');
+  return new Promise((resolve, reject) => {
+    const options = agent ? { agent } : { agent: false, headers: { connection: 'close' } };
+    const request = http.get(`${baseUrl}/v1/feeds/${group}/${id}?limit=25`, options, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => (response.statusCode === 200 ? resolve((JSON.parse(body) as { items: Array<{ id: string }> }).items.map((a) => a.id)) : reject(new Error(`${response.statusCode}: ${body}`))));
+    });
+    request.on('error', reject);
+    request.setTimeout(5_000, () => request.destroy(new Error(`no answer from ${baseUrl} in 5 s`)));
+  });
+}
+
 describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
+  test('each worker reads timelines from its copy, which has a follow and an unfollow by the time they answer', async () => {
+    const { baseUrl } = await start();
+    const api = new FeedClient(baseUrl);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.unshift((await api.post('user:writer', { actor: 'writer', verb: 'post', object: `note:${i}` })).body.id);
+    const readEverywhere = () => Promise.all(Array.from({ length: 4 * HTTP_WORKERS }, () => pageOnNewConnection(baseUrl, 'timeline:reader')));
+
+    // The follow brings the writer's history into the timeline: every worker's copy has it once the follow answered.
+    expect((await api.follow('timeline:reader', 'user:writer')).status).toBe(204);
+    expect(await readEverywhere()).toEqual(Array.from({ length: 4 * HTTP_WORKERS }, () => ids));
+    expect((await api.unfollow('timeline:reader', 'user:writer')).status).toBe(204);
+    expect(await readEverywhere()).toEqual(Array.from({ length: 4 * HTTP_WORKERS }, () => []));
+    expect(await api.counters('timeline')).toMatchObject({ replicas: HTTP_WORKERS, replicasBehind: 0 });
+  });
+
+  test('the workers answer timeline reads from their copies while the services’ process is paused', async () => {
+    const { baseUrl, processes } = await start();
+    const api = new FeedClient(baseUrl);
+    const ids = await postSome(api, 3);
+    await waitUntilSettled(api);
+    // Connections opened before the pause, on both workers: the primary, paused, accepts no new one.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 2 * HTTP_WORKERS });
+    const readOnEach = () => Promise.all(Array.from({ length: 2 * HTTP_WORKERS }, () => pageOnNewConnection(baseUrl, 'timeline:reader', agent)));
+    try {
+      expect(await readOnEach()).toEqual(Array.from({ length: 2 * HTTP_WORKERS }, () => ids));
+      process.kill(processes[0]!.child.pid!, 'SIGSTOP');
+      try {
+        expect(await readOnEach()).toEqual(Array.from({ length: 2 * HTTP_WORKERS }, () => ids));
+      } finally {
+        process.kill(processes[0]!.child.pid!, 'SIGCONT');
+      }
+    } finally {
+      agent.destroy();
+    }
+  });
+
   test('answers from its workers: their own validation errors, and the services’ errors through the link', async () => {
     const { baseUrl, processes } = await start();
     expect(childProcessesOf(processes[0]!.child.pid!)).toHaveLength(HTTP_WORKERS);

@@ -1,22 +1,27 @@
 import { Logger } from '@nestjs/common';
 import { FeedGroups } from '@feedmill/config';
-import { subjects, type DeliverRequest, type FeedConfig, type FeedId, type ReadTimelineRequest, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
+import { subjects, type FeedConfig, type FeedId, type ReadTimelineRequest, type ReplyOf, type RequestOf, type Subject } from '@feedmill/contracts';
 import type { EventLog } from '@feedmill/event-log';
 import { memoryStores } from '@feedmill/runtime';
 import { MemoryTimelineStore, type SnapshotState } from '@feedmill/stores';
 import { writeHeldPage, type MessageLink, type PageSubject, type PartitionRoute, type ServiceClient, type WrittenPage } from '@feedmill/transport';
 import { TimelineService } from '../timeline.service.js';
-import { isReplicaMessage, type ReplicaMessage } from './replica-messages.js';
+import { fromCopied, isReplicaMessage, type CopiedRequest, type ReaderLists, type ReplicaMessage } from './replica-messages.js';
 
 /**
- * Models whose pages come from the timeline alone, and whose reads change nothing that
- * fan-out decides by (a `hybrid` timeline counts its reads, a `cache` is built and dropped
- * by them): a copy answers their reads as the original would.
+ * Models whose reads a copy answers as the original would: those whose pages come from the
+ * timeline (`ring`, the buckets) and `cache`, which the copy builds from the pull path (the
+ * services, as of at least where the copy stands) at a reader's first read and keeps by
+ * the batches it receives, as the original does. Not `pull`, whose every read is a pull
+ * from the services anyway, nor `hybrid`, whose reads decide, in the store that counts
+ * them, which edges are pushed.
  */
-const COPIED_MODELS = new Set(['ring', 'time-buckets', 'size-buckets']);
+const COPIED_MODELS = new Set(['ring', 'time-buckets', 'size-buckets', 'cache']);
 
 interface Copy {
   groups: FeedGroups;
+  /** The lists of readers received since the snapshot (see `CopiedDelivery`). */
+  lists: ReaderLists;
   store: MemoryTimelineStore;
   /** Reads the copy as the timeline service reads its own store (hydration, hidden entries, access). */
   service: TimelineService;
@@ -26,8 +31,8 @@ interface Copy {
  * An HTTP worker's copy of the memory timelines of the process it calls (see
  * `TimelineReplicas`): it asks for them once, restores the snapshot it is sent, then applies
  * every batch of deliveries that process applied, in order, and says where it stands after
- * each message. Reads of `ring` and bucketed timelines are answered from it; anything else,
- * and every read until the first snapshot is in, goes to the services.
+ * each message. Reads of `ring`, bucketed and `cache` timelines are answered from it;
+ * anything else, and every read until the first snapshot is in, goes to the services.
  */
 export class TimelineCopy {
   private readonly logger = new Logger('timeline-copy');
@@ -84,7 +89,7 @@ export class TimelineCopy {
     const service = new TimelineService(this.client, groups, null as unknown as EventLog, { ...memoryStores, timeline: async () => store }, () => config);
     await service.onModuleInit();
     const previous = this.copy;
-    this.copy = { groups, store, service };
+    this.copy = { groups, lists: new Map(), store, service };
     await previous?.service.onModuleDestroy();
     this.applied(state.position);
   }
@@ -94,10 +99,11 @@ export class TimelineCopy {
    * `TimelineReplicas.copyTo`); one that starts after it means a batch was lost: the copy
    * starts over.
    */
-  private async apply(requests: readonly DeliverRequest[]): Promise<void> {
+  private async apply(requests: readonly CopiedRequest[]): Promise<void> {
     const copy = this.copy;
     if (!copy) return;
-    for (const request of requests) {
+    for (const copied of requests) {
+      const request = fromCopied(copied, copy.lists);
       const reply = await copy.service.deliver(request);
       if (!reply.applied && request.after > reply.position) throw new Error(`a batch from position ${request.after} came to a copy at ${reply.position}`);
     }

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { DeliverRequest } from '@feedmill/contracts';
 import type { Snapshottable, SnapshotSteps, TimelineStore } from '@feedmill/stores';
 import type { MessageLink } from '@feedmill/transport';
-import { isReplicaMessage, type ReplicaMessage } from './replica-messages.js';
+import { isReplicaMessage, toCopied, type ReaderLists, type ReplicaMessage } from './replica-messages.js';
 
 /** Injection token for the {@link TimelineReplicas} of a standalone whose HTTP workers hold copies of the timelines. */
 export const TIMELINE_REPLICAS = Symbol('TimelineReplicas');
@@ -23,6 +23,8 @@ interface Replica {
   position: number;
   /** Batches applied this turn, sent together at its end. */
   pending: DeliverRequest[];
+  /** The lists of readers sent to it since its snapshot (see `CopiedDelivery`). */
+  lists: ReaderLists;
 }
 
 interface PositionWaiter {
@@ -56,7 +58,7 @@ export class TimelineReplicas {
    * forgets it, for when the worker is gone.
    */
   serve(link: MessageLink): () => void {
-    const replica: Replica = { link, asked: false, copying: false, joined: false, position: 0, pending: [] };
+    const replica: Replica = { link, asked: false, copying: false, joined: false, position: 0, pending: [], lists: new Map() };
     this.replicas.add(replica);
     link.on('message', (message) => {
       if (!isReplicaMessage(message)) return;
@@ -154,6 +156,7 @@ export class TimelineReplicas {
         if (step.done) {
           replica.joined = true;
           replica.pending = [];
+          replica.lists = new Map();
           replica.link.send({ replica: 'snapshot', state: step.value } satisfies ReplicaMessage);
           this.logger.log(`sent a worker the timelines as of position ${step.value.position} (${step.value.payload.byteLength} bytes)`);
           return;
@@ -171,7 +174,7 @@ export class TimelineReplicas {
     this.flushing = false;
     for (const replica of this.replicas) {
       if (replica.pending.length === 0) continue;
-      const requests = replica.pending;
+      const requests = replica.pending.map((request) => toCopied(request, replica.lists));
       replica.pending = [];
       replica.link.send({ replica: 'deliver', requests } satisfies ReplicaMessage);
     }

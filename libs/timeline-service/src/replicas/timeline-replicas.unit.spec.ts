@@ -21,6 +21,7 @@ const config: FeedConfig = feedConfigSchema.parse({
     user: { kind: 'producer' },
     timeline: { kind: 'timeline', model: 'ring', cap: 800 },
     cached: { kind: 'timeline', model: 'cache', cap: 800 },
+    mixed: { kind: 'timeline', model: 'hybrid', cap: 800 },
   },
 });
 const groups = new FeedGroups(config);
@@ -147,7 +148,7 @@ it('skips a batch its snapshot holds, and starts over from a new snapshot when a
   expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(['a2', 'a1']);
 });
 
-it('leaves to the services the reads of timelines whose reads change them (a cache) and every other request', async () => {
+it('leaves to the services the reads of timelines whose reads decide what is pushed (hybrid), those routed to a partition, and every read before the copy is in', async () => {
   const asked: string[] = [];
   const services = stubServiceClient({
     [subjects.timeline.read]: async (request) => {
@@ -158,14 +159,48 @@ it('leaves to the services the reads of timelines whose reads change them (a cac
   const reading = new CopyReadingClient(services, copy);
   replicas.open();
   await deliver(followed, posted(1));
-  // Before the copy is in, every read goes to the services.
   await reading.requestPage(subjects.timeline.read, { feed: reader, limit: 10 });
   copy.join();
   await waitFor(async () => (await copy.position()) === 1 || undefined, { what: 'the copy to restore' });
 
   const page = await reading.requestPage(subjects.timeline.read, { feed: reader, limit: 10 });
   expect(JSON.parse(`[${page.itemsJson}]`).map((a: Activity) => a.id)).toEqual(['a1']);
-  await reading.requestPage(subjects.timeline.read, { feed: 'cached:r' as FeedId, limit: 10 });
+  expect(copy.answers('cached:r' as FeedId)).toBe(true);
+  await reading.requestPage(subjects.timeline.read, { feed: 'mixed:r' as FeedId, limit: 10 });
   await reading.request(subjects.timeline.read, { feed: reader, limit: 10 }, { partition: 0 });
-  expect(asked).toEqual([`${subjects.timeline.read} ${reader}`, `${subjects.timeline.read} cached:r`, `${subjects.timeline.read} ${reader}`]);
+  expect(asked).toEqual([`${subjects.timeline.read} ${reader}`, `${subjects.timeline.read} mixed:r`, `${subjects.timeline.read} ${reader}`]);
+});
+
+it('builds a cache from the services at its first read, as of at least where the copy stands, then keeps it from the batches', async () => {
+  const pulls: string[] = [];
+  const older = activity(0);
+  const services = stubServiceClient({
+    [subjects.graph.edgeBounds]: async (request) => {
+      pulls.push(`${subjects.graph.edgeBounds} atLeast=${request.atLeast}`);
+      return { bounds: [] };
+    },
+    [subjects.graph.following]: async (request) => {
+      pulls.push(`${subjects.graph.following} atLeast=${request.atLeast}`);
+      return { items: [author], next: null };
+    },
+    [subjects.content.recent]: async (request) => {
+      pulls.push(`${subjects.content.recent} atLeast=${request.atLeast}`);
+      return { items: [older], next: null, newest: null };
+    },
+  });
+  copy = new TimelineCopy(links.worker, services, () => config);
+  replicas.open();
+  const cachedReader = 'cached:r' as FeedId;
+  await deliver({ kind: 'follow', reader: cachedReader, target: author, recent: [], exhausted: true });
+  copy.join();
+  await waitFor(async () => (await copy.position()) === 1 || undefined, { what: 'the copy to restore' });
+
+  expect(await pageIds(copy.read({ feed: cachedReader, limit: 10 }))).toEqual(['a0']);
+  expect(pulls.length).toBeGreaterThanOrEqual(3);
+  expect(pulls.every((line) => line.endsWith('atLeast=1'))).toBe(true);
+  await deliver({ kind: 'insert', readers: [cachedReader], activity: activity(1) });
+  await waitFor(async () => (await copy.position()) === 2 || undefined, { what: 'the batch' });
+  const pulled = pulls.length;
+  expect(await pageIds(copy.read({ feed: cachedReader, limit: 10 }))).toEqual(['a1', 'a0']);
+  expect(pulls).toHaveLength(pulled);
 });

@@ -12,8 +12,9 @@ export const runtimeConfigSchema = z.object({
    * Standalone only: processes that answer HTTP in front of the one holding the log, the
    * stores and the services (`node:cluster` workers), so that HTTP parsing and writing use
    * other cores than the services. 0 (the default) answers HTTP in the services' own
-   * process: on two cores that serves more, and sooner, than workers do (see the README's
-   * Performance section); workers are for machines with cores to spare.
+   * process: on two cores that takes more posts than workers do (see the README's
+   * Performance section); workers, with their copies of the timelines, serve more reads and
+   * are for read-heavy deployments with cores to spare.
    */
   HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(0),
   /**

@@ -88,8 +88,6 @@ export async function runServicesPrimary(config: RuntimeConfig): Promise<void> {
   await app.listen();
   servicesReady = true;
   started.ready = true;
-  // Caught up with the log: the workers' copies of the timelines can be sent.
-  replicas?.open();
   reportServicesOnScrape(client);
   await listening;
   logger.log(`standalone on http://127.0.0.1:${config.PORT}, ${config.HTTP_WORKERS} HTTP workers${statusServer ? `, status on port ${statusServer.port}` : ''} (data in ${config.FEEDMILL_DATA_DIR})`);

@@ -55,11 +55,14 @@ it('gathers the services process and every HTTP worker, each labelled, on the st
   expect(scraped.sum('feedmill_http_request_duration_seconds_count', reads)).toBe(READS);
   expect(scraped.labelValues('feedmill_http_request_duration_seconds_count', 'worker')).toEqual(['http-1', 'http-2']);
   expect(scraped.sum('feedmill_http_request_duration_seconds_count', { route: '/v1/feeds/:group/:id/activities', status: '201' })).toBe(POSTS);
-  // The services' process holds the log and the timelines.
+  // The services' process holds the log.
   expect(scraped.sum('feedmill_log_append_events_sum', { log: 'file', worker: 'services' })).toBe(POSTS + 1);
   // Appends that arrive one by one each have a group commit of their own; snapshots are not in the log.
   expect(scraped.sum('feedmill_file_log_group_commit_appends_sum', { worker: 'services' })).toBe(POSTS + 1);
-  expect(scraped.sum('feedmill_timeline_entries', { worker: 'services' })).toBe(POSTS);
+  // The reader's timeline (a `cache`) is built where it is read: in each worker's copy of the timelines.
+  expect(scraped.sum('feedmill_timeline_entries', { worker: 'http-1' })).toBe(POSTS);
+  expect(scraped.sum('feedmill_timeline_entries', { worker: 'http-2' })).toBe(POSTS);
+  expect(scraped.sum('feedmill_timeline_entries', { worker: 'services' })).toBe(0);
   expect(scraped.sum('feedmill_service_ready', { worker: 'services' })).toBe(4);
   expect(scraped.sum('feedmill_fanout_lag_events')).toBe(0);
 });

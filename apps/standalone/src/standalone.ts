@@ -98,7 +98,7 @@ export async function createHttpWorkerApp(config: RuntimeConfig): Promise<NestFa
   const services = new LinkedServiceClient(link);
   let client: ServiceClient = services;
   if (timelinesCopied(config)) {
-    const copy = new TimelineCopy(link, services, () => loadFeedConfig(config.FEED_CONFIG));
+    const copy = new TimelineCopy(link, services);
     copy.join();
     client = new CopyReadingClient(services, copy);
   }

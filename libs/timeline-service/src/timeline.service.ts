@@ -158,7 +158,11 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     if (!this.partitioning.partitioned) await this.open(0);
     if (this.replicas) {
       if (this.partitioning.partitioned) throw new Error('copies of the timelines in HTTP workers need the timelines in one partition');
-      this.replicas.bind(() => this.held.get(0)?.store as CopiedStore | undefined);
+      // Copied once caught up with the log: until then its reads wait (see readPageIn), and a copy's would not.
+      this.replicas.bind(() => {
+        const held = this.held.get(0);
+        return held?.caughtUp ? { store: held.store as CopiedStore, config: this.groups.config } : undefined;
+      });
     }
     this.unscraped.push(
       scrapeSources.timelines.add(() => this.holdings()),
@@ -368,15 +372,24 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
 
   private async deliverIn(partition: number, request: DeliverRequest): Promise<DeliverReply> {
     const held = this.heldPartition(partition);
+    const store = held.store;
     let reply: DeliverReply;
     try {
-      reply = await held.store.deliver(request);
-      if (reply.applied) this.replicas?.applied(request);
+      reply = await store.deliver(request);
     } catch (failure) {
-      reply = await held.readers.deliverReaderByReader(held.store, request, failure);
-      // Applied reader by reader, some of it perhaps not at all: the copies start over from the store.
-      this.replicas?.startOver();
+      try {
+        reply = await held.readers.deliverReaderByReader(store, request, failure);
+      } finally {
+        // Applied reader by reader, some of it perhaps not at all: the copies start over from the store.
+        this.replicas?.startOver();
+      }
+      return this.afterDelivery(held, request, reply);
     }
+    if (reply.applied) this.replicas?.applied(store, request);
+    return this.afterDelivery(held, request, reply);
+  }
+
+  private afterDelivery(held: HeldPartition, request: DeliverRequest, reply: DeliverReply): DeliverReply {
     if (reply.applied) {
       this.reached(held, reply.position);
       this.realtime?.delivered(readersOf(request), reply.position);
@@ -423,6 +436,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     if (!held.caughtUp && position >= held.caughtUpAt) {
       held.caughtUp = true;
       this.logger.log(`a timeline partition caught up with the log at position ${position}`);
+      this.replicas?.startOver();
     }
     for (const waiter of held.waiters) if (waiter.position <= position) this.stopWaiting(held, waiter, true);
   }

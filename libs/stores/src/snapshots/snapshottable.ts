@@ -60,6 +60,8 @@ export function allSteps(steps: SnapshotSteps): SnapshotState {
 export class WritesHeld {
   private held: Promise<void> | undefined;
   private release: (() => void) | undefined;
+  /** Snapshots under way (the keeper's and a copy's may overlap): writes go on once the last ends. */
+  private holders = 0;
 
   /** Whether a write must wait ({@link cleared}): checked first, so that a write nothing holds does not wait a turn. */
   get now(): boolean {
@@ -67,11 +69,12 @@ export class WritesHeld {
   }
 
   hold(): void {
-    if (this.held) return;
+    if (this.holders++ > 0) return;
     this.held = new Promise((resolve) => (this.release = resolve));
   }
 
   end(): void {
+    if (this.holders === 0 || --this.holders > 0) return;
     const release = this.release;
     this.held = this.release = undefined;
     release?.();

@@ -1,4 +1,4 @@
-import type { DeliverRequest, FeedId, TimelineDelivery } from '@feedmill/contracts';
+import type { DeliverRequest, FeedConfig, FeedId, TimelineDelivery } from '@feedmill/contracts';
 import type { SnapshotState } from '@feedmill/stores';
 
 /**
@@ -7,18 +7,20 @@ import type { SnapshotState } from '@feedmill/stores';
  * which are arrays, and the realtime and metrics messages, tagged by their own key).
  *
  * - `join` (worker): send me the timelines, then every batch applied after them.
- * - `snapshot` (primary): the timelines as of `state.position`; the batches that follow
- *   start there. Sent again whenever the worker's copy must start over (a rebuild swapped
- *   the store, or a batch was applied other than as sent).
+ * - `snapshot` (primary): the timelines as of `state.position`, under the feed config they
+ *   were built with; the batches that follow start there. Sent again whenever the worker's
+ *   copy must start over (a rebuild swapped the store, a batch was applied other than as
+ *   sent); each is numbered (`epoch`).
  * - `deliver` (primary): batches applied, in the order they were applied (see {@link CopiedRequest}).
- * - `applied` (worker): its copy stands at `position`, so that a wait for a position (a
- *   follow's, an unfollow's) ends only once every copy has it.
+ * - `applied` (worker): its copy of snapshot `epoch` stands at `position`, so that a wait for
+ *   a position (a follow's, an unfollow's) ends only once every copy has it. One about an
+ *   earlier snapshot, sent before the worker took the new one, is not taken for the new one.
  */
 export type ReplicaMessage =
   | { replica: 'join' }
-  | { replica: 'snapshot'; state: SnapshotState }
+  | { replica: 'snapshot'; state: SnapshotState; config: FeedConfig; epoch: number }
   | { replica: 'deliver'; requests: CopiedRequest[] }
-  | { replica: 'applied'; position: number };
+  | { replica: 'applied'; position: number; epoch: number };
 
 export function isReplicaMessage(message: unknown): message is ReplicaMessage {
   return typeof message === 'object' && message !== null && !Array.isArray(message) && 'replica' in message;
@@ -33,15 +35,48 @@ type Readers = TimelineDelivery extends infer D ? (D extends { readers: infer R 
  * post sends its activity, not its thousands of readers, and the copy hands its store the
  * same list object each time, which the store looks its timelines up for once.
  *
- * A list is kept under its feed and first reader: a slice of the followers keeps its key
- * while they change, so the lists kept are about as many as the slices fan-out makes.
+ * A list is kept under its feed and first reader, so that a slice of the followers keeps its
+ * key while they change, and each end keeps at most {@link MOST_LISTS_KEPT} of them (see
+ * {@link ReaderLists}).
  */
 export type CopiedDelivery = TimelineDelivery | (Omit<Extract<TimelineDelivery, { kind: 'insert' }>, 'readers'> & { readersOf: string }) | (Extract<TimelineDelivery, { kind: 'insert' }> & { keep: string });
 
 export type CopiedRequest = Omit<DeliverRequest, 'deliveries'> & { deliveries: CopiedDelivery[] };
 
-/** The lists of readers one end has sent, or the other received, by their key. */
-export type ReaderLists = Map<string, Readers>;
+/** Lists of readers each end keeps: a list dropped is sent whole again when next delivered to. */
+export const MOST_LISTS_KEPT = 10_000;
+
+/**
+ * The lists of readers one end has sent, or the other received, by their key, at most
+ * `limit` of them, the least recently used dropped first. Both ends make the same calls in
+ * the same order ({@link toCopied}, {@link fromCopied}), so they keep the same lists
+ * without saying which they dropped.
+ */
+export class ReaderLists {
+  private readonly lists = new Map<string, Readers>();
+
+  constructor(private readonly limit = MOST_LISTS_KEPT) {}
+
+  get size(): number {
+    return this.lists.size;
+  }
+
+  /** The list kept under `key`, now the most recently used; undefined when none is. */
+  use(key: string): Readers | undefined {
+    const list = this.lists.get(key);
+    if (list !== undefined) {
+      this.lists.delete(key);
+      this.lists.set(key, list);
+    }
+    return list;
+  }
+
+  keep(key: string, list: Readers): void {
+    this.lists.delete(key);
+    this.lists.set(key, list);
+    if (this.lists.size > this.limit) this.lists.delete(this.lists.keys().next().value!);
+  }
+}
 
 const keyOf = (feed: FeedId, readers: Readers) => `${feed} ${readers[0] ?? ''}`;
 
@@ -53,11 +88,11 @@ export function toCopied(request: DeliverRequest, sent: ReaderLists): CopiedRequ
     if (delivery.kind !== 'insert' || !Object.isFrozen(delivery.readers)) continue;
     deliveries ??= request.deliveries.slice();
     const key = keyOf(delivery.activity.feed, delivery.readers);
-    if (sent.get(key) === delivery.readers) {
+    if (sent.use(key) === delivery.readers) {
       const { readers: _readers, ...named } = delivery;
       deliveries[i] = { ...named, readersOf: key };
     } else {
-      sent.set(key, delivery.readers);
+      sent.keep(key, delivery.readers);
       deliveries[i] = { ...delivery, keep: key };
     }
   }
@@ -68,7 +103,7 @@ export function toCopied(request: DeliverRequest, sent: ReaderLists): CopiedRequ
 export function fromCopied(request: CopiedRequest, received: ReaderLists): DeliverRequest {
   const deliveries = request.deliveries.map((delivery): TimelineDelivery => {
     if ('readersOf' in delivery) {
-      const readers = received.get(delivery.readersOf);
+      const readers = received.use(delivery.readersOf);
       if (!readers) throw new Error(`a delivery names a list of readers that never came (${delivery.readersOf})`);
       const { readersOf: _feed, ...insert } = delivery;
       return { ...insert, readers };
@@ -76,7 +111,9 @@ export function fromCopied(request: CopiedRequest, received: ReaderLists): Deliv
     if (!('keep' in delivery)) return delivery;
     const { keep, ...insert } = delivery;
     const readers = Object.freeze(insert.readers);
-    received.set(keep, readers);
+    // As the sender did: a look first (which found none, or another list), then the keep.
+    received.use(keep);
+    received.keep(keep, readers);
     return { ...insert, readers };
   });
   return { ...request, deliveries };

@@ -1,18 +1,20 @@
 import type { Activity, DeliverRequest, FeedId } from '@feedmill/contracts';
-import { fromCopied, toCopied, type ReaderLists } from './replica-messages.js';
+import { fromCopied, ReaderLists, toCopied } from './replica-messages.js';
 
 const activity = (feed: string, n: number): Activity => ({ id: `${feed}-${n}`, feed: feed as FeedId, actor: 'a', verb: 'post', object: `note:${n}`, time: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() });
 const followers = (...ids: string[]) => Object.freeze(ids.map((id) => `timeline:${id}` as FeedId));
 
 /** Sends requests as a worker's channel does: encoded for the copy, structured-cloned, decoded. */
-function channel() {
-  const sent: ReaderLists = new Map();
-  const received: ReaderLists = new Map();
+function channel(limit?: number) {
+  const sent = new ReaderLists(limit);
+  const received = new ReaderLists(limit);
   return {
     carry: (request: DeliverRequest) => {
       const copied = structuredClone(toCopied(request, sent));
       return { copied, arrived: fromCopied(copied, received) };
     },
+    sent,
+    received,
   };
 }
 
@@ -61,6 +63,19 @@ it('keeps each slice of a feed’s followers apart, as fan-out hands a large fee
   expect(arrived.deliveries.map((d) => (d as { readers: readonly string[] }).readers)).toEqual([first, second]);
 });
 
+it('keeps as many lists at each end, dropping the least recently used alike, and sends a list dropped whole again', () => {
+  const { carry, sent, received } = channel(2);
+  const lists = { a: followers('a1'), b: followers('b1'), c: followers('c1') };
+  const post = (n: number, feed: 'a' | 'b' | 'c') => carry({ after: n, position: n + 1, deliveries: [{ kind: 'insert', readers: lists[feed], activity: activity(`user:${feed}`, n) }] });
+  const how = (n: number, feed: 'a' | 'b' | 'c') => {
+    const delivery = post(n, feed).copied.deliveries[0]!;
+    return 'keep' in delivery ? 'keep' : 'readersOf' in delivery ? 'named' : 'whole';
+  };
+  // a, b kept; a used again (b is now the least recent); c drops b; a named; b sent again drops c; c drops a; a drops b.
+  expect([how(0, 'a'), how(1, 'b'), how(2, 'a'), how(3, 'c'), how(4, 'a'), how(5, 'b'), how(6, 'c'), how(7, 'a'), how(8, 'c')]).toEqual(['keep', 'keep', 'named', 'keep', 'named', 'keep', 'keep', 'keep', 'named']);
+  expect([sent.size, received.size]).toEqual([2, 2]);
+});
+
 it('refuses a delivery that names a list the copy never received', () => {
-  expect(() => fromCopied({ after: 0, position: 1, deliveries: [{ kind: 'insert', readersOf: 'user:a timeline:r1', activity: activity('user:a', 1) }] }, new Map())).toThrow(/list of readers that never came \(user:a timeline:r1\)/);
+  expect(() => fromCopied({ after: 0, position: 1, deliveries: [{ kind: 'insert', readersOf: 'user:a timeline:r1', activity: activity('user:a', 1) }] }, new ReaderLists())).toThrow(/list of readers that never came \(user:a timeline:r1\)/);
 });

@@ -6,7 +6,7 @@ import { memoryStores } from '@feedmill/runtime';
 import { MemoryTimelineStore, type SnapshotState } from '@feedmill/stores';
 import { writeHeldPage, type MessageLink, type PageSubject, type PartitionRoute, type ServiceClient, type WrittenPage } from '@feedmill/transport';
 import { TimelineService } from '../timeline.service.js';
-import { fromCopied, isReplicaMessage, type CopiedRequest, type ReaderLists, type ReplicaMessage } from './replica-messages.js';
+import { fromCopied, isReplicaMessage, ReaderLists, type CopiedRequest, type ReplicaMessage } from './replica-messages.js';
 
 /**
  * Models whose reads a copy answers as the original would: those whose pages come from the
@@ -18,7 +18,11 @@ import { fromCopied, isReplicaMessage, type CopiedRequest, type ReaderLists, typ
  */
 const COPIED_MODELS = new Set(['ring', 'time-buckets', 'size-buckets', 'cache']);
 
+/** How long a copy that must start over waits before it asks again, so that a refusal that repeats does not make a snapshot after snapshot. */
+const START_OVER_DELAY_MS = 1_000;
+
 interface Copy {
+  epoch: number;
   groups: FeedGroups;
   /** The lists of readers received since the snapshot (see `CopiedDelivery`). */
   lists: ReaderLists;
@@ -43,12 +47,10 @@ export class TimelineCopy {
   /**
    * @param link the channel to the process holding the timelines.
    * @param client the services, for what a read asks beside the timeline (content for linked entries, graph for access).
-   * @param loadConfig the feed config, read again with every snapshot (a rebuild after a change of config sends one).
    */
   constructor(
     private readonly link: MessageLink,
     private readonly client: ServiceClient,
-    private readonly loadConfig: () => FeedConfig,
   ) {
     link.on('message', (message) => {
       if (!isReplicaMessage(message)) return;
@@ -76,22 +78,24 @@ export class TimelineCopy {
   }
 
   private async take(message: ReplicaMessage): Promise<void> {
-    if (message.replica === 'snapshot') await this.restore(message.state);
+    if (message.replica === 'snapshot') await this.restore(message.state, message.config, message.epoch);
     else if (message.replica === 'deliver') await this.apply(message.requests);
   }
 
-  private async restore(state: SnapshotState): Promise<void> {
-    const config = this.loadConfig();
+  /** Takes a snapshot under the config the timelines were built with, which may differ from the file's by now. */
+  private async restore(state: SnapshotState, config: FeedConfig, epoch: number): Promise<void> {
     const groups = new FeedGroups(config);
     const store = new MemoryTimelineStore((reader) => groups.timelinePolicyOf(reader), undefined, groups.fingerprint);
     store.restoreSnapshot(state);
-    // No log: the copy is only ever delivered to, and reads nothing from the log.
+    // The service reads the copy as the original's reads its store, and reports it in this
+    // worker's `/metrics` (labelled with the worker: its own memory). It is given no log:
+    // the copy's batches go to the store itself, and a read asks nothing of the log.
     const service = new TimelineService(this.client, groups, null as unknown as EventLog, { ...memoryStores, timeline: async () => store }, () => config);
     await service.onModuleInit();
     const previous = this.copy;
-    this.copy = { groups, lists: new Map(), store, service };
+    this.copy = { epoch, groups, lists: new ReaderLists(), store, service };
     await previous?.service.onModuleDestroy();
-    this.applied(state.position);
+    this.applied(this.copy);
   }
 
   /**
@@ -104,22 +108,23 @@ export class TimelineCopy {
     if (!copy) return;
     for (const copied of requests) {
       const request = fromCopied(copied, copy.lists);
-      const reply = await copy.service.deliver(request);
+      // To the store itself: any refusal starts the copy over, where the original's service would retry reader by reader.
+      const reply = await copy.store.deliver(request);
       if (!reply.applied && request.after > reply.position) throw new Error(`a batch from position ${request.after} came to a copy at ${reply.position}`);
     }
-    this.applied(await copy.store.position());
+    this.applied(copy);
   }
 
-  private applied(position: number): void {
-    this.link.send({ replica: 'applied', position } satisfies ReplicaMessage);
+  private applied(copy: Copy): void {
+    void copy.store.position().then((position) => this.link.send({ replica: 'applied', position, epoch: copy.epoch } satisfies ReplicaMessage));
   }
 
   private startOver(error: unknown): void {
-    this.logger.warn(`the copy of the timelines starts over: ${error instanceof Error ? error.message : String(error)}`);
+    this.logger.warn(`the copy of the timelines starts over in ${START_OVER_DELAY_MS} ms: ${error instanceof Error ? error.message : String(error)}`);
     const previous = this.copy;
     this.copy = undefined;
     void previous?.service.onModuleDestroy();
-    this.join();
+    setTimeout(() => this.join(), START_OVER_DELAY_MS).unref();
   }
 }
 

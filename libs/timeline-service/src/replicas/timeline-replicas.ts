@@ -1,9 +1,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
-import type { DeliverRequest } from '@feedmill/contracts';
+import type { DeliverRequest, FeedConfig } from '@feedmill/contracts';
 import type { Snapshottable, SnapshotSteps, TimelineStore } from '@feedmill/stores';
 import type { MessageLink } from '@feedmill/transport';
-import { isReplicaMessage, toCopied, type ReaderLists, type ReplicaMessage } from './replica-messages.js';
+import { isReplicaMessage, ReaderLists, toCopied, type ReplicaMessage } from './replica-messages.js';
 
 /** Injection token for the {@link TimelineReplicas} of a standalone whose HTTP workers hold copies of the timelines. */
 export const TIMELINE_REPLICAS = Symbol('TimelineReplicas');
@@ -11,15 +11,22 @@ export const TIMELINE_REPLICAS = Symbol('TimelineReplicas');
 /** A store the replicas can copy: memory timelines, which snapshot themselves. */
 export type CopiedStore = TimelineStore & Snapshottable;
 
+/** What copies are made from: the store the timeline service holds, and the feed config it was built with. */
+export interface CopySource {
+  store: CopiedStore;
+  config: FeedConfig;
+}
+
 interface Replica {
   readonly link: MessageLink;
-  /** It asked for the timelines; it is sent them once replication is open and again after any start over. */
-  asked: boolean;
-  /** A snapshot is being taken for it. */
-  copying: boolean;
-  /** Sent a snapshot: the batches applied since are sent to it. */
-  joined: boolean;
-  /** Where its copy stands, as it last said. */
+  /**
+   * `idle` until it asks for the timelines; `waiting` for a snapshot; `joined` once sent
+   * one, from when every batch applied is sent to it.
+   */
+  state: 'idle' | 'waiting' | 'joined';
+  /** The number of the snapshot it was sent: what it says about another is not about its copy. */
+  epoch: number;
+  /** Where its copy stands, as it last said (-1 until it says). */
   position: number;
   /** Batches applied this turn, sent together at its end. */
   pending: DeliverRequest[];
@@ -49,8 +56,14 @@ export class TimelineReplicas {
   private readonly logger = new Logger('timeline-replicas');
   private readonly replicas = new Set<Replica>();
   private readonly waiters = new Set<PositionWaiter>();
-  private source: (() => CopiedStore | undefined) | undefined;
-  private opened = false;
+  private source: () => CopySource | undefined = () => undefined;
+  /** A snapshot being taken for the replicas waiting when it began. */
+  private round: Promise<void> | undefined;
+  /** Replicas came to wait during the round: another follows it. */
+  private roundAgain = false;
+  /** The store changed during the round: every replica waits for the next one. */
+  private everyoneAgain = false;
+  private epoch = 0;
   private flushing = false;
 
   /**
@@ -58,15 +71,14 @@ export class TimelineReplicas {
    * forgets it, for when the worker is gone.
    */
   serve(link: MessageLink): () => void {
-    const replica: Replica = { link, asked: false, copying: false, joined: false, position: 0, pending: [], lists: new Map() };
+    const replica: Replica = { link, state: 'idle', epoch: 0, position: -1, pending: [], lists: new ReaderLists() };
     this.replicas.add(replica);
     link.on('message', (message) => {
       if (!isReplicaMessage(message)) return;
       if (message.replica === 'join') {
-        replica.asked = true;
-        replica.joined = false;
-        void this.copyTo(replica);
-      } else if (message.replica === 'applied') {
+        replica.state = 'waiting';
+        this.copyToWaiting();
+      } else if (message.replica === 'applied' && message.epoch === replica.epoch) {
         replica.position = message.position;
         this.wake();
       }
@@ -77,43 +89,38 @@ export class TimelineReplicas {
     };
   }
 
-  /** Where the copies come from: the store the timeline service holds now. */
-  bind(source: () => CopiedStore | undefined): void {
+  /**
+   * Where the copies come from: the store the timeline service holds and its config, or
+   * undefined until it has caught up with the log (its reads would wait; a copy's would not).
+   */
+  bind(source: () => CopySource | undefined): void {
     this.source = source;
   }
 
   /**
-   * Starts sending copies, once the timelines have caught up with the log: until then a
-   * worker's reads go to this process, which answers them as unavailable.
+   * What copies are made from changed (a rebuild swapped the store), became ready (caught
+   * up with the log), or was changed other than by a batch sent to the copies (a failing
+   * batch applied reader by reader): every copy starts over.
    */
-  open(): void {
-    this.opened = true;
-    for (const replica of this.replicas) if (replica.asked && !replica.joined) void this.copyTo(replica);
+  startOver(): void {
+    if (this.round) this.everyoneAgain = true;
+    for (const replica of this.replicas) if (replica.state !== 'idle') replica.state = 'waiting';
+    this.copyToWaiting();
   }
 
-  /** A batch the timelines applied, for every copy. */
-  applied(request: DeliverRequest): void {
+  /** A batch `store` applied, for every copy of it. */
+  applied(store: TimelineStore, request: DeliverRequest): void {
+    // Applied to a store since replaced: the copies are of the new one.
+    if (this.source()?.store !== store) return;
     let any = false;
     for (const replica of this.replicas) {
-      if (!replica.joined) continue;
+      if (replica.state !== 'joined') continue;
       replica.pending.push(request);
       any = true;
     }
     if (any && !this.flushing) {
       this.flushing = true;
       setImmediate(() => this.flush());
-    }
-  }
-
-  /**
-   * The timelines changed other than by a batch sent to the copies (a rebuild swapped the
-   * store, or a failing batch was applied reader by reader): every copy starts over.
-   */
-  startOver(): void {
-    for (const replica of this.replicas) {
-      if (!replica.asked) continue;
-      replica.joined = false;
-      void this.copyTo(replica);
     }
   }
 
@@ -126,10 +133,10 @@ export class TimelineReplicas {
     });
   }
 
-  /** How many copies stand before `position`: a copy being sent counts as behind. */
+  /** How many copies stand before `position`: one waiting for its snapshot counts as behind. */
   behind(position: number): number {
     let behind = 0;
-    for (const replica of this.replicas) if (replica.asked && (!replica.joined || replica.position < position)) behind++;
+    for (const replica of this.replicas) if (replica.state === 'waiting' || (replica.state === 'joined' && replica.position < position)) behind++;
     return behind;
   }
 
@@ -138,35 +145,53 @@ export class TimelineReplicas {
     return this.replicas.size;
   }
 
+  /** Starts a round for the replicas waiting, or marks that one must follow the round under way. */
+  private copyToWaiting(): void {
+    if (this.round) {
+      this.roundAgain = true;
+      return;
+    }
+    this.round = this.copyRound().finally(() => {
+      this.round = undefined;
+      if (this.everyoneAgain) for (const replica of this.replicas) if (replica.state !== 'idle') replica.state = 'waiting';
+      const again = this.roundAgain || this.everyoneAgain;
+      this.roundAgain = this.everyoneAgain = false;
+      if (again) this.copyToWaiting();
+    });
+  }
+
   /**
-   * Sends the worker a snapshot of the timelines. The store applies no batch from the
-   * snapshot's first step to its last (see `Snapshottable.snapshotSteps`), and the replica
-   * joins in the same turn as the last step, so the first batch it is sent starts where
-   * the snapshot ends. A batch applied before it but announced after (its caller resumes
-   * later) starts before: the copy finds it already applied and skips it.
+   * Sends the replicas waiting one snapshot of the timelines. The store applies no batch
+   * from the snapshot's first step to its last (see `Snapshottable.snapshotSteps`), and the
+   * replicas join in the same turn as the last step, so the first batch they are sent
+   * starts where the snapshot ends. A batch applied before it but announced after (its
+   * caller resumes later) starts before: a copy finds it already applied and skips it.
    */
-  private async copyTo(replica: Replica): Promise<void> {
-    const store = this.source?.();
-    if (!this.opened || replica.copying || !this.replicas.has(replica) || !store) return;
-    replica.copying = true;
+  private async copyRound(): Promise<void> {
+    const source = this.source();
+    // Not caught up yet: startOver() comes once it is.
+    if (!source || ![...this.replicas].some((replica) => replica.state === 'waiting')) return;
     try {
-      const steps: SnapshotSteps = store.snapshotSteps?.() ?? onlyStep(store);
+      const steps: SnapshotSteps = source.store.snapshotSteps?.() ?? onlyStep(source.store);
       for (;;) {
         const step = steps.next();
-        if (step.done) {
-          replica.joined = true;
-          replica.pending = [];
-          replica.lists = new Map();
-          replica.link.send({ replica: 'snapshot', state: step.value } satisfies ReplicaMessage);
-          this.logger.log(`sent a worker the timelines as of position ${step.value.position} (${step.value.payload.byteLength} bytes)`);
-          return;
+        if (!step.done) {
+          await nextTurn();
+          continue;
         }
-        await nextTurn();
+        // Replaced meanwhile, or changed other than by batches: this snapshot is of no use.
+        if (this.everyoneAgain || this.source()?.store !== source.store) return;
+        const epoch = ++this.epoch;
+        const joining = [...this.replicas].filter((replica) => replica.state === 'waiting');
+        for (const replica of joining) {
+          Object.assign(replica, { state: 'joined', epoch, position: -1, pending: [], lists: new ReaderLists() });
+          replica.link.send({ replica: 'snapshot', state: step.value, config: source.config, epoch } satisfies ReplicaMessage);
+        }
+        this.logger.log(`sent ${joining.length} worker(s) the timelines as of position ${step.value.position} (${step.value.payload.byteLength} bytes)`);
+        return;
       }
     } catch (error) {
-      this.logger.error(`cannot copy the timelines to a worker: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    } finally {
-      replica.copying = false;
+      this.logger.error(`cannot copy the timelines to the workers: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     }
   }
 

@@ -1,7 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { FeedGroups } from '@feedmill/config';
-import { feedConfigSchema, subjects, type Activity, type DeliverRequest, type FeedConfig, type FeedId } from '@feedmill/contracts';
-import type { EventLog } from '@feedmill/event-log';
+import { feedConfigSchema, feedEvents, subjects, type Activity, type DeliverRequest, type FeedConfig, type FeedId } from '@feedmill/contracts';
+import { FileEventLog, type EventLog } from '@feedmill/event-log';
 import { stubServiceClient, waitFor } from '@feedmill/harness';
 import { memoryStores } from '@feedmill/runtime';
 import { MemoryTimelineStore } from '@feedmill/stores';
@@ -59,6 +62,7 @@ let timeline: TimelineService;
 let links: ReturnType<typeof channel>;
 let copy: TimelineCopy;
 let position: number;
+let dir: string | undefined;
 
 /** Delivers as fan-out does: each batch starts where the last ended. */
 async function deliver(...deliveries: DeliverRequest['deliveries']): Promise<number> {
@@ -70,32 +74,56 @@ async function deliver(...deliveries: DeliverRequest['deliveries']): Promise<num
 const newTimelineStore = () => new MemoryTimelineStore((feed) => groups.timelinePolicyOf(feed), undefined, groups.fingerprint);
 const pageIds = async (read: Promise<{ items: Activity[] }>) => (await read).items.map((a) => a.id);
 
+/** The timeline service over `store`, with `replicas`; given a log, it is caught up once it reaches the log's head. */
+async function timelineService(log: EventLog | null = null): Promise<TimelineService> {
+  // The stub answers nothing: a read of embedded ring entries asks the other services for nothing.
+  const service = new TimelineService(stubServiceClient({}), groups, log as EventLog, { ...memoryStores, timeline: async () => store }, () => config, undefined, undefined, undefined, undefined, undefined, undefined, replicas);
+  await service.onModuleInit();
+  return service;
+}
+
+/** Another worker's copy, on a channel of its own. */
+function anotherCopy() {
+  const more = channel();
+  replicas.serve(more.primary);
+  return { copy: new TimelineCopy(more.worker, stubServiceClient({})), links: more };
+}
+
 beforeEach(async () => {
   position = 0;
   store = newTimelineStore();
   replicas = new TimelineReplicas();
-  // The stub answers nothing: a read of embedded ring entries asks the other services for nothing.
-  timeline = new TimelineService(stubServiceClient({}), groups, null as unknown as EventLog, { ...memoryStores, timeline: async () => store }, () => config, undefined, undefined, undefined, undefined, undefined, undefined, replicas);
-  await timeline.onModuleInit();
+  timeline = await timelineService();
   links = channel();
   replicas.serve(links.primary);
-  copy = new TimelineCopy(links.worker, stubServiceClient({}), () => config);
+  copy = new TimelineCopy(links.worker, stubServiceClient({}));
 });
-afterEach(() => timeline.onModuleDestroy());
+afterEach(async () => {
+  await timeline.onModuleDestroy();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
 
-it('starts from a snapshot of the timelines once they are open, then applies every batch the service applies, and reads as the service does', async () => {
-  await deliver(followed, posted(1));
+it('starts from a snapshot of the timelines once they have caught up with the log, then applies every batch the service applies, and reads as the service does', async () => {
+  // A log two events long, which the timelines have yet to reach (a start from an older snapshot).
+  dir = await mkdtemp(join(tmpdir(), 'feedmill-copies-'));
+  const log = await FileEventLog.open({ dir });
+  for (const n of [1, 2]) await log.appendToStream(`feed-${author}`, [feedEvents.encode({ type: 'ActivityAdded', data: { activity: activity(n) } })]);
+  await timeline.onModuleDestroy();
+  timeline = await timelineService(log);
   copy.join();
+  await deliver(followed);
   await nextTurn();
   await nextTurn();
-  // Not open yet (the services are catching up): no snapshot, no reads here.
+  // Behind the log: no snapshot, and reads go to the services.
   expect(replicaMessages(links.primaryEnd.sent, 'snapshot')).toHaveLength(0);
   expect(copy.answers(reader)).toBe(false);
 
-  replicas.open();
-  await waitFor(async () => (await copy.position()) === 1 || undefined, { what: 'the copy to restore' });
+  await deliver(posted(1));
+  await log.close();
+  await waitFor(async () => (await copy.position()) === 2 || undefined, { what: 'the copy to restore' });
   for (let n = 2; n <= 5; n++) await deliver(posted(n));
-  await waitFor(async () => (await copy.position()) === 5 || undefined, { what: 'the copy to apply the batches' });
+  await waitFor(async () => (await copy.position()) === 6 || undefined, { what: 'the copy to apply the batches' });
   expect(copy.answers(reader)).toBe(true);
   expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(['a5', 'a4', 'a3', 'a2', 'a1']);
   expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(await pageIds(timeline.read({ feed: reader, limit: 10 })));
@@ -105,7 +133,6 @@ it('starts from a snapshot of the timelines once they are open, then applies eve
 });
 
 it('answers a wait for a position only once the copy has it, and says not reached when the copy does not answer in time', async () => {
-  replicas.open();
   copy.join();
   await waitFor(async () => (await copy.position()) === 0 || undefined, { what: 'the copy to restore' });
   await waitFor(() => replicas.behind(0) === 0 || undefined, { what: 'the copy to say where it stands' });
@@ -122,19 +149,18 @@ it('answers a wait for a position only once the copy has it, and says not reache
 });
 
 it('skips a batch its snapshot holds, and starts over from a new snapshot when a batch would leave a gap or the service asks', async () => {
-  replicas.open();
   await deliver(followed);
   copy.join();
   await waitFor(async () => (await copy.position()) === 1 || undefined, { what: 'the copy to restore' });
 
   // Announced after the snapshot (its caller resumed late): already in the copy.
-  replicas.applied({ after: 0, position: 1, deliveries: [followed] });
+  replicas.applied(store, { after: 0, position: 1, deliveries: [followed] });
   await deliver(posted(1));
   await waitFor(async () => (await copy.position()) === 2 || undefined, { what: 'the next batch' });
   expect(replicaMessages(links.workerEnd.sent, 'join')).toHaveLength(1);
 
   // A batch from beyond where the copy stands: one was lost on the way.
-  replicas.applied({ after: 7, position: 8, deliveries: [posted(8)] });
+  replicas.applied(store, { after: 7, position: 8, deliveries: [posted(8)] });
   await waitFor(() => replicaMessages(links.primaryEnd.sent, 'snapshot').length === 2 || undefined, { what: 'a second snapshot' });
   await waitFor(async () => (await copy.position()) === 2 || undefined, { what: 'the copy to restore again' });
   expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(['a1']);
@@ -142,7 +168,7 @@ it('skips a batch its snapshot holds, and starts over from a new snapshot when a
   // The service's store replaced (a rebuild): the copy takes the new one whole.
   const rebuilt = newTimelineStore();
   await rebuilt.deliver({ after: 0, position: 3, deliveries: [followed, posted(1), posted(2)] });
-  replicas.bind(() => rebuilt);
+  replicas.bind(() => ({ store: rebuilt, config }));
   replicas.startOver();
   await waitFor(async () => (await copy.position()) === 3 || undefined, { what: 'the copy of the rebuilt store' });
   expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(['a2', 'a1']);
@@ -157,7 +183,6 @@ it('leaves to the services the reads of timelines whose reads decide what is pus
     },
   });
   const reading = new CopyReadingClient(services, copy);
-  replicas.open();
   await deliver(followed, posted(1));
   await reading.requestPage(subjects.timeline.read, { feed: reader, limit: 10 });
   copy.join();
@@ -188,8 +213,7 @@ it('builds a cache from the services at its first read, as of at least where the
       return { items: [older], next: null, newest: null };
     },
   });
-  copy = new TimelineCopy(links.worker, services, () => config);
-  replicas.open();
+  copy = new TimelineCopy(links.worker, services);
   const cachedReader = 'cached:r' as FeedId;
   await deliver({ kind: 'follow', reader: cachedReader, target: author, recent: [], exhausted: true });
   copy.join();
@@ -203,4 +227,36 @@ it('builds a cache from the services at its first read, as of at least where the
   const pulled = pulls.length;
   expect(await pageIds(copy.read({ feed: cachedReader, limit: 10 }))).toEqual(['a1', 'a0']);
   expect(pulls).toHaveLength(pulled);
+});
+
+it('sends copies that ask at once, amid batches, one snapshot, and each then gets every batch', async () => {
+  await deliver(followed);
+  const second = anotherCopy();
+  copy.join();
+  second.copy.join();
+  for (let n = 1; n <= 20; n++) await deliver(posted(n));
+  for (const each of [copy, second.copy]) await waitFor(async () => (await each.position()) === 21 || undefined, { what: 'both copies to apply every batch' });
+  expect(await pageIds(second.copy.read({ feed: reader, limit: 25 }))).toEqual(await pageIds(timeline.read({ feed: reader, limit: 25 })));
+  expect(await pageIds(copy.read({ feed: reader, limit: 25 }))).toEqual(await pageIds(timeline.read({ feed: reader, limit: 25 })));
+  // Neither started over: one join each.
+  expect([links.workerEnd.sent, second.links.workerEnd.sent].map((sent) => replicaMessages(sent, 'join').length)).toEqual([1, 1]);
+});
+
+it('takes the store that replaced the one being copied: a snapshot begun before the swap is not sent', async () => {
+  // Enough timelines that the snapshot takes several turns (ROWS_PER_STEP each).
+  const readers = Array.from({ length: 5_000 }, (_, i) => `timeline:r${i}` as FeedId);
+  await deliver(...readers.map((each) => ({ kind: 'follow' as const, reader: each, target: author, recent: [], exhausted: true })), posted(1));
+  copy.join();
+  await waitFor(() => (links.workerEnd.sent.length > 0 ? true : undefined), { what: 'the join to be sent' });
+  await nextTurn();
+  await nextTurn();
+  const rebuilt = newTimelineStore();
+  await rebuilt.deliver({ after: 0, position: 1, deliveries: [followed, posted(1), posted(2)] });
+  replicas.bind(() => ({ store: rebuilt, config }));
+  replicas.startOver();
+
+  await waitFor(async () => (await copy.position()) !== undefined || undefined, { what: 'a snapshot' });
+  expect(await pageIds(copy.read({ feed: reader, limit: 10 }))).toEqual(['a2', 'a1']);
+  expect(await copy.position()).toBe(1);
+  expect(replicaMessages(links.primaryEnd.sent, 'snapshot')).toHaveLength(1);
 });

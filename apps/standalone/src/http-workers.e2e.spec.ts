@@ -49,7 +49,7 @@ async function postSome(api: FeedClient, count: number): Promise<string[]> {
  * A reader's page on a connection of its own (the cluster hands each new connection to the
  * next worker), or on one of `agent`'s kept-alive connections.
  */
-function pageOnNewConnection(baseUrl: string, feed: string, agent?: http.Agent): Promise<string[]> {
+function readerPage(baseUrl: string, feed: string, agent?: http.Agent): Promise<string[]> {
   const [group, id] = feed.split(':');
   return new Promise((resolve, reject) => {
     const options = agent ? { agent } : { agent: false, headers: { connection: 'close' } };
@@ -70,7 +70,7 @@ describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
     const api = new FeedClient(baseUrl);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.unshift((await api.post('user:writer', { actor: 'writer', verb: 'post', object: `note:${i}` })).body.id);
-    const readEverywhere = () => Promise.all(Array.from({ length: 4 * HTTP_WORKERS }, () => pageOnNewConnection(baseUrl, 'timeline:reader')));
+    const readEverywhere = () => Promise.all(Array.from({ length: 4 * HTTP_WORKERS }, () => readerPage(baseUrl, 'timeline:reader')));
 
     // The follow brings the writer's history into the timeline: every worker's copy has it once the follow answered.
     expect((await api.follow('timeline:reader', 'user:writer')).status).toBe(204);
@@ -87,7 +87,7 @@ describe(`standalone with ${HTTP_WORKERS} HTTP workers`, () => {
     await waitUntilSettled(api);
     // Connections opened before the pause, on both workers: the primary, paused, accepts no new one.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 2 * HTTP_WORKERS });
-    const readOnEach = () => Promise.all(Array.from({ length: 2 * HTTP_WORKERS }, () => pageOnNewConnection(baseUrl, 'timeline:reader', agent)));
+    const readOnEach = () => Promise.all(Array.from({ length: 2 * HTTP_WORKERS }, () => readerPage(baseUrl, 'timeline:reader', agent)));
     try {
       expect(await readOnEach()).toEqual(Array.from({ length: 2 * HTTP_WORKERS }, () => ids));
       process.kill(processes[0]!.child.pid!, 'SIGSTOP');

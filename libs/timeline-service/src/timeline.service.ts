@@ -376,6 +376,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
     let reply: DeliverReply;
     try {
       reply = await store.deliver(request);
+      if (reply.applied) this.replicas?.applied(store, request);
     } catch (failure) {
       try {
         reply = await held.readers.deliverReaderByReader(store, request, failure);
@@ -383,13 +384,7 @@ export class TimelineService implements OnModuleInit, OnApplicationBootstrap, On
         // Applied reader by reader, some of it perhaps not at all: the copies start over from the store.
         this.replicas?.startOver();
       }
-      return this.afterDelivery(held, request, reply);
     }
-    if (reply.applied) this.replicas?.applied(store, request);
-    return this.afterDelivery(held, request, reply);
-  }
-
-  private afterDelivery(held: HeldPartition, request: DeliverRequest, reply: DeliverReply): DeliverReply {
     if (reply.applied) {
       this.reached(held, reply.position);
       this.realtime?.delivered(readersOf(request), reply.position);

@@ -26,7 +26,8 @@ export function isReplicaMessage(message: unknown): message is ReplicaMessage {
   return typeof message === 'object' && message !== null && !Array.isArray(message) && 'replica' in message;
 }
 
-type Readers = TimelineDelivery extends infer D ? (D extends { readers: infer R } ? R : never) : never;
+type InsertDelivery = Extract<TimelineDelivery, { kind: 'insert' }>;
+type Readers = InsertDelivery['readers'];
 
 /**
  * A delivery as it travels to a copy. Fan-out hands every post of a feed the same frozen
@@ -39,7 +40,7 @@ type Readers = TimelineDelivery extends infer D ? (D extends { readers: infer R 
  * key while they change, and each end keeps at most {@link MOST_LISTS_KEPT} of them (see
  * {@link ReaderLists}).
  */
-export type CopiedDelivery = TimelineDelivery | (Omit<Extract<TimelineDelivery, { kind: 'insert' }>, 'readers'> & { readersOf: string }) | (Extract<TimelineDelivery, { kind: 'insert' }> & { keep: string });
+export type CopiedDelivery = TimelineDelivery | (Omit<InsertDelivery, 'readers'> & { readersOf: string }) | (InsertDelivery & { keep: string });
 
 export type CopiedRequest = Omit<DeliverRequest, 'deliveries'> & { deliveries: CopiedDelivery[] };
 

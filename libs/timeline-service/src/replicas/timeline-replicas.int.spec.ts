@@ -250,6 +250,11 @@ it('takes the store that replaced the one being copied: a snapshot begun before 
   await waitFor(() => (links.workerEnd.sent.length > 0 ? true : undefined), { what: 'the join to be sent' });
   await nextTurn();
   await nextTurn();
+  // The snapshot is under way: the store holds its writes.
+  let heldWriteApplied = false;
+  void store.deliver({ after: position, position, deliveries: [] }).then(() => (heldWriteApplied = true));
+  for (let tick = 0; tick < 10; tick++) await Promise.resolve();
+  expect(heldWriteApplied).toBe(false);
   const rebuilt = newTimelineStore();
   await rebuilt.deliver({ after: 0, position: 1, deliveries: [followed, posted(1), posted(2)] });
   replicas.bind(() => ({ store: rebuilt, config }));
